@@ -1,0 +1,56 @@
+"""The engine protocol and the entry-point registry."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, Protocol
+
+from acceval.errors import UsageError
+
+
+@dataclass(slots=True, frozen=True)
+class GenerationRequest:
+    request_id: str
+    prompt: str                 # chat messages are rendered to text by the server
+    max_tokens: int
+    temperature: float = 0.0
+    is_chat: bool = False
+
+
+@dataclass(slots=True)
+class GenerationChunk:
+    text: str
+    n_tokens: int
+    finish_reason: str | None = None   # "stop" or "length" on the last chunk
+
+
+class Engine(Protocol):
+    model_id: str
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def render_chat(self, messages: list[tuple[str, str]]) -> str:
+        """Turn (role, content) chat messages into the prompt text the model expects."""
+        ...
+
+    def generate(self, req: GenerationRequest) -> AsyncIterator[GenerationChunk]: ...
+
+
+def engine_names() -> list[str]:
+    return sorted(ep.name for ep in entry_points(group="acceval.engines"))
+
+
+def load_engine(name: str, **options: Any) -> Engine:
+    """Instantiate a registered engine by name with its options."""
+    eps = {ep.name: ep for ep in entry_points(group="acceval.engines")}
+    if name not in eps:
+        raise UsageError(f"unknown engine '{name}'; installed engines: {', '.join(sorted(eps))}")
+    cls = eps[name].load()
+    engine: Engine = cls(**options)
+    return engine

@@ -1,0 +1,66 @@
+"""The error hierarchy. Each type carries the CLI exit code it maps to.
+
+Messages say what to do next; the CLI prints them without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class AccevalError(Exception):
+    """A domain error: a runtime failure unless a subclass says otherwise."""
+
+    exit_code = 1
+
+
+class UsageError(AccevalError):
+    """The command line was wrong."""
+
+    exit_code = 2
+
+
+class StudyError(AccevalError):
+    """The study file (or a file it names) is invalid.
+
+    ``problems`` lists ``(field_path, message, hint)`` triples, one per bad field.
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, problems: list[tuple[str, str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or []
+
+    def __str__(self) -> str:
+        head = super().__str__()
+        if not self.problems:
+            return head
+        lines = [head]
+        for path, msg, hint in self.problems:
+            line = f"  - {path}: {msg}"
+            if hint:
+                line += f"\n      hint: {hint}"
+            lines.append(line)
+        return "\n".join(lines)
+
+
+class TargetError(AccevalError):
+    """A target could not be reached or set up at all (per-request failures are records, not this)."""
+
+
+class GateFailed(AccevalError):
+    """A quality or SLO gate failed and the study asked for a failing exit."""
+
+    exit_code = 3
+
+
+class MissingExtra(AccevalError):
+    """An optional dependency is not installed."""
+
+    exit_code = 2
+
+    def __init__(self, extra: str, module: str) -> None:
+        super().__init__(
+            f"this feature needs the '{module}' package: pip install 'acceval[{extra}]'"
+        )
+        self.extra = extra
+        self.module = module

@@ -1,0 +1,34 @@
+"""What the load generator needs from a target. Targets implement it; loadgen never imports them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from acceval.results.records import Record
+
+
+@dataclass(slots=True, frozen=True)
+class Prompt:
+    """One request's content. Exactly one of ``prompt`` / ``messages`` is set."""
+
+    task_id: str
+    prompt: str | None = None
+    messages: tuple[tuple[str, str], ...] | None = None  # (role, content) pairs
+    max_tokens: int = 64
+
+
+class Target(Protocol):
+    name: str
+
+    async def start(self) -> None:
+        """Open connections / sessions. May raise TargetError if the target cannot work at all."""
+
+    async def send(self, prompt: Prompt, rec: Record, t0_ns: int) -> None:
+        """Send one request and fill ``rec`` in place (stamps relative to ``t0_ns``).
+
+        Never raises for a failed request: the failure is classified into ``rec.error_kind``.
+        """
+
+    async def close(self) -> None:
+        """Release connections."""

@@ -1,0 +1,95 @@
+"""The per-request record: raw stamps and what came back, nothing derived.
+
+Times are ``time.perf_counter_ns()`` values minus the run's anchor (``t0_ns``), so they are
+nanoseconds since the run started. On Linux ``perf_counter_ns`` reads CLOCK_MONOTONIC, which
+is shared by every process on the host; a local server's own log can be compared directly.
+Missing is ``None``, never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import pyarrow as pa
+
+# Error kinds a request can end with. ``None`` means it completed.
+ERROR_KINDS = (
+    "connect",       # connection refused / reset before a response
+    "timeout",       # no complete response within the timeout
+    "http",          # HTTP status >= 400 (see http_status)
+    "stream_cut",    # the stream ended without [DONE] / finish, or the connection dropped
+    "malformed",     # an event or body that is not the expected JSON
+    "client",        # a bug or limit on our side (e.g. too many open files)
+)
+
+
+@dataclass(slots=True)
+class Record:
+    target: str
+    load_index: int
+    load_label: str
+    request_id: int
+    task_id: str
+    attempt: int = 0
+    warmup: bool = False
+    scheduled_ns: int | None = None      # when the schedule said to send
+    sent_ns: int | None = None           # just before the request was written
+    first_byte_ns: int | None = None     # first response bytes (headers)
+    first_token_ns: int | None = None    # first chunk with non-empty content
+    done_ns: int | None = None           # last byte / error
+    chunk_ns: list[int] = field(default_factory=list)  # every content chunk's arrival
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    tokens_from: str | None = None       # "usage" (server) or "chunks" (counted, a fallback)
+    output_text: str | None = None
+    finish_reason: str | None = None
+    http_status: int | None = None
+    error_kind: str | None = None
+    error_detail: str | None = None
+    correct: bool | None = None
+    check_reason: str | None = None
+    extracted: str | None = None
+
+
+RECORD_SCHEMA = pa.schema(
+    [
+        ("target", pa.string()),
+        ("load_index", pa.int32()),
+        ("load_label", pa.string()),
+        ("request_id", pa.int64()),
+        ("task_id", pa.string()),
+        ("attempt", pa.int32()),
+        ("warmup", pa.bool_()),
+        ("scheduled_ns", pa.int64()),
+        ("sent_ns", pa.int64()),
+        ("first_byte_ns", pa.int64()),
+        ("first_token_ns", pa.int64()),
+        ("done_ns", pa.int64()),
+        ("chunk_ns", pa.list_(pa.int64())),
+        ("prompt_tokens", pa.int32()),
+        ("output_tokens", pa.int32()),
+        ("tokens_from", pa.string()),
+        ("output_text", pa.string()),
+        ("finish_reason", pa.string()),
+        ("http_status", pa.int32()),
+        ("error_kind", pa.string()),
+        ("error_detail", pa.string()),
+        ("correct", pa.bool_()),
+        ("check_reason", pa.string()),
+        ("extracted", pa.string()),
+    ]
+)
+
+_NAMES = [f.name for f in fields(Record)]
+assert _NAMES == RECORD_SCHEMA.names, "Record and RECORD_SCHEMA must list the same columns"
+
+
+def records_to_table(records: list[Record]) -> pa.Table:
+    """Columnar conversion; one pass per column keeps it cheap for large batches."""
+    cols: dict[str, list[Any]] = {n: [getattr(r, n) for r in records] for n in _NAMES}
+    return pa.Table.from_pydict(cols, schema=RECORD_SCHEMA)
+
+
+def table_to_records(table: pa.Table) -> list[Record]:
+    return [Record(**row) for row in table.to_pylist()]
