@@ -4,6 +4,12 @@ Engines register under the ``acceval.engines`` entry-point group, built-ins incl
 third-party engine plugs in the same way.
 """
 
-from acceval.engines.base import Engine, GenerationChunk, GenerationRequest, load_engine
+from acceval.engines.base import (
+    Engine,
+    EngineFault,
+    GenerationChunk,
+    GenerationRequest,
+    load_engine,
+)
 
-__all__ = ["Engine", "GenerationChunk", "GenerationRequest", "load_engine"]
+__all__ = ["Engine", "EngineFault", "GenerationChunk", "GenerationRequest", "load_engine"]

@@ -17,6 +17,9 @@ class GenerationRequest:
     max_tokens: int
     temperature: float = 0.0
     is_chat: bool = False
+    # perf_counter_ns when the server had the whole request; an engine that simulates time
+    # (the mock) schedules from it so that server-side queueing counts toward TTFT.
+    received_ns: int | None = None
 
 
 @dataclass(slots=True)
@@ -24,6 +27,30 @@ class GenerationChunk:
     text: str
     n_tokens: int
     finish_reason: str | None = None   # "stop" or "length" on the last chunk
+
+
+class EngineFault(Exception):
+    """Raised by ``generate`` to make the server fail this request in a chosen, observable way.
+
+    ``action`` is ``"http"`` (an error response with ``status``; only before the first chunk,
+    later it becomes an error event), ``"broken_stream"`` (the connection is closed mid-response)
+    or ``"malformed"`` (a non-JSON event or body is sent, then the response ends). ``label`` names
+    the injected fault in the server's ground-truth log (e.g. ``"http429"``).
+    """
+
+    HTTP = "http"
+    BROKEN_STREAM = "broken_stream"
+    MALFORMED = "malformed"
+
+    def __init__(
+        self, action: str, *, status: int = 500, label: str | None = None,
+        message: str = "injected fault",
+    ) -> None:
+        super().__init__(message)
+        self.action = action
+        self.status = status
+        self.label = label or action
+        self.message = message
 
 
 class Engine(Protocol):
