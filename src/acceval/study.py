@@ -15,6 +15,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from acceval.economics.spec import Energy, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -87,6 +88,16 @@ class Target(_Model):
         None, description="Start a local engine on 127.0.0.1 for this target."
     )
     platform: Platform = Field(default_factory=Platform, description="Hardware facts.")
+    price: Price | None = Field(
+        None, description="What a chip costs per hour (rate, catalog id, or owned capex); "
+        "without it the target gets no bill."
+    )
+    costs: TargetCosts = Field(
+        default_factory=TargetCosts, description="Bill items beyond chip-hours, utilization."
+    )
+    energy: Energy = Field(
+        default_factory=Energy, description="Energy probe and reporting boundary (L0-L4)."
+    )
 
     @field_validator("name")
     @classmethod
@@ -228,6 +239,9 @@ class Study(_Model):
     slo: SLO = Field(default_factory=SLO, description="Latency objectives.")
     quality: Quality = Field(default_factory=Quality, description="Quality level.")
     output: Output = Field(default_factory=Output, description="Output location.")
+    costs: StudyCosts = Field(
+        default_factory=StudyCosts, description="Study-wide prices, horizon, sensitivity ranges."
+    )
 
     @field_validator("name")
     @classmethod

@@ -1,0 +1,190 @@
+"""The hardware and price catalog: dated, sourced facts that studies can point at.
+
+The shipped catalog (``acceval/data/catalog/*.yaml``) copies figures from
+``shared/reference/cost-energy-hardware.md`` with their source and date; a figure the
+reference does not give is absent (``None``), never guessed. A user catalog file
+(same shape, one YAML with ``hardware``, ``instances`` and ``prices`` lists) overrides
+entries by id or adds new ones.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from acceval.economics.spec import Pricing
+from acceval.errors import StudyError
+
+Grade = Literal["V", "S", "U"]
+_TO_GB = {"GB": 1.0, "GiB": 1.073741824}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Fact(_Model):
+    """One published number with its unit, source and date."""
+
+    value: float = Field(description="The number as published.")
+    unit: str = Field(description="Its unit as published: GB, GiB, TB/s, TFLOPS, W, kW.")
+    source: str = Field(description="repo:path, paper or page the number was read from.")
+    date: str | None = Field(None, description="Snapshot or publication date; None if unstated.")
+    grade: Grade = Field("V", description="V primary source, S secondary, U unverified.")
+    note: str | None = Field(None, description="Caveats, e.g. a conflicting figure.")
+
+
+class Hardware(_Model):
+    """One chip (or one CPU host counted as a chip)."""
+
+    id: str = Field(description="Catalog id, e.g. h200, trn3, tpu-v6e.")
+    name: str = Field(description="Human name.")
+    vendor: str = Field(description="Vendor.")
+    kind: Literal["gpu", "tpu", "trainium", "cpu"] = Field(description="Family.")
+    memory: Fact | None = Field(None, description="Device memory (HBM).")
+    memory_bandwidth: Fact | None = Field(None, description="Device memory bandwidth.")
+    peak_fp8: Fact | None = Field(None, description="Dense FP8 peak.")
+    peak_bf16: Fact | None = Field(None, description="Dense BF16 peak.")
+    tdp: Fact | None = Field(None, description="Vendor TDP/TBP (device boundary, L0).")
+    allin_power: Fact | None = Field(
+        None, description="All-in provisioned power per chip incl. host, network, facility (L4).",
+    )
+    note: str | None = Field(None, description="Caveats.")
+
+    @property
+    def memory_gb(self) -> float | None:
+        if self.memory is None:
+            return None
+        return self.memory.value * _TO_GB[self.memory.unit]
+
+    @property
+    def tdp_w(self) -> float | None:
+        return None if self.tdp is None else self.tdp.value
+
+    @property
+    def allin_power_w(self) -> float | None:
+        return None if self.allin_power is None else self.allin_power.value * 1000.0
+
+
+class Instance(_Model):
+    """A rentable machine and how many chips it holds."""
+
+    id: str = Field(description="Instance name, e.g. p5e.48xlarge.")
+    hardware: str = Field(description="Hardware id of its chips.")
+    chips: int = Field(ge=1, description="Chips per instance.")
+    source: str = Field(description="Where the chip count comes from.")
+    date: str | None = Field(None, description="Snapshot date.")
+
+
+class PriceEntry(_Model):
+    """A dated price for a chip or an instance."""
+
+    id: str = Field(description="Price id used by price.catalog in a study.")
+    hardware: str = Field(description="Hardware id.")
+    instance: str | None = Field(None, description="Instance name, when the price is for one.")
+    provider: str = Field(description="Cloud or source of the rate.")
+    pricing: Pricing = Field(description="on_demand, reserved, spot or owned (a TCO rate).")
+    usd_per_instance_hour: float | None = Field(None, gt=0, description="Instance rate.")
+    usd_per_chip_hour: float | None = Field(None, gt=0, description="Per-chip rate.")
+    chips_per_instance: int | None = Field(None, ge=1, description="Chips behind the rate.")
+    region: str | None = Field(None, description="Region, when the source names one.")
+    includes_energy: bool = Field(True, description="Electricity is inside the rate.")
+    source: str = Field(description="Where the price was read.")
+    date: str | None = Field(None, description="Date of the price as the source gives it.")
+    grade: Grade = Field("S", description="V primary, S secondary, U unverified.")
+    note: str | None = Field(None, description="Caveats.")
+
+    @model_validator(mode="after")
+    def _rate(self) -> PriceEntry:
+        if (self.usd_per_instance_hour is None) == (self.usd_per_chip_hour is None):
+            raise ValueError("give exactly one of usd_per_instance_hour, usd_per_chip_hour")
+        if self.usd_per_instance_hour is not None and self.chips_per_instance is None:
+            raise ValueError("an instance rate needs chips_per_instance")
+        return self
+
+    @property
+    def chip_rate_usd_per_hour(self) -> float:
+        if self.usd_per_chip_hour is not None:
+            return self.usd_per_chip_hour
+        assert self.usd_per_instance_hour is not None and self.chips_per_instance is not None
+        return self.usd_per_instance_hour / self.chips_per_instance
+
+
+class Catalog(_Model):
+    """Hardware, instances and prices, each keyed by id."""
+
+    hardware: dict[str, Hardware] = Field(description="Chips by id.")
+    instances: dict[str, Instance] = Field(description="Instances by id.")
+    prices: dict[str, PriceEntry] = Field(description="Prices by id.")
+
+    def price(self, price_id: str) -> PriceEntry:
+        try:
+            return self.prices[price_id]
+        except KeyError:
+            raise StudyError(
+                f"price.catalog: no price '{price_id}' in the catalog; known: "
+                f"{', '.join(sorted(self.prices))}"
+            ) from None
+
+    def chip(self, hardware_id: str | None) -> Hardware | None:
+        return None if hardware_id is None else self.hardware.get(hardware_id)
+
+
+_SECTIONS: dict[str, type[_Model]] = {
+    "hardware": Hardware, "instances": Instance, "prices": PriceEntry,
+}
+
+
+def _entries(data: Any, where: str) -> dict[str, dict[str, _Model]]:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict) or set(data) - set(_SECTIONS):
+        raise StudyError(f"{where}: a catalog is a mapping with lists {', '.join(_SECTIONS)}")
+    out: dict[str, dict[str, _Model]] = {k: {} for k in _SECTIONS}
+    for section, model in _SECTIONS.items():
+        for i, raw in enumerate(data.get(section) or []):
+            try:
+                entry = model.model_validate(raw)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                path = ".".join(str(p) for p in first["loc"])
+                raise StudyError(
+                    f"{where}: {section}[{i}].{path}: {first['msg']}"
+                ) from None
+            out[section][getattr(entry, "id")] = entry  # noqa: B009 - every section has id
+    return out
+
+
+def _read_yaml(text: str, where: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise StudyError(f"{where}: not valid YAML: {exc}") from None
+
+
+def _builtin() -> dict[str, dict[str, _Model]]:
+    merged: dict[str, dict[str, _Model]] = {k: {} for k in _SECTIONS}
+    folder = resources.files("acceval") / "data" / "catalog"
+    for name in ("hardware.yaml", "prices.yaml"):
+        part = _entries(_read_yaml(folder.joinpath(name).read_text("utf-8"), name), name)
+        for k in _SECTIONS:
+            merged[k].update(part[k])
+    return merged
+
+
+def load_catalog(user_file: Path | None = None) -> Catalog:
+    """The shipped catalog, overridden or extended by id from ``user_file`` if given."""
+    merged = _builtin()
+    if user_file is not None:
+        p = Path(user_file)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise StudyError(f"{p}: cannot read the catalog ({exc.strerror})") from None
+        for k, entries in _entries(_read_yaml(text, str(p)), str(p)).items():
+            merged[k].update(entries)
+    return Catalog.model_validate(merged)

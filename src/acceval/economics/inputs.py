@@ -1,0 +1,174 @@
+"""Building :class:`~acceval.economics.bill.CostInputs` from the study, the catalog and what a
+run measured, tagging each value with its provenance.
+
+Precedence: a measured value beats a declared one (compile seconds, energy); a declared
+``usd_per_hour`` beats owned capex, which beats a catalog price.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from acceval.economics.bill import CostInputs
+from acceval.economics.catalog import Catalog
+from acceval.economics.energy import (
+    BoundaryComponents,
+    EnergyEstimate,
+    device_energy_from_power,
+    energy_at_boundary,
+)
+from acceval.economics.formulas import owned_usd_per_hour
+from acceval.economics.provenance import MISSING, Sourced, assumed, from_catalog, measured
+from acceval.economics.spec import Boundary, Energy, Price, StudyCosts, TargetCosts
+from acceval.errors import StudyError
+
+if TYPE_CHECKING:  # study imports economics.spec; avoid the import cycle at runtime
+    from acceval.study import Study, Target
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """What a run measured for one target at one load point (warm-up excluded)."""
+
+    duration_s: float
+    requests: int
+    correct: int
+    output_tokens: int | None = None
+    compile_s: float | None = None
+    energy_j: float | None = None          # at energy_level (see estimate_energy)
+    energy_level: Boundary | None = None
+    energy_origin: str = "measured"        # measured / estimated / declared
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    usd_per_chip_hour: Sourced
+    pricing: str
+    includes_energy: bool
+    power_kw: Sourced
+
+
+def resolve_rate(target: str, price: Price, catalog: Catalog | None,
+                 hardware: str | None = None) -> Rate:
+    """The per-chip hourly rate and how it is paid, with provenance."""
+    entry = None
+    if price.catalog is not None:
+        if catalog is None:
+            raise StudyError(f"targets.{target}.price.catalog: no catalog was loaded")
+        entry = catalog.price(price.catalog)
+        if price.pricing is not None and price.pricing != entry.pricing:
+            raise StudyError(
+                f"targets.{target}.price: pricing {price.pricing} contradicts catalog "
+                f"'{entry.id}' ({entry.pricing}); drop one"
+            )
+    pricing = price.pricing or (entry.pricing if entry else "on_demand")
+    power = assumed(price.power_kw) if price.power_kw is not None else MISSING
+    chip = catalog.chip(hardware or (entry.hardware if entry else None)) if catalog else None
+    if power.value is None and pricing == "owned" and chip and chip.allin_power:
+        f = chip.allin_power
+        power = from_catalog(f.value, f.source, f.date)
+    src = price.source or "study file"
+    if price.usd_per_hour is not None:
+        return Rate(assumed(price.usd_per_hour, src), pricing, pricing != "owned", power)
+    if price.capex_usd is not None:
+        hourly = owned_usd_per_hour(price.capex_usd, price.lifetime_years, price.interest_rate,
+                                    price.hosting_usd_per_month)
+        note = (f"capex {price.capex_usd} x CRF({price.interest_rate}, "
+                f"{price.lifetime_years}) / 8760 + hosting / 730 ({src})")
+        return Rate(Sourced(hourly, "derived", note), "owned", False, power)
+    assert entry is not None
+    label = entry.source + (f" [{entry.grade}]" if entry.grade != "V" else "")
+    return Rate(from_catalog(entry.chip_rate_usd_per_hour, label, entry.date), pricing,
+                entry.includes_energy, power)
+
+
+def build_cost_inputs(
+    target: str,
+    *,
+    chips: int,
+    price: Price,
+    measured_values: Measured,
+    costs: TargetCosts | None = None,
+    study_costs: StudyCosts | None = None,
+    catalog: Catalog | None = None,
+    hardware: str | None = None,
+    load_label: str = "",
+) -> CostInputs:
+    """CostInputs for one target at one load point."""
+    tc = costs or TargetCosts()
+    sc = study_costs or StudyCosts()
+    m = measured_values
+    rate = resolve_rate(target, price, catalog, hardware)
+
+    def opt(v: float | None) -> Sourced:
+        return MISSING if v is None else assumed(v)
+
+    compile_s = measured(m.compile_s) if m.compile_s is not None else opt(tc.compile_s)
+    energy = MISSING
+    if m.energy_j is not None:
+        origin: Literal["measured", "derived"] = (
+            "measured" if m.energy_origin == "measured" and m.energy_level == "device"
+            else "derived")
+        energy = Sourced(m.energy_j, origin, f"{m.energy_origin} at the {m.energy_level} "
+                         "boundary")
+    return CostInputs(
+        target=target, load_label=load_label, chips=chips, pricing=rate.pricing,
+        includes_energy=rate.includes_energy, usd_per_chip_hour=rate.usd_per_chip_hour,
+        duration_s=measured(m.duration_s), requests=measured(m.requests),
+        correct=measured(m.correct),
+        output_tokens=MISSING if m.output_tokens is None else measured(m.output_tokens),
+        utilization=assumed(tc.utilization, "study file" if "utilization" in tc.model_fields_set
+                            else "default: fully used"),
+        compile_s=compile_s,
+        storage_usd_per_month=opt(tc.storage_usd_per_month),
+        observability_usd_per_month=opt(tc.observability_usd_per_month),
+        egress_gb_per_request=opt(tc.egress_gb_per_request),
+        egress_usd_per_gb=opt(sc.egress_usd_per_gb),
+        engineering_hours=opt(tc.engineering_hours),
+        engineer_usd_per_hour=opt(sc.engineer_usd_per_hour),
+        horizon_months=assumed(sc.horizon_months),
+        expected_requests_per_month=opt(sc.expected_requests_per_month),
+        electricity_usd_per_kwh=opt(sc.electricity_usd_per_kwh),
+        power_kw=rate.power_kw, energy_j=energy, energy_level=m.energy_level,
+    )
+
+
+def components_of(spec: Energy) -> BoundaryComponents:
+    return BoundaryComponents(spec.node_overhead_w, spec.psu_efficiency, spec.network_w,
+                              spec.pue)
+
+
+def estimate_energy(
+    spec: Energy, *, device_j: float | None, duration_s: float, chips: int = 1,
+    catalog: Catalog | None = None, hardware: str | None = None,
+) -> EnergyEstimate:
+    """Energy of a window at ``spec.boundary``.
+
+    ``device_j`` is what the probe read at the device (L0), or None. Without a reading,
+    ``device_tdp_w`` (else the catalog TDP) x chips x time stands in, labelled declared.
+    The cpu probe's figure is labelled estimated (CPU time x watts per core).
+    """
+    origin: Literal["measured", "estimated", "declared"] = (
+        "estimated" if spec.probe == "cpu" else "measured")
+    if device_j is None:
+        tdp = spec.device_tdp_w
+        chip = catalog.chip(hardware) if catalog else None
+        if tdp is None and chip is not None:
+            tdp = chip.tdp_w
+        if tdp is not None:
+            device_j, origin = device_energy_from_power(tdp, chips, duration_s), "declared"
+    return energy_at_boundary(device_j, "device", spec.boundary, components_of(spec),
+                              duration_s=duration_s, measured_origin=origin)
+
+
+def cost_inputs_for(target: Target, study: Study, catalog: Catalog | None,
+                    measured_values: Measured, load_label: str = "") -> CostInputs | None:
+    """CostInputs for a study target, or None when the target declares no price."""
+    if target.price is None:
+        return None
+    return build_cost_inputs(
+        target.name, chips=target.platform.chips, price=target.price,
+        measured_values=measured_values, costs=target.costs, study_costs=study.costs,
+        catalog=catalog, hardware=target.platform.hardware, load_label=load_label,
+    )

@@ -1,0 +1,202 @@
+"""Study-file sections for money and energy: ``Price``, ``TargetCosts``, ``Energy`` (per
+target) and ``StudyCosts`` (per study, with the sensitivity ranges).
+
+These are validated at the edge like the rest of the study (``extra="forbid"``, frozen).
+The formulas that use them live in :mod:`acceval.economics.bill` and
+:mod:`acceval.economics.energy`; docs/economics.md and docs/energy.md explain each field.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Pricing = Literal["on_demand", "reserved", "spot", "owned"]
+ProbeName = Literal["cpu", "rapl", "nvml", "neuron", "none"]
+Boundary = Literal["device", "node", "wall", "cluster", "facility"]
+
+#: Boundary names in order, L0..L4 (docs/energy.md).
+BOUNDARY_LEVELS: tuple[Boundary, ...] = ("device", "node", "wall", "cluster", "facility")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Price(_Model):
+    """What one chip of the target costs per hour: a rate, a catalog entry, or owned hardware."""
+
+    usd_per_hour: float | None = Field(
+        None, ge=0,
+        description="Price per chip-hour in USD (a CPU instance counts as one chip). "
+        "Multiplied by platform.chips. Overrides the catalog.",
+    )
+    catalog: str | None = Field(
+        None, description="Price id in the hardware/price catalog, e.g. aws-p5e-48xlarge-cb; "
+        "the per-chip rate is the instance rate divided by its chips.",
+    )
+    pricing: Pricing | None = Field(
+        None, description="How the chips are paid: on_demand, reserved, spot or owned. "
+        "Defaults to the catalog entry's pricing, else on_demand.",
+    )
+    capex_usd: float | None = Field(
+        None, ge=0, description="Owned: capital cost per chip (its share of server, network, "
+        "storage), in USD.",
+    )
+    lifetime_years: float = Field(
+        4.0, gt=0, description="Owned: economic life for the capital recovery factor "
+        "(SemiAnalysis uses 4 years).",
+    )
+    interest_rate: float = Field(
+        0.0, ge=0, description="Owned: yearly cost of capital r in CRF(r, n); 0 = straight line.",
+    )
+    hosting_usd_per_month: float | None = Field(
+        None, ge=0, description="Owned: colocation/hosting per chip per month, in USD.",
+    )
+    power_kw: float | None = Field(
+        None, gt=0, description="Owned: all-in power per chip in kW, billed at "
+        "costs.electricity_usd_per_kwh when no energy was measured.",
+    )
+    source: str | None = Field(None, description="Where the figure comes from (contract, quote).")
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Price:
+        if self.capex_usd is not None and self.pricing != "owned":
+            raise ValueError("capex_usd is for pricing: owned")
+        if self.usd_per_hour is None and self.catalog is None and self.capex_usd is None:
+            raise ValueError("give usd_per_hour, catalog, or pricing: owned with capex_usd")
+        return self
+
+
+class TargetCosts(_Model):
+    """Bill items beyond chip-hours, per target. Omitted items are reported as not counted."""
+
+    storage_usd_per_month: float | None = Field(
+        None, ge=0, description="Weights, compiled artifacts, volumes: USD per month per replica.",
+    )
+    egress_gb_per_request: float | None = Field(
+        None, ge=0, description="GB sent out per request (priced at costs.egress_usd_per_gb).",
+    )
+    compile_s: float | None = Field(
+        None, ge=0, description="Compile and warm-up seconds per deployment, billed at the chip "
+        "rate. A measured value from the run overrides this.",
+    )
+    engineering_hours: float | None = Field(
+        None, ge=0, description="Engineer hours to adapt and validate the model on this target; "
+        "amortised over costs.horizon_months x costs.expected_requests_per_month.",
+    )
+    observability_usd_per_month: float | None = Field(
+        None, ge=0, description="Monitoring, logging, orchestration: USD per month per replica.",
+    )
+    utilization: float = Field(
+        1.0, gt=0, le=1, description="Share of paid chip time doing useful work in production "
+        "(0 < u <= 1); compute cost = measured time x rate / utilization.",
+    )
+
+
+class Swing(_Model):
+    """One input's declared range: a relative +-pct, or absolute low/high values."""
+
+    pct: float | None = Field(None, gt=0, lt=100, description="Symmetric swing, +-pct percent.")
+    low: float | None = Field(None, description="Absolute low value (instead of pct).")
+    high: float | None = Field(None, description="Absolute high value (instead of pct).")
+
+    @model_validator(mode="after")
+    def _shape(self) -> Swing:
+        absolute = self.low is not None or self.high is not None
+        if absolute == (self.pct is not None):
+            raise ValueError("give either pct or both low and high")
+        if absolute and (self.low is None or self.high is None or self.low > self.high):
+            raise ValueError("low and high are both needed, with low <= high")
+        return self
+
+    def bounds(self, base: float) -> tuple[float, float]:
+        if self.pct is not None:
+            return base * (1 - self.pct / 100), base * (1 + self.pct / 100)
+        assert self.low is not None and self.high is not None
+        return self.low, self.high
+
+
+class Sensitivity(_Model):
+    """Declared swing ranges, one input at a time (tornado), defaults from docs/economics.md."""
+
+    price: Swing = Field(Swing(pct=30), description="Chip-hour price.")
+    utilization: Swing = Field(Swing(low=0.3, high=0.9), description="Production utilization.")
+    engineering_hours: Swing = Field(Swing(pct=50), description="Adaptation effort.")
+    compile_s: Swing = Field(Swing(pct=50), description="Compile/warm-up time.")
+    storage_usd_per_month: Swing = Field(Swing(pct=30), description="Storage cost.")
+    observability_usd_per_month: Swing = Field(Swing(pct=30), description="Observability cost.")
+    egress_gb_per_request: Swing = Field(Swing(pct=30), description="Egress volume.")
+    engineer_usd_per_hour: Swing = Field(Swing(pct=30), description="Engineer rate (study-wide).")
+    expected_requests_per_month: Swing = Field(
+        Swing(pct=50), description="Expected volume (study-wide)."
+    )
+    electricity_usd_per_kwh: Swing = Field(Swing(pct=30), description="Electricity (study-wide).")
+    egress_usd_per_gb: Swing = Field(Swing(pct=30), description="Egress price (study-wide).")
+
+
+class StudyCosts(_Model):
+    """Study-wide economic inputs."""
+
+    engineer_usd_per_hour: float | None = Field(
+        None, ge=0, description="Loaded engineer cost per hour, for engineering_hours.",
+    )
+    horizon_months: float = Field(
+        12.0, gt=0, description="Months over which one-off engineering is amortised.",
+    )
+    expected_requests_per_month: float | None = Field(
+        None, gt=0, description="Production volume; engineering is spread over "
+        "horizon_months x this many requests.",
+    )
+    egress_usd_per_gb: float | None = Field(
+        None, ge=0, description="Internet egress price per GB (AWS first tier ~0.09).",
+    )
+    electricity_usd_per_kwh: float | None = Field(
+        None, ge=0, description="Electricity price, used for owned hardware only.",
+    )
+    baseline_usd_per_task: float | None = Field(
+        None, gt=0, description="Cost of a human expert per correct task; joins the frontier.",
+    )
+    sensitivity: Sensitivity = Field(
+        default_factory=Sensitivity, description="Swing ranges for the tornado analysis.",
+    )
+
+
+class Energy(_Model):
+    """How energy is measured for a target and the boundary it is reported at (L0..L4)."""
+
+    probe: ProbeName = Field(
+        "none", description="cpu (process CPU time x watts_per_core, estimated), rapl, nvml, "
+        "neuron, or none.",
+    )
+    boundary: Boundary = Field(
+        "device", description="Report at device (L0), node (L1), wall (L2), cluster (L3) or "
+        "facility (L4); levels above what the probe measures use the declared components.",
+    )
+    devices: list[int] | None = Field(
+        None, description="Device indices to read (GPUs, Neuron devices); default all.",
+    )
+    device_tdp_w: float | None = Field(
+        None, gt=0, description="Device power per chip in W, used when no probe reads energy "
+        "(an upper-bound estimate); defaults to the catalog TDP.",
+    )
+    device_max_power_w: float | None = Field(
+        None, gt=0, description="Neuron: watts at 100% of max power, to turn the sysfs "
+        "percentage into watts (AWS does not publish it).",
+    )
+    watts_per_core: float | None = Field(
+        None, gt=0, description="cpu probe: watts per fully busy core (an estimate).",
+    )
+    node_overhead_w: float | None = Field(
+        None, ge=0, description="L0->L1: host CPUs, DRAM, NICs, fans per replica, in W.",
+    )
+    psu_efficiency: float | None = Field(
+        None, gt=0, le=1, description="L1->L2: PSU AC->DC efficiency (e.g. 0.94).",
+    )
+    network_w: float | None = Field(
+        None, ge=0, description="L2->L3: switch/optics/storage share per replica, in W.",
+    )
+    pue: float | None = Field(
+        None, ge=1, description="L3->L4: power usage effectiveness (AWS 1.15, industry 1.56).",
+    )
