@@ -1,0 +1,273 @@
+"""One load point's summary: counts, throughput, latency distributions, the load generator's
+self-check, SLO goodput and accuracy. Formulas are in ``docs/metrics.md``.
+
+Warmup rows are dropped first; every number below is over the measured rows only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Literal
+
+import numpy as np
+import pyarrow as pa
+
+from acceval.metrics._model import MetricModel
+from acceval.metrics.accuracy import Accuracy, PassAt1, accuracy, has_correctness, pass_at_1
+from acceval.metrics.derive import BoolArray, Derived, FloatArray, derive
+from acceval.metrics.distribution import Distribution, finite, percentile
+from acceval.study import SLO
+
+# The load generator is *degraded* (its numbers describe the client as much as the server)
+# when it sent late or slowly. 10 ms of p99 lag is already a visible share of a TTFT bound of a
+# few hundred ms; 95 % of the schedule's own rate tolerates start-up jitter but not a client
+# that cannot keep up.
+DEGRADED_LAG_P99_MS = 10.0
+DEGRADED_MIN_RATE_FRACTION = 0.95
+
+SLOMetric = Literal["ttft_ms", "tpot_ms", "e2e_ms"]
+_SLO_METRICS: tuple[SLOMetric, ...] = ("ttft_ms", "tpot_ms", "e2e_ms")
+
+
+class PointSummary(MetricModel):
+    """Everything measured at one load point of one target."""
+
+    requests: int  # measured rows (sent or attempted)
+    ok: int
+    errors: int
+    errors_by_kind: dict[str, int]
+    error_rate: float | None  # errors / requests
+
+    duration_s: float | None  # measurement window
+    duration_from: Literal["measured", "given"]
+    request_throughput_rps: float | None  # ok / duration
+    output_token_throughput_tps: float | None  # output tokens of ok / duration
+    total_token_throughput_tps: float | None  # (prompt + output) of ok / duration
+    output_tokens_total: int | None
+    prompt_tokens_total: int | None
+    output_tokens: Distribution  # per ok request
+
+    ttft_ms: Distribution
+    tpot_ms: Distribution
+    itl_ms: Distribution  # flat sample of normalised gaps
+    e2e_ms: Distribution
+
+    schedule_lag_ms: Distribution
+    requested_rate_rps: float | None
+    scheduled_rate_rps: float | None  # (sends - 1) / span of scheduled_ns
+    achieved_rate_rps: float | None  # (sends - 1) / span of sent_ns
+    degraded: bool | None
+    degraded_reasons: tuple[str, ...]
+
+    mean_in_flight: float | None
+    max_in_flight: int | None
+
+    slo: SLO
+    good: int
+    goodput_rps: float | None  # good / duration
+    good_fraction: float | None  # good / requests (errors in the denominator)
+    slo_values_ms: dict[str, float | None]  # slo.percentile of each bounded metric
+    meets_slo: bool | None
+
+    tokens_from_usage_fraction: float | None
+    tokens_from_chunks_fraction: float | None
+
+    accuracy: Accuracy | None
+    pass_at_1: PassAt1 | None
+    correct_good: int | None
+    correct_goodput_rps: float | None  # correct and good / duration
+
+
+def _per_s(count: float | None, duration_s: float | None) -> float | None:
+    if count is None or duration_s is None or duration_s <= 0:
+        return None
+    return float(count) / duration_s
+
+
+def _rate(stamps_ns: FloatArray) -> float | None:
+    """Sends per second over the sending span: (n - 1) / (last - first). Exact for evenly
+    spaced sends, which a mean over n would bias by one interval."""
+    s = finite(stamps_ns)
+    if s.size < 2:
+        return None
+    span_s = (s.max() - s.min()) / 1e9
+    return float((s.size - 1) / span_s) if span_s > 0 else None
+
+
+def _sum(values: FloatArray) -> int | None:
+    v = finite(values)
+    return int(v.sum()) if v.size else None
+
+
+def tpot_not_applicable(d: Derived) -> BoolArray:
+    """Rows with at most one output token: no decode phase, so TPOT cannot fail them."""
+    return np.asarray(d.output_tokens <= 1, dtype=np.bool_)
+
+
+def good_mask(d: Derived, slo: SLO) -> BoolArray:
+    """Rows that completed and meet every SLO bound given (DistServe goodput). A missing TTFT
+    or E2E fails its bound; TPOT of a <=1-token answer passes (vLLM does the same)."""
+    good = d.ok & d.measured
+    if slo.ttft_ms is not None:
+        good &= d.ttft_ms <= slo.ttft_ms
+    if slo.tpot_ms is not None:
+        good &= (d.tpot_ms <= slo.tpot_ms) | tpot_not_applicable(d)
+    if slo.e2e_ms is not None:
+        good &= d.e2e_ms <= slo.e2e_ms
+    return good
+
+
+def _meets_slo(
+    d: Derived, sel: BoolArray, slo: SLO, error_rate: float | None
+) -> tuple[dict[str, float | None], bool | None]:
+    bounds = {m: getattr(slo, m) for m in _SLO_METRICS if getattr(slo, m) is not None}
+    if not bounds:
+        return {}, None
+    values: dict[str, float | None] = {}
+    passed = error_rate is not None and error_rate <= slo.max_error_rate and bool(sel.any())
+    for metric, bound in bounds.items():
+        value = percentile(getattr(d, metric)[sel], slo.percentile)
+        values[metric] = value
+        if value is None:
+            # Only TPOT may be absent for a good reason: every answer was one token long.
+            na = metric == "tpot_ms" and bool(sel.any()) and bool(tpot_not_applicable(d)[sel].all())
+            passed &= na
+        else:
+            passed &= value <= bound
+    return values, passed
+
+
+def _in_flight(
+    sent: FloatArray, done: FloatArray, start_ns: float, duration_s: float | None
+) -> tuple[float | None, int | None]:
+    """Time-averaged and peak requests in flight over the window (sweep line over send/done
+    events; at equal stamps a completion is counted before a send)."""
+    both = ~np.isnan(sent) & ~np.isnan(done)
+    s, e = sent[both], done[both]
+    if s.size == 0:
+        return None, None
+    times = np.concatenate([s, e])
+    deltas = np.concatenate([np.ones(s.size, np.int64), -np.ones(e.size, np.int64)])
+    order = np.lexsort((deltas, times))
+    peak = int(np.cumsum(deltas[order]).max())
+    if duration_s is None or duration_s <= 0:
+        return None, peak
+    end_ns = start_ns + duration_s * 1e9
+    area_ns = np.clip(np.minimum(e, end_ns) - np.maximum(s, start_ns), 0, None).sum()
+    return float(area_ns / (duration_s * 1e9)), peak
+
+
+def _degraded(
+    lag: Distribution, achieved: float | None, reference: float | None
+) -> tuple[bool | None, tuple[str, ...]]:
+    reasons: list[str] = []
+    checked = False
+    if lag.p99 is not None:
+        checked = True
+        if lag.p99 > DEGRADED_LAG_P99_MS:
+            reasons.append(f"schedule lag p99 {lag.p99:.1f} ms > {DEGRADED_LAG_P99_MS:g} ms")
+    if achieved is not None and reference is not None:
+        checked = True
+        if achieved < DEGRADED_MIN_RATE_FRACTION * reference:
+            reasons.append(
+                f"achieved send rate {achieved:.3g}/s < {DEGRADED_MIN_RATE_FRACTION:.0%} "
+                f"of {reference:.3g}/s"
+            )
+    return (bool(reasons) if checked else None), tuple(reasons)
+
+
+def measurement_window(d: Derived, duration_s: float | None = None) -> tuple[float, float | None]:
+    """(start_ns, duration_s) of the measured rows: first send to last done, unless
+    ``duration_s`` is given. Duration is None when it cannot be measured or is not positive."""
+    sent, done = finite(d.sent_ns[d.measured]), finite(d.done_ns[d.measured])
+    start_ns = float(sent.min()) if sent.size else 0.0
+    if duration_s is None and sent.size and done.size:
+        duration_s = (float(done.max()) - start_ns) / 1e9
+    if duration_s is not None and duration_s <= 0:
+        duration_s = None
+    return start_ns, duration_s
+
+
+def _fraction(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def summarize_point(
+    table: pa.Table | Derived,
+    *,
+    slo: SLO,
+    requested_rate_rps: float | None,
+    duration_s: float | None = None,
+) -> PointSummary:
+    """Summarise one load point. ``table`` has ``RECORD_SCHEMA`` (or is its :func:`derive`).
+    ``duration_s`` overrides the measured window (first measured send to last done)."""
+    d = table if isinstance(table, Derived) else derive(table)
+    m = d.measured
+    okm = m & d.ok
+    n, n_ok = int(m.sum()), int(okm.sum())
+    kinds = Counter(k for k in d.error_kind[m & ~d.ok].tolist() if k is not None)
+
+    sent_m, done_m = d.sent_ns[m], d.done_ns[m]
+    window_from: Literal["measured", "given"] = "given" if duration_s is not None else "measured"
+    start_ns, duration_s = measurement_window(d, duration_s)
+
+    out_total, prompt_total = _sum(d.output_tokens[okm]), _sum(d.prompt_tokens[okm])
+    both_total = None if out_total is None or prompt_total is None else out_total + prompt_total
+    error_rate = _fraction(n - n_ok, n)
+    lag = Distribution.of(d.schedule_lag_ms[m])
+    achieved = _rate(sent_m)
+    scheduled = _rate(d.scheduled_ns[m])
+    # Judge the client against the schedule it was given, not the nominal rate: a short
+    # Poisson schedule is itself several % off its nominal rate.
+    reference = scheduled if scheduled is not None else requested_rate_rps
+    if requested_rate_rps is None:
+        reference = None  # closed loop: the server sets the pace, there is no rate to keep
+    degraded, reasons = _degraded(lag, achieved, reference)
+    mean_if, max_if = _in_flight(sent_m, done_m, start_ns, duration_s)
+    good = good_mask(d, slo)
+    n_good = int(good.sum())
+    slo_values, meets = _meets_slo(d, okm, slo, error_rate)
+    src = d.tokens_from[okm]
+
+    acc: Accuracy | None = None
+    p1: PassAt1 | None = None
+    n_correct_good: int | None = None
+    if has_correctness(d):
+        acc, p1 = accuracy(d), pass_at_1(d)
+        n_correct_good = int((good & d.correct).sum())
+
+    return PointSummary(
+        requests=n, ok=n_ok, errors=n - n_ok, errors_by_kind=dict(sorted(kinds.items())),
+        error_rate=error_rate,
+        duration_s=duration_s, duration_from=window_from,
+        request_throughput_rps=_per_s(n_ok, duration_s),
+        output_token_throughput_tps=_per_s(out_total, duration_s),
+        total_token_throughput_tps=_per_s(both_total, duration_s),
+        output_tokens_total=out_total, prompt_tokens_total=prompt_total,
+        output_tokens=Distribution.of(d.output_tokens[okm]),
+        ttft_ms=Distribution.of(d.ttft_ms[okm]),
+        tpot_ms=Distribution.of(d.tpot_ms[okm]),
+        itl_ms=Distribution.of(d.itl_ms[okm[d.itl_row]]),
+        e2e_ms=Distribution.of(d.e2e_ms[okm]),
+        schedule_lag_ms=lag,
+        requested_rate_rps=requested_rate_rps, scheduled_rate_rps=scheduled,
+        achieved_rate_rps=achieved, degraded=degraded, degraded_reasons=reasons,
+        mean_in_flight=mean_if, max_in_flight=max_if,
+        slo=slo, good=n_good, goodput_rps=_per_s(n_good, duration_s),
+        good_fraction=_fraction(n_good, n), slo_values_ms=slo_values, meets_slo=meets,
+        tokens_from_usage_fraction=_fraction(int((src == "usage").sum()), n_ok),
+        tokens_from_chunks_fraction=_fraction(int((src == "chunks").sum()), n_ok),
+        accuracy=acc, pass_at_1=p1, correct_good=n_correct_good,
+        correct_goodput_rps=_per_s(n_correct_good, duration_s),
+    )
+
+
+def correct_goodput(
+    table: pa.Table | Derived, *, slo: SLO, duration_s: float | None = None
+) -> float | None:
+    """Requests that are correct AND meet the SLOs, per second of the measurement window."""
+    d = table if isinstance(table, Derived) else derive(table)
+    if not has_correctness(d):
+        return None
+    _, window_s = measurement_window(d, duration_s)
+    return _per_s(int((good_mask(d, slo) & d.correct).sum()), window_s)

@@ -1,0 +1,65 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from acceval.metrics import Distribution, percentile
+
+
+def test_empty_is_all_none():
+    d = Distribution.of(np.array([]))
+    assert d.count == 0
+    assert d.model_dump(exclude={"count"}) == dict.fromkeys(
+        ("mean", "std", "min", "p50", "p90", "p95", "p99", "p999", "max"))
+
+
+def test_only_nan_is_empty():
+    assert Distribution.of(np.array([np.nan, np.nan])) == Distribution(count=0)
+
+
+def test_hand_values_ignore_nan():
+    d = Distribution.of(np.array([10.0, np.nan, 20.0]))
+    assert d.count == 2
+    assert d.mean == 15.0
+    assert d.std == 5.0          # population std
+    assert d.min == 10.0 and d.max == 20.0
+    assert d.p50 == 15.0
+    assert d.p90 == pytest.approx(19.0)   # linear interpolation
+    assert d.p999 == pytest.approx(19.99)
+
+
+def test_single_value():
+    d = Distribution.of([7.0])
+    assert (d.count, d.std, d.p50, d.p999) == (1, 0.0, 7.0, 7.0)
+
+
+def test_percentile_helper_and_stored_levels():
+    assert percentile([1.0, 2.0, 3.0, np.nan], 50) == 2.0
+    assert percentile([np.nan], 50) is None
+    d = Distribution.of([1.0, 2.0, 3.0, 4.0])
+    assert d.percentile(0) == 1.0 and d.percentile(100) == 4.0
+    assert d.percentile(99.9) == d.p999
+    with pytest.raises(ValueError, match="not stored"):
+        d.percentile(75)
+
+
+def test_json_round_trip():
+    d = Distribution.of([1.5, 2.5, 9.0])
+    assert Distribution.model_validate_json(d.model_dump_json()) == d
+    empty = Distribution.of([])
+    assert Distribution.model_validate_json(empty.model_dump_json()) == empty
+
+
+floats = st.floats(min_value=-1e9, max_value=1e9, allow_nan=False)
+
+
+@given(st.lists(floats, min_size=1, max_size=200))
+def test_percentiles_monotone(values):
+    d = Distribution.of(np.array(values))
+    chain = [d.min, d.p50, d.p90, d.p95, d.p99, d.p999, d.max]
+    assert all(a is not None for a in chain)
+    assert all(a <= b for a, b in zip(chain, chain[1:], strict=False))
+    assert d.min <= d.mean <= d.max or math.isclose(d.mean, d.min) or math.isclose(d.mean, d.max)
+    assert d.count == len(values)
