@@ -1,0 +1,137 @@
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from acceval.economics import (
+    BillItem,
+    Measured,
+    Price,
+    StudyCosts,
+    TargetCosts,
+    build_cost_inputs,
+    compute_bill,
+    frontier,
+)
+
+
+def _bill(price: Price | None = None, costs: TargetCosts | None = None,
+          study: StudyCosts | None = None, m: Measured | None = None, chips: int = 2):
+    ci = build_cost_inputs(
+        "t", chips=chips, price=price or Price(usd_per_hour=3.0), costs=costs,
+        study_costs=study,
+        measured_values=m or Measured(duration_s=1800, requests=100, correct=80,
+                                      output_tokens=50_000),
+    )
+    return compute_bill(ci)
+
+
+def _item(bill, name: str) -> BillItem:
+    return next(i for i in bill.items if i.name == name)
+
+
+def test_compute_is_rate_times_chips_times_time_over_utilization() -> None:
+    b = _bill(costs=TargetCosts(utilization=0.5))
+    # $3/chip-h x 2 chips x 0.5 h / 0.5
+    assert _item(b, "compute").usd == pytest.approx(6.0)
+    assert b.total_usd == pytest.approx(6.0)
+    assert b.cost_per_attempt_usd == pytest.approx(0.06)
+    assert b.cost_per_correct_usd == pytest.approx(6.0 / 80)
+    assert b.cost_per_mtok_output_usd == pytest.approx(6.0 / 0.05)
+    assert b.success_rate == pytest.approx(0.8)
+
+
+def test_undeclared_items_are_not_counted_rather_than_zero() -> None:
+    b = _bill()
+    assert set(b.not_counted) == {"compile", "storage", "observability", "egress",
+                                  "engineering", "energy"}
+    assert _item(b, "energy").note == "inside the hourly rate"
+    assert "not declared" in _item(b, "storage").note
+
+
+def test_every_item_of_the_whole_bill() -> None:
+    b = _bill(
+        costs=TargetCosts(storage_usd_per_month=730.0, observability_usd_per_month=146.0,
+                          egress_gb_per_request=0.01, compile_s=900, engineering_hours=40,
+                          utilization=1.0),
+        study=StudyCosts(engineer_usd_per_hour=100, horizon_months=10,
+                         expected_requests_per_month=1000, egress_usd_per_gb=0.09),
+    )
+    assert _item(b, "compile").usd == pytest.approx(0.25 * 3 * 2)
+    assert _item(b, "storage").usd == pytest.approx(730.0 * 0.5 / 730)   # prorated by time
+    assert _item(b, "observability").usd == pytest.approx(146.0 * 0.5 / 730)
+    assert _item(b, "egress").usd == pytest.approx(100 * 0.01 * 0.09)
+    assert _item(b, "engineering").usd == pytest.approx(40 * 100 * 100 / (10 * 1000))
+    expected = 3.0 + 1.5 + 0.5 + 0.1 + 0.09 + 40.0
+    assert b.total_usd == pytest.approx(expected)
+    assert b.cost_per_correct_usd == pytest.approx(expected / 80)
+
+
+def test_measured_compile_time_overrides_the_declared_one() -> None:
+    b = _bill(costs=TargetCosts(compile_s=900),
+              m=Measured(duration_s=1800, requests=10, correct=5, compile_s=1800))
+    assert _item(b, "compile").usd == pytest.approx(0.5 * 3 * 2)
+    assert b.inputs["compile_s"].origin == "measured"
+
+
+def test_no_correct_answer_costs_infinity() -> None:
+    b = _bill(m=Measured(duration_s=60, requests=10, correct=0))
+    assert b.cost_per_correct_usd == math.inf
+    assert b.cost_per_mtok_output_usd is None      # tokens not measured: None, not 0
+
+
+def test_owned_hardware_bills_capex_and_measured_energy() -> None:
+    price = Price(pricing="owned", capex_usd=35_040, lifetime_years=4, power_kw=1.0)
+    study = StudyCosts(electricity_usd_per_kwh=0.10)
+    m = Measured(duration_s=3600, requests=10, correct=10, energy_j=7.2e6,
+                 energy_level="facility")
+    b = _bill(price=price, study=study, m=m, chips=1)
+    assert _item(b, "compute").usd == pytest.approx(1.0)
+    assert _item(b, "energy").usd == pytest.approx(0.2)           # 2 kWh x $0.10
+    assert b.inputs["usd_per_chip_hour"].origin == "derived"
+    assert b.inputs["energy_j"].origin == "derived"                # not a pure device reading
+    # no measurement: declared all-in power x paid time
+    b2 = _bill(price=price, study=study, m=Measured(duration_s=3600, requests=10, correct=10),
+               chips=1)
+    assert _item(b2, "energy").usd == pytest.approx(0.1)
+
+
+def test_provenance_travels_with_every_input() -> None:
+    b = _bill(costs=TargetCosts(utilization=0.7))
+    assert b.inputs["duration_s"].origin == "measured"
+    assert b.inputs["utilization"].origin == "assumption"
+    assert b.inputs["utilization"].source == "study file"
+    assert b.to_dict()["inputs"]["usd_per_chip_hour"]["value"] == 3.0
+
+
+def test_frontier_picks_the_lowest_cost_of_pass_over_load_points() -> None:
+    bills = [
+        _bill(m=Measured(duration_s=3600, requests=100, correct=50)),  # 2 x $3 x 1 h / 50 = $0.12
+        _bill(m=Measured(duration_s=1800, requests=100, correct=50)),     # $0.06
+    ]
+    other = compute_bill(build_cost_inputs(
+        "u", chips=1, price=Price(usd_per_hour=1.0),
+        measured_values=Measured(duration_s=3600, requests=100, correct=0)))
+    f = frontier([*bills, other], baseline_usd=20.0)
+    assert f.winner == "t"
+    assert f.entries[0].cost_of_pass_usd == pytest.approx(0.06)
+    assert f.entries[-1].cost_of_pass_usd == math.inf
+    assert not f.baseline_wins
+    f2 = frontier(bills, baseline_usd=0.05)
+    assert f2.baseline_wins and f2.frontier_usd == 0.05 and f2.winner == "t"
+
+
+def _cpc(correct: int, rate: float) -> float:
+    return _bill(price=Price(usd_per_hour=rate),
+                 m=Measured(duration_s=600, requests=200, correct=correct)).cost_per_correct_usd
+
+
+@given(st.integers(0, 199), st.floats(0.01, 100))
+def test_cost_per_correct_never_rises_with_accuracy(correct: int, rate: float) -> None:
+    assert _cpc(correct + 1, rate) <= _cpc(correct, rate)
+
+
+@given(st.integers(1, 200), st.floats(0.01, 100), st.floats(1.0, 10.0))
+def test_cost_per_correct_is_monotone_in_price(correct: int, rate: float, k: float) -> None:
+    assert _cpc(correct, rate * k) >= _cpc(correct, rate)
