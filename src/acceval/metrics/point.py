@@ -95,8 +95,12 @@ def _rate(stamps_ns: FloatArray) -> float | None:
 
 
 def _sum(values: FloatArray) -> int | None:
+    """Sum of the known counts. With no rows the sum is a measured 0; with rows whose counts
+    are all unknown it is missing (None)."""
     v = finite(values)
-    return int(v.sum()) if v.size else None
+    if values.size and not v.size:
+        return None
+    return int(v.sum())
 
 
 def tpot_not_applicable(d: Derived) -> BoolArray:

@@ -1,3 +1,4 @@
+import itertools
 import math
 
 import numpy as np
@@ -60,6 +61,6 @@ def test_percentiles_monotone(values):
     d = Distribution.of(np.array(values))
     chain = [d.min, d.p50, d.p90, d.p95, d.p99, d.p999, d.max]
     assert all(a is not None for a in chain)
-    assert all(a <= b for a, b in zip(chain, chain[1:], strict=False))
+    assert all(a <= b for a, b in itertools.pairwise(chain))
     assert d.min <= d.mean <= d.max or math.isclose(d.mean, d.min) or math.isclose(d.mean, d.max)
     assert d.count == len(values)
