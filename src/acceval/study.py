@@ -69,7 +69,7 @@ class LocalServer(_Model):
     """A local engine that acceval starts for this target and stops afterwards."""
 
     engine: str = Field(description="Engine name: mock, ortgenai, transformers, or a plugin.")
-    model: str = Field("builtin:default", description="Model to load, e.g. builtin:tiny.")
+    model: str | None = Field(None, description="Model to load, e.g. builtin:tiny (real engines).")
     precision: str | None = Field(None, description="Engine precision, e.g. fp32, int8, int4.")
     port: int = Field(0, ge=0, le=65535, description="Port on 127.0.0.1; 0 picks a free one.")
     options: dict[str, Any] = Field(

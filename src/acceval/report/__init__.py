@@ -1,1 +1,26 @@
-"""report"""
+"""Renderers of a RunResult: console, Markdown, JSON (and HTML). Results never import this."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acceval.errors import UsageError
+from acceval.results.result import RunResult
+
+
+def render(result: RunResult, fmt: str, *, run_dir: Path | None = None) -> str:
+    """Render ``result`` in ``fmt`` (console, md, json)."""
+    if fmt == "json":
+        return result.model_dump_json(indent=2)
+    if fmt == "md":
+        from acceval.report.markdown import render_markdown
+
+        return render_markdown(result)
+    if fmt == "console":
+        from acceval.report.console import render_console
+
+        return render_console(result)
+    raise UsageError(f"unknown report format '{fmt}'")
+
+
+__all__ = ["render"]

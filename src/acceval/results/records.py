@@ -82,7 +82,7 @@ RECORD_SCHEMA = pa.schema(
 )
 
 _NAMES = [f.name for f in fields(Record)]
-assert _NAMES == RECORD_SCHEMA.names, "Record and RECORD_SCHEMA must list the same columns"
+assert RECORD_SCHEMA.names == _NAMES, "Record and RECORD_SCHEMA must list the same columns"
 
 
 def records_to_table(records: list[Record]) -> pa.Table:

@@ -36,7 +36,8 @@ class RecordWriter:
 
     def add(self, rec: Record) -> None:
         self._buf.append(rec)
-        if len(self._buf) >= self.flush_every or time.monotonic() - self._last_flush >= self.flush_s:
+        due = time.monotonic() - self._last_flush >= self.flush_s
+        if due or len(self._buf) >= self.flush_every:
             self.flush()
 
     def flush(self) -> None:

@@ -1,0 +1,137 @@
+"""The ``acceval`` command line: thin commands over the library.
+
+Domain errors become exit codes here and only here: 0 ok, 1 runtime failure, 2 usage or study
+error, 3 a gate failed. A traceback is a bug.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from acceval import __version__
+from acceval.errors import AccevalError, UsageError
+
+
+def _parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--option expects key=value, got '{pair}'")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="acceval")
+def main() -> None:
+    """Compare AI accelerators by what a correct answer costs.
+
+    Write a study file (targets, tasks, load, SLOs, quality level), then `acceval run` it.
+    Exit codes: 0 ok, 1 runtime failure, 2 usage or study error, 3 a gate failed.
+    """
+
+
+@main.command()
+@click.argument("study_file", type=click.Path(dir_okay=False, path_type=Path))
+def validate(study_file: Path) -> None:
+    """Check a study file and name every bad field with its path and a hint."""
+    from acceval.pipeline import check_study
+
+    study, notes = check_study(study_file)
+    click.echo(f"{study_file}: ok ({len(study.targets)} targets, {len(study.load)} load families)")
+    for note in notes:
+        click.echo(f"  note: {note}")
+
+
+@main.command()
+@click.argument("study_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for run folders (default: the study's output.dir, 'runs').")
+@click.option("--no-progress", is_flag=True, help="Do not show the live progress display.")
+def run(study_file: Path, out_dir: Path | None, no_progress: bool) -> None:
+    """Run a study: measure every target and write runs/<id>/ with records and the result."""
+    from acceval.pipeline import execute_file
+    from acceval.report.console import print_summary
+
+    result, run_dir = execute_file(study_file, out_dir=out_dir, progress=not no_progress)
+    print_summary(result, run_dir)
+    result.raise_for_gates()
+
+
+@main.command()
+@click.option("--engine", default="mock", show_default=True,
+              help="Engine to host: mock, ortgenai, transformers, or a plugin.")
+@click.option("--model", default=None, help="Model for real engines, e.g. builtin:tiny.")
+@click.option("--precision", default=None, help="Engine precision, e.g. fp32, int8, int4.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8000, show_default=True, type=int, help="Port to bind.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Engine option (repeatable), e.g. --option ttft_ms=50.")
+@click.option("--log", "log_path", default=None, type=click.Path(dir_okay=False),
+              help="Write the server's own per-request send times (JSON lines) here.")
+@click.option("--served-model-name", default=None, help="Model name reported by /v1/models.")
+def serve(engine: str, model: str | None, precision: str | None, host: str, port: int,
+          options: tuple[str, ...], log_path: str | None, served_model_name: str | None) -> None:
+    """Serve a local engine behind an OpenAI-compatible API (loopback by default)."""
+    from acceval.serve import serve_forever
+
+    opts = _parse_options(options)
+    if model is not None:
+        opts["model"] = model
+    if precision is not None:
+        opts["precision"] = precision
+    serve_forever(engine, host=host, port=port, options=opts, log_path=log_path,
+                  model_name=served_model_name)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["console", "md", "json"]), default="console",
+              show_default=True, help="Output format.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file instead of standard output.")
+@click.option("--recompute", is_flag=True,
+              help="Recompute every number from records.parquet instead of reading result.json.")
+def report(run_dir: Path, fmt: str, out_file: Path | None, recompute: bool) -> None:
+    """Re-render a run from its stored files; no target is needed."""
+    from acceval.pipeline import load_result
+    from acceval.report import render
+
+    result = load_result(run_dir, recompute=recompute)
+    text = render(result, fmt, run_dir=run_dir)
+    if out_file is None:
+        click.echo(text)
+    else:
+        out_file.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {out_file}")
+
+
+def entry(argv: list[str] | None = None) -> int:
+    try:
+        main.main(args=argv, prog_name="acceval", standalone_mode=False)
+    except AccevalError as exc:
+        click.echo(f"acceval: error: {exc}", err=True)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("acceval: interrupted", err=True)
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("acceval: interrupted", err=True)
+        return 1
+    return 0
+
+
+def run_main() -> None:
+    sys.exit(entry())

@@ -1,0 +1,323 @@
+"""Executing a study: tasks → load points per target → records → summaries → RunResult.
+
+The load generator only stamps and stores; everything in the result is computed afterwards
+from the stored records by pure functions (``build_result``), so ``acceval report --recompute``
+gives the same numbers from the files alone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from acceval import __version__
+from acceval.errors import AccevalError, StudyError
+from acceval.loadgen.progress import Progress
+from acceval.loadgen.runner import PointRun, PointSpec, run_point
+from acceval.metrics import accuracy, has_correctness, pass_at_1, summarize_point
+from acceval.metrics.derive import derive
+from acceval.quality import evaluate_gate
+from acceval.results.records import Record
+from acceval.results.result import (
+    LocalServerInfo,
+    PointResult,
+    RunResult,
+    TargetResult,
+)
+from acceval.results.store import RecordWriter, read_records
+from acceval.study import Endpoint, Study, load_study, study_to_yaml
+from acceval.study import Target as TargetSpec
+from acceval.targets.openai import OpenAITarget
+from acceval.tasks import Task, load_tasks, score, to_prompt
+
+_SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
+             "onnxruntime-genai", "torch", "transformers")
+
+
+def check_study(path: Path) -> tuple[Study, list[str]]:
+    """Validate a study and everything it names (task files, key variables)."""
+    study = load_study(path)
+    load_tasks(study.tasks, base_dir=Path(path).parent)
+    notes = []
+    for t in study.targets:
+        env = t.endpoint.api_key_env if t.endpoint else None
+        if env and env not in os.environ:
+            notes.append(f"targets[{t.name}]: environment variable {env} is not set "
+                         "(needed to run)")
+    return study, notes
+
+
+def _software() -> dict[str, str]:
+    out = {"acceval": __version__, "python": sys.version.split()[0]}
+    for name in _SOFTWARE:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def _environment() -> dict[str, Any]:
+    return {
+        "host": platform.node(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "python": sys.version.split()[0],
+    }
+
+
+def _seed_for(base: int, *path: int) -> int:
+    return int(np.random.SeedSequence([base, *path]).generate_state(1)[0])
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _run_dir(study: Study, out_dir: Path | None, base_dir: Path, now: dt.datetime) -> Path:
+    root = out_dir if out_dir is not None else base_dir / study.output.dir
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    run_dir = root / f"{study.name}-{stamp}"
+    n = 1
+    while run_dir.exists():
+        n += 1
+        run_dir = root / f"{study.name}-{stamp}-{n}"
+    run_dir.mkdir(parents=True)
+    return run_dir
+
+
+class _Scorer:
+    """Joins correctness to each record as it completes, then hands it to the writer."""
+
+    def __init__(self, tasks: list[Task], writer: RecordWriter,
+                 on_record: Callable[[Record], None] | None = None) -> None:
+        self.by_id = {t.id: t for t in tasks}
+        self.writer = writer
+        self.on_record = on_record
+
+    def __call__(self, rec: Record) -> None:
+        task = self.by_id.get(rec.task_id)
+        if task is not None:
+            res = score(task, rec.output_text, rec.finish_reason, rec.error_kind)
+            if res is not None:
+                rec.correct = res.correct
+                rec.check_reason = res.reason
+                rec.extracted = res.extracted
+        self.writer.add(rec)
+        if self.on_record is not None:
+            self.on_record(rec)
+
+
+def _point_specs(study: Study, t_index: int, n_prompts: int) -> list[PointSpec]:
+    specs = []
+    index = 0
+    for f_index, family in enumerate(study.load):
+        for l_index, level in enumerate(family.levels):
+            seed = _seed_for(study.seed, t_index, f_index, l_index)
+            specs.append(PointSpec.from_study(family, level, index, seed, n_prompts,
+                                              study.tasks.attempts))
+            index += 1
+    return specs
+
+
+def _endpoint_dict(ep: Endpoint) -> dict[str, Any]:
+    # The key's *variable name* is fine to record; the key never is.
+    return {"base_url": ep.base_url, "model": ep.model, "api": ep.api, "stream": ep.stream,
+            "api_key_env": ep.api_key_env}
+
+
+async def _measure_target(target: OpenAITarget, prompts: list[Any], specs: list[PointSpec],
+                          sink: Callable[[Record], None], t0_ns: int, progress: Progress | None,
+                          runs: list[PointRun]) -> dict[str, Any]:
+    await target.start()
+    try:
+        fingerprint = await target.probe()
+        for spec in specs:
+            runs.append(await run_point(target, prompts, spec, sink, t0_ns=t0_ns,
+                                        progress=progress))
+        return fingerprint
+    finally:
+        await target.close()
+
+
+def _start_local(spec: TargetSpec, stack: ExitStack) -> tuple[Endpoint, LocalServerInfo]:
+    from acceval.serve import spawn_server
+
+    assert spec.serve is not None
+    options = dict(spec.serve.options)
+    if spec.serve.model is not None:
+        options["model"] = spec.serve.model
+    if spec.serve.precision is not None:
+        options["precision"] = spec.serve.precision
+    server = stack.enter_context(
+        spawn_server(spec.serve.engine, options=options, port=spec.serve.port)
+    )
+    model_id = server.model_id
+    endpoint = spec.endpoint or Endpoint(base_url=server.base_url, model=model_id)
+    info = LocalServerInfo(
+        engine=spec.serve.engine, model=spec.serve.model, precision=spec.serve.precision,
+        pid=server.pid, startup_s=(server.ready_ns - server.started_ns) / 1e9,
+    )
+    return endpoint, info
+
+
+def execute_file(path: Path, *, out_dir: Path | None = None,
+                 progress: bool = True) -> tuple[RunResult, Path]:
+    study = load_study(path)
+    return execute(study, base_dir=Path(path).parent, out_dir=out_dir, progress=progress)
+
+
+def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
+            progress: bool = True) -> tuple[RunResult, Path]:
+    """Run every target through every load point; always leaves a readable run folder."""
+    tasks = load_tasks(study.tasks, base_dir=base_dir)
+    started = _utc_now()
+    run_dir = _run_dir(study, out_dir, base_dir, started)
+    (run_dir / "study.yaml").write_text(study_to_yaml(study), encoding="utf-8")
+    writer = RecordWriter(run_dir)
+    t0_ns = time.perf_counter_ns()
+    meta: dict[str, dict[str, Any]] = {}
+    prog = Progress(enabled=progress)
+    interrupted = False
+    try:
+        for t_index, tspec in enumerate(study.targets):
+            runs: list[PointRun] = []
+            info: dict[str, Any] = {"runs": runs, "fingerprint": {}, "local": None,
+                                    "failure": None, "endpoint": None}
+            meta[tspec.name] = info
+            with ExitStack() as stack:
+                try:
+                    if tspec.serve is not None:
+                        endpoint, info["local"] = _start_local(tspec, stack)
+                    else:
+                        assert tspec.endpoint is not None
+                        endpoint = tspec.endpoint
+                    info["endpoint"] = endpoint
+                    prompts = [to_prompt(t, api=endpoint.api, max_tokens=study.tasks.max_tokens)
+                               for t in tasks]
+                    specs = _point_specs(study, t_index, len(prompts))
+                    scorer = _Scorer(tasks, writer)
+                    client = OpenAITarget(tspec.name, endpoint)
+                    info["fingerprint"] = _run_async(
+                        _measure_target(client, prompts, specs, scorer, t0_ns, prog, runs)
+                    )
+                except StudyError:
+                    raise
+                except AccevalError as exc:
+                    info["failure"] = str(exc)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        prog.close()
+        writer.finalize()
+    table = read_records(run_dir)
+    result = build_result(study, table, meta, run_id=run_dir.name, created=started,
+                          t0_ns=t0_ns, interrupted=interrupted)
+    result.save(run_dir)
+    if interrupted:
+        raise AccevalError(f"interrupted; what was measured is kept in {run_dir}")
+    return result, run_dir
+
+
+def _run_async(coro: Any) -> Any:
+    from acceval.loadgen.runner import run as run_loop
+
+    return run_loop(coro)
+
+
+def _point_result(spec_run: PointRun, table: pa.Table, study: Study) -> PointResult:
+    sel = table.filter(pc.equal(table["load_index"], spec_run.spec.index))
+    summary = summarize_point(sel, slo=study.slo, requested_rate_rps=spec_run.requested_rate_rps)
+    s = spec_run.spec
+    return PointResult(
+        index=s.index, label=s.label, kind=s.kind, level=float(s.level),
+        requested_rate_rps=spec_run.requested_rate_rps, stopped_by=spec_run.stopped_by,
+        sent=spec_run.sent, completed=spec_run.completed, started_ns=spec_run.started_ns,
+        ended_ns=spec_run.ended_ns, seeds=dict(spec_run.seeds), summary=summary,
+    )
+
+
+def build_result(study: Study, table: pa.Table, meta: dict[str, dict[str, Any]], *, run_id: str,
+                 created: dt.datetime, t0_ns: int, interrupted: bool) -> RunResult:
+    """Every number from stored records (pure apart from reading the clock for finished_utc)."""
+    targets: list[TargetResult] = []
+    for tspec in study.targets:
+        info = meta.get(tspec.name, {"runs": [], "fingerprint": {}, "local": None,
+                                     "failure": "not run (interrupted)", "endpoint": None})
+        sel = table.filter(pc.equal(table["target"], tspec.name))
+        endpoint = info.get("endpoint") or tspec.endpoint
+        tr = TargetResult(
+            name=tspec.name,
+            endpoint=_endpoint_dict(endpoint) if endpoint is not None else {},
+            platform=tspec.platform.model_dump(mode="json"),
+            fingerprint=info.get("fingerprint") or {},
+            local_server=info.get("local"),
+            points=[_point_result(r, sel, study) for r in info["runs"]],
+            failure=info.get("failure"),
+        )
+        if sel.num_rows and has_correctness(derive(sel)):
+            tr.accuracy = accuracy(sel)
+            tr.pass_at_1 = pass_at_1(sel)
+        targets.append(tr)
+    by_name = {t.name: t for t in targets}
+    ref = by_name.get(study.quality.relative_to or "")
+    for t in targets:
+        mean_tokens = _mean_output_tokens(table, t.name)
+        t.gate = evaluate_gate(study.quality, t.accuracy,
+                               reference=ref.accuracy if ref else None,
+                               mean_output_tokens=mean_tokens)
+    return RunResult(
+        run_id=run_id, study_name=study.name, created_utc=created.isoformat(),
+        finished_utc=_utc_now().isoformat(), interrupted=interrupted,
+        study=study.model_dump(mode="json"), environment=_environment(), software=_software(),
+        seeds={"study": study.seed, "tasks": study.tasks.seed},
+        tasks={"source": study.tasks.source, "count": study.tasks.count,
+               "attempts": study.tasks.attempts},
+        targets=targets,
+    )
+
+
+def _mean_output_tokens(table: pa.Table, target: str) -> float | None:
+    sel = table.filter(pc.and_(pc.equal(table["target"], target), pc.invert(table["warmup"])))
+    toks = sel["output_tokens"].drop_null()
+    return float(pc.mean(toks).as_py()) if len(toks) else None
+
+
+def load_result(run_dir: Path, *, recompute: bool = False) -> RunResult:
+    """Read result.json, or rebuild every summary from records.parquet with ``recompute``."""
+    from acceval.results.result import RESULT_FILE
+
+    path = Path(run_dir) / RESULT_FILE
+    if not path.exists():
+        raise AccevalError(f"{run_dir}: no {RESULT_FILE}; is this a run folder?")
+    stored = RunResult.load(run_dir)
+    if not recompute:
+        return stored
+    study = Study.model_validate(stored.study)
+    table = read_records(run_dir)
+    meta: dict[str, dict[str, Any]] = {}
+    for t in stored.targets:
+        runs = [PointRun.from_result(p) for p in t.points]
+        meta[t.name] = {"runs": runs, "fingerprint": t.fingerprint, "local": t.local_server,
+                        "failure": t.failure,
+                        "endpoint": Endpoint(**{k: v for k, v in t.endpoint.items()})
+                        if t.endpoint else None}
+    created = dt.datetime.fromisoformat(stored.created_utc)
+    return build_result(study, table, meta, run_id=stored.run_id, created=created, t0_ns=0,
+                        interrupted=stored.interrupted)
+
+
+__all__ = ["build_result", "check_study", "execute", "execute_file", "load_result"]

@@ -1,0 +1,167 @@
+"""Markdown rendering of a RunResult (also what snapshot tests pin)."""
+
+from __future__ import annotations
+
+import yaml
+
+from acceval.metrics import Distribution
+from acceval.report._fmt import NOT_MEASURED, gate, num, pct, usd, yesno
+from acceval.results.result import PointResult, RunResult, TargetResult
+
+
+def _d3(d: Distribution) -> str:
+    if not d.count:
+        return NOT_MEASURED
+    return f"{num(d.p50)} / {num(d.p95)} / {num(d.p99)}"
+
+
+def _acc(t: TargetResult | PointResult) -> str:
+    a = t.accuracy if isinstance(t, TargetResult) else t.summary.accuracy
+    if a is None or a.accuracy is None:
+        return NOT_MEASURED
+    return f"{pct(a.accuracy)} [{pct(a.ci_low)}–{pct(a.ci_high)}] (n={a.n})"
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    return out
+
+
+def _verdict(result: RunResult) -> list[str]:
+    lines = ["## Verdict", ""]
+    econ = result.economics or {}
+    ranking = econ.get("ranking")
+    if ranking:
+        for line in econ.get("verdict_lines", []):
+            lines.append(f"- {line}")
+        lines.append("")
+        return lines
+    for t in result.targets:
+        if t.failure:
+            lines.append(f"- **{t.name}**: not measured ({t.failure})")
+            continue
+        best = _best_point(t)
+        rate = num(best.summary.request_throughput_rps) if best else NOT_MEASURED
+        lines.append(
+            f"- **{t.name}**: accuracy {_acc(t)}, quality gate {gate(t.gate.passed)}; "
+            f"best throughput meeting the SLO: {rate} req/s"
+        )
+    lines.append("")
+    return lines
+
+
+def _best_point(t: TargetResult) -> PointResult | None:
+    ok = [p for p in t.points if p.summary.meets_slo and p.summary.request_throughput_rps]
+    return max(ok, key=lambda p: p.summary.request_throughput_rps or 0.0) if ok else None
+
+
+def render_markdown(result: RunResult) -> str:
+    lines = [f"# {result.study_name}", "", f"Run `{result.run_id}`, started {result.created_utc}"]
+    if result.interrupted:
+        lines += ["", "**This run was interrupted; the numbers cover what was measured.**"]
+    desc = result.study.get("description")
+    if desc:
+        lines += ["", str(desc)]
+    lines.append("")
+    lines += _verdict(result)
+
+    slo = result.study.get("slo", {})
+    bounds = ", ".join(f"{k} ≤ {v}" for k, v in slo.items()
+                       if k.endswith("_ms") and v is not None) or "none set"
+    lines += ["## Latency and throughput per load point", "",
+              f"SLO: {bounds} at p{num(slo.get('percentile'), 0)}; "
+              f"max error rate {pct(slo.get('max_error_rate'))}.", ""]
+    rows = []
+    for t in result.targets:
+        for p in t.points:
+            s = p.summary
+            rows.append([
+                t.name, p.label, str(s.requests), pct(s.error_rate),
+                _d3(s.ttft_ms), _d3(s.tpot_ms), num(s.e2e_ms.p95),
+                num(s.request_throughput_rps), num(s.output_token_throughput_tps),
+                num(s.goodput_rps), yesno(s.meets_slo),
+            ])
+    lines += _table(["target", "load", "requests", "errors", "TTFT ms p50/p95/p99",
+                     "TPOT ms p50/p95/p99", "E2E ms p95", "req/s", "out tok/s",
+                     "goodput req/s", "meets SLO"], rows)
+    lines.append("")
+
+    lines += ["## Quality", ""]
+    rows = []
+    for t in result.targets:
+        for p in t.points:
+            rows.append([t.name, p.label, _acc(p), num(p.summary.correct_goodput_rps, 2)])
+        rows.append([t.name, "**all**", _acc(t), ""])
+    lines += _table(["target", "load", "accuracy [95% Wilson]", "correct goodput req/s"], rows)
+    lines.append("")
+    rows = []
+    for t in result.targets:
+        req = num(t.gate.required_accuracy, 4) if t.gate.required_accuracy is not None else "—"
+        p1 = t.pass_at_1
+        p1s = NOT_MEASURED if p1 is None or p1.pass_at_1 is None else (
+            f"{pct(p1.pass_at_1)} over {p1.tasks} tasks")
+        rows.append([t.name, gate(t.gate.passed), req, "; ".join(t.gate.reasons) or "—", p1s])
+    lines += _table(["target", "quality gate", "required accuracy", "reasons", "pass@1"], rows)
+    lines.append("")
+
+    lines += _economics(result)
+
+    lines += ["## Errors", ""]
+    rows = []
+    for t in result.targets:
+        for p in t.points:
+            kinds = ", ".join(f"{k}: {v}" for k, v in sorted(p.summary.errors_by_kind.items()))
+            rows.append([t.name, p.label, str(p.summary.errors), kinds or "—"])
+    lines += _table(["target", "load", "errors", "by kind"], rows)
+    lines.append("")
+
+    lines += ["## Load-generator self-check", "",
+              "Schedule lag is the actual send time minus the intended one. A point is flagged "
+              "degraded when the client could not keep the schedule (docs/metrics.md).", ""]
+    rows = []
+    for t in result.targets:
+        for p in t.points:
+            s = p.summary
+            rows.append([t.name, p.label, num(s.schedule_lag_ms.p50, 3),
+                         num(s.schedule_lag_ms.p99, 3), num(s.requested_rate_rps, 1),
+                         num(s.achieved_rate_rps, 1), yesno(s.degraded),
+                         "; ".join(s.degraded_reasons) or "—", p.stopped_by])
+    lines += _table(["target", "load", "lag p50 ms", "lag p99 ms", "requested req/s",
+                     "achieved req/s", "degraded", "why", "stopped by"], rows)
+    lines.append("")
+
+    lines += ["## Provenance", ""]
+    rows = []
+    for t in result.targets:
+        fp = ", ".join(f"{k}={v}" for k, v in sorted(t.fingerprint.items())) or NOT_MEASURED
+        local = "—"
+        if t.local_server:
+            ls = t.local_server
+            local = (f"{ls.engine} {ls.model or ''} {ls.precision or ''} "
+                     f"startup {num(ls.startup_s, 2)} s")
+        rows.append([t.name, str(t.endpoint.get("base_url", "")), str(t.endpoint.get("model", "")),
+                     fp, local])
+    lines += _table(["target", "endpoint", "model", "fingerprint", "local server"], rows)
+    lines += ["", "Software: " + ", ".join(f"{k} {v}" for k, v in sorted(result.software.items())),
+              "", f"Seeds: {result.seeds}", ""]
+    if result.warnings:
+        lines += ["Warnings:", ""] + [f"- {w}" for w in result.warnings] + [""]
+    lines += ["<details><summary>Study as run</summary>", "", "```yaml",
+              yaml.safe_dump(result.study, sort_keys=False).rstrip(), "```", "", "</details>", ""]
+    return "\n".join(lines)
+
+
+def _economics(result: RunResult) -> list[str]:
+    econ = [(t.name, t.economics) for t in result.targets if t.economics]
+    if not econ:
+        return []
+    lines = ["## Cost", ""]
+    rows = []
+    for name, e in econ:
+        rows.append([name, usd(e.get("cost_per_correct_usd")), usd(e.get("cost_per_attempt_usd")),
+                     usd(e.get("cost_per_million_output_tokens_usd"))])
+    lines += _table(["target", "cost per correct task", "cost per attempt",
+                     "cost per 1M output tokens"], rows)
+    lines.append("")
+    return lines
