@@ -1,0 +1,361 @@
+"""A minimal HTTP/1.1 server connection on ``asyncio.Protocol``: keep-alive, Content-Length
+request bodies, chunked (or, for HTTP/1.0, close-delimited) streaming responses.
+
+Why not aiohttp.web: the mock server must out-run any client benchmark on the same 2 cores,
+and a framework's per-request machinery costs more than the whole response here.
+
+Writes are coalesced: everything a handler queues during one event-loop step goes out in
+one ``transport.write`` (one HTTP chunk) at the end of the step. A response produced without
+awaiting is then a single syscall, while a chunk produced after a sleep still leaves within
+the same loop iteration. Content chunks are stamped with ``perf_counter_ns`` at that write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+
+MAX_HEAD_BYTES = 64 * 1024
+MAX_BODY_BYTES = 16 * 1024 * 1024
+_REASONS = {
+    100: "Continue", 200: "OK", 400: "Bad Request", 404: "Not Found",
+    405: "Method Not Allowed", 411: "Length Required", 413: "Payload Too Large",
+    429: "Too Many Requests", 431: "Request Header Fields Too Large",
+    500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable",
+}
+_now_ns = time.perf_counter_ns
+
+
+@dataclass(slots=True)
+class HttpRequest:
+    method: str
+    path: str
+    http10: bool
+    keep_alive: bool
+    request_id: str | None
+    body: bytes
+    recv_ns: int
+
+
+@dataclass(slots=True)
+class Exchange:
+    """One generation request's ground truth, filled as it is answered."""
+
+    request_id: str
+    endpoint: str
+    recv_ns: int
+    stream: bool = False
+    status: int = 0
+    first_chunk_ns: int | None = None
+    chunk_ns: list[int] = field(default_factory=list)
+    done_ns: int | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int = 0
+    error_injected: str | None = None
+    error: str | None = None
+    task: asyncio.Task[None] | None = None
+    logged: bool = False
+
+    def log_entry(self) -> dict[str, Any]:
+        return {
+            "request_id": self.request_id, "endpoint": self.endpoint, "stream": self.stream,
+            "recv_ns": self.recv_ns, "first_chunk_ns": self.first_chunk_ns,
+            "chunk_ns": self.chunk_ns, "done_ns": self.done_ns,
+            "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
+            "status": self.status, "error_injected": self.error_injected, "error": self.error,
+        }
+
+
+class Handler(Protocol):
+    def handle(self, conn: HttpConnection, req: HttpRequest) -> None: ...
+
+    def finished(self, conn: HttpConnection, ex: Exchange | None) -> None: ...
+
+    def connection_opened(self, conn: HttpConnection) -> None: ...
+
+    def connection_closed(self, conn: HttpConnection) -> None: ...
+
+
+class HttpConnection(asyncio.Protocol):
+    """One client connection; answers one request at a time (pipelined ones wait their turn)."""
+
+    def __init__(self, handler: Handler, loop: asyncio.AbstractEventLoop) -> None:
+        self._handler = handler
+        self._loop = loop
+        self._transport: asyncio.Transport | None = None
+        self._buf = bytearray()
+        self._head: tuple[str, str, bool, bool, str | None, int] | None = None
+        self._busy = False
+        self._exchange: Exchange | None = None
+        self._keep_alive = True
+        self._chunked = True
+        self._streaming = False         # the current response is an event stream
+        # Output queued during the current loop step.
+        self._out_head: bytes | None = None
+        self._out_events: list[str] = []
+        self._out_content = 0
+        self._out_end = False           # the response is complete after this flush
+        self._out_close = False         # close the connection after this flush
+        self._flush_scheduled = False
+        self._paused = False
+        self._drain: asyncio.Future[None] | None = None
+        self.closed = False
+
+    # -- asyncio.Protocol -------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports implement asyncio.Transport without subclassing it.
+        self._transport = cast(asyncio.Transport, transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            # Small SSE chunks must not wait for Nagle's algorithm.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._handler.connection_opened(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._transport = None
+        if self._drain is not None and not self._drain.done():
+            self._drain.set_result(None)
+        ex = self._exchange
+        if self._busy and ex is not None:
+            if ex.task is not None and not ex.task.done():
+                ex.task.cancel("client disconnected")
+            else:
+                self.abandon(ex, 499, "client disconnected")
+        self._handler.connection_closed(self)
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        if self._drain is not None and not self._drain.done():
+            self._drain.set_result(None)
+        self._drain = None
+
+    def data_received(self, data: bytes) -> None:
+        self._buf += data
+        if not self._busy:
+            self._process()
+
+    # -- request parsing --------------------------------------------------------------------
+
+    def _process(self) -> None:
+        while not self._busy and not self.closed:
+            if self._head is None:
+                end = self._buf.find(b"\r\n\r\n")
+                if end < 0:
+                    if len(self._buf) > MAX_HEAD_BYTES:
+                        self._fail(431, "request head too large")
+                    return
+                head = bytes(self._buf[:end])
+                del self._buf[: end + 4]
+                if not self._parse_head(head):
+                    return
+            assert self._head is not None
+            method, path, http10, keep_alive, request_id, length = self._head
+            if len(self._buf) < length:
+                return
+            body = bytes(self._buf[:length])
+            del self._buf[:length]
+            self._head = None
+            self._busy = True
+            self._keep_alive = keep_alive
+            self._chunked = not http10
+            self._handler.handle(self, HttpRequest(
+                method, path, http10, keep_alive, request_id, body, _now_ns()))
+
+    def _parse_head(self, head: bytes) -> bool:
+        lines = head.split(b"\r\n")
+        parts = lines[0].split(b" ")
+        if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
+            self._fail(400, "malformed request line")
+            return False
+        http10 = parts[2] == b"HTTP/1.0"
+        length = 0
+        connection = b""
+        request_id: str | None = None
+        expect_continue = False
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                try:
+                    length = int(value)
+                except ValueError:
+                    self._fail(400, "bad Content-Length")
+                    return False
+            elif name == b"connection":
+                connection = value.strip().lower()
+            elif name == b"x-request-id":
+                request_id = value.strip().decode("latin-1")
+            elif name == b"transfer-encoding":
+                self._fail(501, "chunked request bodies are not supported; send Content-Length")
+                return False
+            elif name == b"expect":
+                expect_continue = value.strip().lower() == b"100-continue"
+        if length < 0 or length > MAX_BODY_BYTES:
+            self._fail(413, "request body too large")
+            return False
+        if request_id is not None and (len(request_id) > 200 or not request_id.isprintable()):
+            self._fail(400, "X-Request-Id must be printable text of at most 200 characters")
+            return False
+        keep_alive = (b"keep-alive" in connection) if http10 else (b"close" not in connection)
+        method = parts[0].decode("latin-1")
+        path = parts[1].decode("latin-1").split("?", 1)[0]
+        self._head = (method, path, http10, keep_alive, request_id, length)
+        if expect_continue and length > len(self._buf) and self._transport is not None:
+            self._transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        return True
+
+    def _fail(self, status: int, message: str) -> None:
+        """A protocol-level error: answer and close (the stream position is unknown)."""
+        from acceval.serve._openai import error_body  # local: keeps this module standalone
+
+        self._busy = True
+        self._keep_alive = False
+        self._chunked = True
+        self.respond(status, error_body(message, kind="invalid_request_error", status=status))
+
+    # -- responses ----------------------------------------------------------------------------
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    async def drain(self) -> None:
+        if self._paused and not self.closed:
+            if self._drain is None:
+                self._drain = self._loop.create_future()
+            await self._drain
+
+    def _status_line(self, status: int, request_id: str | None) -> str:
+        head = f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
+        if request_id is not None:
+            head += f"X-Request-Id: {request_id}\r\n"
+        if not self._keep_alive:
+            head += "Connection: close\r\n"
+        elif self._chunked is False:
+            head += "Connection: keep-alive\r\n"
+        return head
+
+    def respond(self, status: int, body: bytes, *, content_type: str = "application/json",
+                ex: Exchange | None = None, content: bool = False,
+                declared_length: int | None = None, close: bool = False) -> None:
+        """Queue a whole response. ``declared_length`` > len(body) plus ``close`` cuts it short."""
+        if close:
+            self._keep_alive = False
+        rid = ex.request_id if ex is not None else None
+        if ex is not None:
+            ex.status = status
+        self._exchange = ex
+        length = len(body) if declared_length is None else declared_length
+        head = (f"{self._status_line(status, rid)}Content-Type: {content_type}\r\n"
+                f"Content-Length: {length}\r\n\r\n").encode("latin-1")
+        self._out_head = head + body
+        self._streaming = False
+        self._out_content += 1 if content else 0
+        self._out_end = True
+        self._schedule()
+
+    def start_stream(self, ex: Exchange, status: int = 200) -> None:
+        ex.status = status
+        self._exchange = ex
+        self._streaming = True
+        if not self._chunked:
+            self._keep_alive = False
+        framing = "Transfer-Encoding: chunked\r\n" if self._chunked else ""
+        self._out_head = (f"{self._status_line(status, ex.request_id)}"
+                          f"Content-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                          f"{framing}\r\n").encode("latin-1")
+        self._schedule()
+
+    def event(self, text: str, content: bool) -> None:
+        self._out_events.append(text)
+        if content:
+            self._out_content += 1
+        self._schedule()
+
+    def end_stream(self) -> None:
+        self._out_end = True
+        self._schedule()
+
+    def break_stream(self) -> None:
+        """End the response by closing the connection without a proper end (a cut stream)."""
+        self._keep_alive = False
+        self._out_end = True
+        self._out_close = True
+        self._schedule()
+
+    def abandon(self, ex: Exchange, status: int, reason: str) -> None:
+        """The exchange ends without its response (client gone, server shutting down)."""
+        self._out_head = None
+        self._out_events.clear()
+        self._out_content = 0
+        self._out_end = False
+        if not ex.logged:
+            ex.status = status
+            ex.error = ex.error or reason
+            ex.done_ns = _now_ns()
+            self._handler.finished(self, ex)
+        self._busy = False
+        self._exchange = None
+        if self._transport is not None:
+            self._transport.close()
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+    def current(self) -> Exchange | None:
+        return self._exchange if self._busy else None
+
+    def _schedule(self) -> None:
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        transport = self._transport
+        if transport is None:
+            return
+        out = self._out_head or b""
+        self._out_head = None
+        if self._out_events:
+            payload = "".join(self._out_events).encode()
+            self._out_events.clear()
+            if self._chunked:
+                out += b"%x\r\n%b\r\n" % (len(payload), payload)
+            else:
+                out += payload
+        end = self._out_end
+        if end and self._streaming and self._chunked and not self._out_close:
+            out += b"0\r\n\r\n"
+        if out:
+            transport.write(out)
+        now = _now_ns()
+        ex = self._exchange
+        if self._out_content and ex is not None:
+            if ex.first_chunk_ns is None:
+                ex.first_chunk_ns = now
+            ex.chunk_ns.extend([now] * self._out_content)
+        self._out_content = 0
+        if not end:
+            return
+        self._out_end = False
+        close = self._out_close or not self._keep_alive
+        self._out_close = False
+        if ex is not None:
+            ex.done_ns = now
+        self._busy = False
+        self._exchange = None
+        self._handler.finished(self, ex)
+        if close:
+            transport.close()
+        elif self._buf:
+            self._process()
