@@ -7,6 +7,7 @@ each '{' in turn (a bounded number of them, so a megabyte of braces costs little
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -50,6 +51,16 @@ def _decode_at(text: str, idx: int) -> tuple[dict[str, Any], str] | None:
     except (ValueError, RecursionError):
         return None
     return (obj, text[idx:end]) if isinstance(obj, dict) else None
+
+
+@functools.lru_cache(maxsize=256)
+def _validator_for(schema_json: str) -> Any:
+    """A checked validator per distinct schema: checking a schema costs milliseconds, and a task
+    set of thousands usually shares one or two schemas."""
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def _get(obj: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
@@ -104,14 +115,13 @@ class JsonChecker(_Base):
         if self.schema is not None:
             if not isinstance(self.schema, Mapping):
                 raise CheckerOptionError("schema", "expected a JSON Schema object")
-            schema = dict(self.schema)
             try:
-                cls = jsonschema.validators.validator_for(schema)
-                cls.check_schema(schema)
+                validator = _validator_for(json.dumps(self.schema, sort_keys=True))
             except SchemaError as exc:
                 raise CheckerOptionError("schema", f"not a valid JSON Schema: {exc.message}") \
                     from None
-            validator = cls(schema)
+            except (TypeError, ValueError) as exc:
+                raise CheckerOptionError("schema", f"not a JSON object: {exc}") from None
         if self.fields is not None:
             if not isinstance(self.fields, Mapping) or not all(
                     isinstance(k, str) and k for k in self.fields):
