@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acceval.tasks import REASONS, make_checker
 
-SPECS = [
+SPECS: list[tuple[dict[str, Any], str | None]] = [
     ({"type": "exact", "casefold": True, "strip_punctuation": True, "remove_punctuation": True},
      "Paris"),
     ({"type": "numeric", "rel_tol": 0.01}, "42"),
