@@ -1,0 +1,388 @@
+"""The async runner: drives one load point against a target and accounts for every request.
+
+Closed loop (``concurrency``): N workers, each sending its next request when the previous
+one ends. Open loop (``constant``/``poisson``/``gamma``): a schedule computed up front
+(:mod:`acceval.loadgen.arrivals`) and a dispatcher that sends each request at its time,
+whatever the target is doing (``max_in_flight`` is the only brake, and a request it holds
+back keeps its intended ``scheduled_ns``, so the delay shows up as schedule lag).
+
+Timing is measured from the point's start: requests are warm-up while they are among the
+first ``warmup_requests`` or are issued (closed loop) / scheduled (open loop) before
+``warmup_s``. Issuing stops when (elapsed >= ``min_duration_s`` and measured requests >=
+``min_requests``) or elapsed >= ``max_duration_s``; then in-flight requests finish (bounded
+by the target's timeout). Every request issued reaches ``sink`` exactly once, also when the
+point is interrupted: such a request ends with ``error_kind="client"``,
+``error_detail="interrupted"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from acceval.loadgen import arrivals
+from acceval.loadgen.progress import Progress
+from acceval.loadgen.protocol import Prompt, Target
+from acceval.results.records import Record
+from acceval.study import ArrivalKind, LoadPoint
+
+_now = time.perf_counter_ns
+_NS = 1_000_000_000
+
+# Sleep until this long before a send, then yield to the loop until it is due: event-loop
+# timers have millisecond granularity; the last stretch costs some CPU but buys sub-ms lag.
+SPIN_NS = 1_000_000
+# Extra time, past the target's own timeout, that in-flight requests get after the last send.
+DRAIN_MARGIN_S = 5.0
+
+StoppedBy = Literal["min_satisfied", "max_duration", "interrupted"]
+T = TypeVar("T")
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """uvloop when installed (cheaper per request, tighter timers), else asyncio's loop."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+    return loop
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on a fresh loop from :func:`new_event_loop` (Ctrl-C cancels it cleanly)."""
+    with asyncio.Runner(loop_factory=new_event_loop) as runner:
+        return runner.run(coro)
+
+
+@dataclass(frozen=True, slots=True)
+class PointSpec:
+    """One load point, fully resolved (levels expanded, defaults applied)."""
+
+    index: int
+    label: str
+    kind: ArrivalKind
+    level: float                    # concurrency (closed loop) or rate in req/s (open loop)
+    burstiness: float = 1.0
+    seed: int = 0
+    warmup_requests: int = 0
+    warmup_s: float = 0.0
+    min_duration_s: float = 0.0
+    min_requests: int = 1
+    max_duration_s: float = 120.0
+    max_in_flight: int = 4096
+
+    def __post_init__(self) -> None:
+        if self.level <= 0:
+            raise ValueError(f"load point {self.label!r}: level must be positive")
+        if self.kind == "concurrency" and self.level != int(self.level):
+            raise ValueError(f"load point {self.label!r}: concurrency must be whole")
+
+    @classmethod
+    def from_study(cls, load: LoadPoint, level: float, index: int, seed: int, n_prompts: int,
+                   attempts: int) -> PointSpec:
+        kind = load.kind
+        if kind == "concurrency":
+            label = f"concurrency {int(level)}"
+        elif kind == "gamma":
+            label = f"gamma {level:g} rps (burstiness {load.burstiness:g})"
+        else:
+            label = f"{kind} {level:g} rps"
+        min_requests = load.min_requests
+        if min_requests is None:
+            min_requests = max(1, n_prompts * attempts)
+        return cls(index=index, label=label, kind=kind, level=float(level),
+                   burstiness=load.burstiness, seed=seed,
+                   warmup_requests=load.warmup_requests, warmup_s=load.warmup_s,
+                   min_duration_s=load.min_duration_s, min_requests=min_requests,
+                   max_duration_s=load.max_duration_s, max_in_flight=load.max_in_flight)
+
+
+@dataclass(slots=True)
+class PointRun:
+    """What happened at one load point. Counts include warm-up requests (``warmup`` of them)."""
+
+    spec: PointSpec
+    requested_rate_rps: float | None   # None for closed loop
+    started_ns: int                    # relative to the run's t0, like the records
+    ended_ns: int
+    sent: int
+    completed: int                     # ended without error_kind
+    errors: int
+    stopped_by: StoppedBy
+    seeds: dict[str, Any] = field(default_factory=dict)
+    warmup: int = 0
+    held_by_cap: int = 0               # open loop: sends delayed by max_in_flight
+    lag_p50_ms: float | None = None    # open loop: dispatch time minus scheduled time
+    lag_p99_ms: float | None = None
+    lag_max_ms: float | None = None
+
+    @classmethod
+    def from_result(cls, p: Any) -> PointRun:
+        """Rebuild from a stored ``results.result.PointResult`` (re-analysis without re-running).
+
+        Only what the result keeps comes back; the spec has the point's identity and level.
+        """
+        spec = PointSpec(index=p.index, label=p.label, kind=p.kind, level=p.level)
+        return cls(spec=spec, requested_rate_rps=p.requested_rate_rps,
+                   started_ns=p.started_ns, ended_ns=p.ended_ns, sent=p.sent,
+                   completed=p.completed, errors=p.sent - p.completed,
+                   stopped_by=p.stopped_by, seeds=dict(p.seeds))
+
+
+class _Point:
+    """The mutable state of one point while it runs."""
+
+    def __init__(self, target: Target, prompts: Sequence[Prompt], spec: PointSpec,
+                 sink: Callable[[Record], None], t0_ns: int, progress: Progress | None,
+                 first_request_id: int) -> None:
+        self.target = target
+        self.name = target.name
+        self.prompts = prompts
+        self.n_prompts = len(prompts)
+        self.spec = spec
+        self.sink = sink
+        self.t0 = t0_ns
+        self.progress = progress
+        self.first_id = first_request_id
+        self.start = 0
+        self.warmup_ns = int(spec.warmup_s * _NS)
+        self.min_ns = int(spec.min_duration_s * _NS)
+        self.max_ns = int(spec.max_duration_s * _NS)
+        self.issued = 0
+        self.n_warm = 0
+        self.n_measured = 0
+        self.done = 0
+        self.errors = 0
+        self.in_flight = 0
+        self.stopping = False
+        self.stopped_by: StoppedBy = "max_duration"
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.slot: asyncio.Future[None] | None = None   # open loop: wakes a capped dispatcher
+        self.cancel_kind = ("client", "interrupted")
+        self.held = 0
+        self.lags: list[int] = []
+
+    # --- decisions ----------------------------------------------------------------------------
+
+    def stop_due(self, elapsed: int) -> bool:
+        """The stop rule, at ``elapsed`` ns since the point's start."""
+        if elapsed >= self.max_ns:
+            self.stopped_by = "max_duration"
+            return True
+        if elapsed >= self.min_ns and self.n_measured >= self.spec.min_requests:
+            self.stopped_by = "min_satisfied"
+            return True
+        return False
+
+    def next_request(self, elapsed: int, scheduled_ns: int | None) -> tuple[Prompt, Record]:
+        i = self.issued
+        self.issued = i + 1
+        n = self.n_prompts
+        if i < self.spec.warmup_requests or elapsed < self.warmup_ns:
+            j = self.n_warm
+            self.n_warm = j + 1
+            prompt = self.prompts[j % n]
+            attempt, warm = 0, True
+        else:
+            m = self.n_measured
+            self.n_measured = m + 1
+            prompt = self.prompts[m % n]
+            attempt, warm = m // n, False
+        rec = Record(self.name, self.spec.index, self.spec.label, self.first_id + i,
+                     prompt.task_id, attempt, warm, scheduled_ns)
+        return prompt, rec
+
+    # --- one request --------------------------------------------------------------------------
+
+    async def one(self, prompt: Prompt, rec: Record) -> None:
+        self.in_flight += 1
+        try:
+            await self.target.send(prompt, rec, self.t0)
+        except asyncio.CancelledError:
+            if rec.done_ns is None or rec.error_kind is None:
+                rec.done_ns = _now() - self.t0
+                rec.error_kind, rec.error_detail = self.cancel_kind
+            raise
+        except Exception as exc:  # a target broke its contract; keep the run going
+            rec.error_kind = "client"
+            rec.error_detail = f"target raised {type(exc).__name__}: {exc}"[:300]
+            if rec.done_ns is None:
+                rec.done_ns = _now() - self.t0
+        finally:
+            self.in_flight -= 1
+            self.done += 1
+            if rec.error_kind is not None:
+                self.errors += 1
+            slot = self.slot
+            if slot is not None and not slot.done():
+                slot.set_result(None)
+            if self.progress is not None:
+                self.progress.record(rec)
+            self.sink(rec)
+
+    # --- closed loop --------------------------------------------------------------------------
+
+    async def closed(self) -> None:
+        decided = asyncio.Event()
+        for _ in range(int(self.spec.level)):
+            self._spawn(self._worker(decided))
+        await decided.wait()
+
+    async def _worker(self, decided: asyncio.Event) -> None:
+        try:
+            while not self.stopping:
+                elapsed = _now() - self.start
+                if self.stop_due(elapsed):
+                    break
+                prompt, rec = self.next_request(elapsed, None)
+                await self.one(prompt, rec)
+        finally:
+            self.stopping = True
+            decided.set()
+
+    # --- open loop ----------------------------------------------------------------------------
+
+    async def open(self, offsets: npt.NDArray[np.int64]) -> None:
+        start, t0, lags = self.start, self.t0, self.lags
+        sched = offsets.tolist()   # Python ints: cheaper to index than numpy scalars
+        total = len(sched)
+        i = 0
+        while i < total:
+            off = sched[i]
+            if self.stop_due(off):
+                return
+            due = start + off
+            now = _now()
+            if due - now > SPIN_NS:
+                await asyncio.sleep((due - now - SPIN_NS) / _NS)
+                now = _now()
+            while now < due:
+                await asyncio.sleep(0)
+                now = _now()
+            if now - start >= self.max_ns:
+                self.stopped_by = "max_duration"
+                return
+            if self.in_flight >= self.spec.max_in_flight:
+                self.held += 1
+                while self.in_flight >= self.spec.max_in_flight:
+                    self.slot = asyncio.get_running_loop().create_future()
+                    await self.slot
+                self.slot = None
+                now = _now()
+            # Send everything that is due now (the loop may have woken late).
+            while True:
+                lags.append(now - due)
+                prompt, rec = self.next_request(off, due - t0)
+                self._spawn(self.one(prompt, rec))
+                i += 1
+                if i >= total or self.in_flight >= self.spec.max_in_flight:
+                    break
+                off = sched[i]
+                due = start + off
+                if due > now or self.stop_due(off):
+                    break
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def cancel_all(self, kind: str, detail: str) -> None:
+        self.cancel_kind = (kind, detail)
+        pending = list(self.tasks)
+        for t in pending:
+            t.cancel()
+        if pending:
+            await asyncio.wait(pending)
+
+
+def _lag_stats(lags: list[int]) -> tuple[float | None, float | None, float | None]:
+    if not lags:
+        return None, None, None
+    a = np.asarray(lags, dtype=np.float64) / 1e6
+    p50, p99 = np.percentile(a, [50, 99])
+    return float(p50), float(p99), float(a.max())
+
+
+async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
+                    sink: Callable[[Record], None], *, t0_ns: int,
+                    progress: Progress | None = None, stop: asyncio.Event | None = None,
+                    first_request_id: int = 0, drain_timeout_s: float | None = None
+                    ) -> PointRun:
+    """Run one load point. Request ids are ``first_request_id + i`` in issue order.
+
+    ``stop`` (optional) interrupts gracefully: issuing stops, in-flight requests are
+    cancelled and recorded as interrupted, and the result says ``stopped_by="interrupted"``.
+    If the calling task is cancelled instead, in-flight requests are recorded the same way
+    and the cancellation propagates. ``drain_timeout_s`` bounds the wait for in-flight
+    requests after the last send (default: the target's ``timeout_s`` plus a margin).
+    """
+    if not prompts:
+        raise ValueError("run_point needs at least one prompt")
+    p = _Point(target, prompts, spec, sink, t0_ns, progress, first_request_id)
+    seeds: dict[str, Any] = {}
+    offsets: npt.NDArray[np.int64] | None = None
+    rate: float | None = None
+    if spec.kind != "concurrency":
+        rate = spec.level
+        ss = arrivals.arrivals_seed(spec.seed, spec.index)
+        seeds["arrivals"] = arrivals.seed_info(ss)
+        offsets = arrivals.schedule(spec.kind, rate, spec.max_duration_s,
+                                    rng=np.random.default_rng(ss), burstiness=spec.burstiness)
+    if drain_timeout_s is None:
+        drain_timeout_s = float(getattr(target, "timeout_s", 600.0)) + DRAIN_MARGIN_S
+    if progress is not None:
+        progress.start_point(spec.label, spec.min_requests + spec.warmup_requests)
+    # Objects alive now (prompts, the target, earlier records) never need scanning again;
+    # collections during the point then only walk the point's own young objects.
+    gc.collect()
+    gc.freeze()
+    p.start = _now()
+    loop = asyncio.get_running_loop()
+    driver = loop.create_task(p.closed() if offsets is None else p.open(offsets))
+    waiter = loop.create_task(stop.wait()) if stop is not None else None
+    interrupted = False
+    try:
+        await asyncio.wait([driver] if waiter is None else [driver, waiter],
+                           return_when=asyncio.FIRST_COMPLETED)
+        if driver.done():
+            driver.result()
+        else:
+            interrupted = True
+            driver.cancel()
+            await asyncio.wait([driver])
+            await p.cancel_all("client", "interrupted")
+        p.stopping = True
+        if p.tasks:
+            await asyncio.wait(list(p.tasks), timeout=drain_timeout_s)
+        if p.tasks:
+            await p.cancel_all("timeout", f"still in flight {drain_timeout_s:g} s after the "
+                                          f"point stopped issuing")
+    except BaseException:  # cancelled (Ctrl-C) or a bug: still account for every request
+        driver.cancel()
+        await asyncio.wait([driver])
+        await p.cancel_all("client", "interrupted")
+        raise
+    finally:
+        if waiter is not None:
+            waiter.cancel()
+        gc.unfreeze()
+        if progress is not None:
+            progress.end_point()
+    ended = _now()
+    lag50, lag99, lagmax = _lag_stats(p.lags)
+    return PointRun(
+        spec=spec, requested_rate_rps=rate, started_ns=p.start - t0_ns, ended_ns=ended - t0_ns,
+        sent=p.issued, completed=p.done - p.errors, errors=p.errors,
+        stopped_by="interrupted" if interrupted else p.stopped_by, seeds=seeds,
+        warmup=p.n_warm, held_by_cap=p.held, lag_p50_ms=lag50, lag_p99_ms=lag99,
+        lag_max_ms=lagmax,
+    )

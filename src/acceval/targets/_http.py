@@ -1,0 +1,327 @@
+"""A lean HTTP/1.1 client on asyncio protocols: a keep-alive pool and a response parser.
+
+Why not aiohttp here: the load generator's own CPU per request bounds the load one client
+host can offer and adds noise to every stamp. Parsing inside ``data_received`` (status line,
+headers, chunked framing) and handing body bytes to a consumer callback wakes the request's
+coroutine once per response instead of once per line. It only does what an
+OpenAI-compatible server needs: one request at a time per connection (no pipelining),
+Content-Length or chunked or read-until-close bodies, plain TCP or TLS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import ssl
+import time
+from typing import cast
+from urllib.parse import urlsplit
+
+_now = time.perf_counter_ns
+
+# Parser states.
+_HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER, _UNTIL_CLOSE, _IDLE = range(8)
+
+
+class Consumer:
+    """Receives one response. Callbacks run inside the event loop's I/O callback: keep them short.
+
+    ``now`` is an absolute ``perf_counter_ns`` taken once per network read.
+    Exactly one of ``end`` or ``lost`` is called, unless the exchange is abandoned
+    (:meth:`Connection.abandon`).
+    """
+
+    __slots__ = ()
+
+    def head(self, status: int, headers: dict[str, str], now: int) -> None:
+        """Status line and headers are complete."""
+
+    def body(self, data: bytes, now: int) -> None:
+        """Body payload (de-chunked), in arrival order."""
+
+    def end(self, now: int) -> None:
+        """The response is complete (the connection is already back in the pool)."""
+
+    def lost(self, got_bytes: bool, detail: str, protocol_error: bool, now: int) -> None:
+        """The connection closed or the response could not be parsed before ``end``."""
+
+
+class ProtocolError(Exception):
+    pass
+
+
+class Connection(asyncio.Protocol):
+    """One TCP connection; one exchange at a time."""
+
+    __slots__ = ("_buf", "_consumer", "_expect_body", "_remaining", "_state", "closed",
+                 "got_bytes", "keep_alive", "pool", "requests", "transport")
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.transport: asyncio.Transport | None = None
+        self._consumer: Consumer | None = None
+        self._buf = b""
+        self._state = _IDLE
+        self._remaining = 0
+        self._expect_body = True
+        self.closed = False
+        self.got_bytes = False
+        self.keep_alive = True
+        self.requests = 0
+
+    # --- asyncio.Protocol ---------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.pool.all.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.pool.all.discard(self)
+        c = self._consumer
+        if c is None:
+            return
+        self._consumer = None
+        if self._state == _UNTIL_CLOSE:
+            c.end(_now())
+            return
+        detail = f"connection lost: {exc}" if exc else "connection closed by the server"
+        c.lost(self.got_bytes, detail, False, _now())
+
+    def eof_received(self) -> bool | None:
+        return None  # close our side too
+
+    def data_received(self, data: bytes) -> None:
+        now = _now()
+        c = self._consumer
+        if c is None:
+            # Bytes while idle: the server is confused; never reuse this connection.
+            self.closed = True
+            if self.transport is not None:
+                self.transport.abort()
+            return
+        self.got_bytes = True
+        try:
+            self._feed(c, data, now)
+        except (ProtocolError, ValueError, UnicodeDecodeError) as exc:
+            self._fail(c, f"bad HTTP response: {exc}", now)
+
+    # --- exchange -----------------------------------------------------------------------------
+
+    def start(self, request: bytes, consumer: Consumer, *, expect_body: bool = True) -> None:
+        """Write one request; ``consumer`` gets the response."""
+        self._consumer = consumer
+        self._state = _HEAD
+        self._buf = b""
+        self.got_bytes = False
+        self._expect_body = expect_body
+        self.requests += 1
+        assert self.transport is not None
+        self.transport.write(request)
+
+    def abandon(self) -> None:
+        """Drop the exchange in progress (timeout, cancellation): close without callbacks."""
+        self._consumer = None
+        self.closed = True
+        if self.transport is not None:
+            self.transport.abort()
+
+    def _fail(self, c: Consumer, detail: str, now: int) -> None:
+        self._consumer = None
+        self.closed = True
+        if self.transport is not None:
+            self.transport.abort()
+        c.lost(True, detail, True, now)
+
+    def _done(self, c: Consumer, now: int) -> None:
+        self._consumer = None
+        self._state = _IDLE
+        if self._buf:
+            self.keep_alive = False  # trailing garbage: do not trust this connection
+        if self.keep_alive and not self.closed:
+            self.pool.idle.append(self)
+        else:
+            self.closed = True
+            if self.transport is not None:
+                self.transport.close()
+        c.end(now)
+
+    def _feed(self, c: Consumer, data: bytes, now: int) -> None:
+        state = self._state
+        if state == _CHUNK_DATA and not self._buf:
+            # Fast path: a whole chunk plus its CRLF, maybe followed by more framing.
+            n = self._remaining
+            if len(data) >= n + 2 and data[n : n + 2] == b"\r\n":
+                c.body(data[:n], now)
+                self._state = _CHUNK_SIZE
+                self._remaining = 0
+                if len(data) == n + 2:
+                    return
+                data = data[n + 2 :]
+        buf = self._buf + data if self._buf else data
+        self._buf = b""
+        pos = 0
+        size = len(buf)
+        while self._consumer is not None:
+            state = self._state
+            if state == _CHUNK_SIZE:
+                i = buf.find(b"\r\n", pos)
+                if i < 0:
+                    break
+                n = int(buf[pos:i].split(b";", 1)[0], 16)
+                pos = i + 2
+                if n == 0:
+                    self._state = _TRAILER
+                else:
+                    # Take the whole chunk in one slice when it is all here.
+                    if size >= pos + n + 2:
+                        c.body(buf[pos : pos + n], now)
+                        if buf[pos + n : pos + n + 2] != b"\r\n":
+                            raise ProtocolError("chunk not followed by CRLF")
+                        pos += n + 2
+                    else:
+                        self._remaining = n
+                        self._state = _CHUNK_DATA
+            elif state == _CHUNK_DATA:
+                take = min(self._remaining, size - pos)
+                if take <= 0:
+                    break
+                c.body(buf[pos : pos + take], now)
+                pos += take
+                self._remaining -= take
+                if self._remaining == 0:
+                    self._state = _CHUNK_CRLF
+            elif state == _CHUNK_CRLF:
+                if size - pos < 2:
+                    break
+                if buf[pos : pos + 2] != b"\r\n":
+                    raise ProtocolError("chunk not followed by CRLF")
+                pos += 2
+                self._state = _CHUNK_SIZE
+            elif state == _HEAD:
+                i = buf.find(b"\r\n\r\n", pos)
+                if i < 0:
+                    if size - pos > 65536:
+                        raise ProtocolError("response headers larger than 64 KiB")
+                    break
+                head = buf[pos:i]
+                pos = i + 4
+                self._head(c, head, now)
+            elif state == _LENGTH:
+                take = min(self._remaining, size - pos)
+                if take > 0:
+                    c.body(buf[pos : pos + take], now)
+                    pos += take
+                    self._remaining -= take
+                if self._remaining == 0:
+                    self._buf = buf[pos:]
+                    self._done(c, now)
+                    return
+                break
+            elif state == _UNTIL_CLOSE:
+                if pos < size:
+                    c.body(buf[pos:], now)
+                pos = size
+                break
+            elif state == _TRAILER:
+                i = buf.find(b"\r\n", pos)
+                if i < 0:
+                    break
+                line_empty = i == pos
+                pos = i + 2
+                if line_empty:
+                    self._buf = buf[pos:]
+                    self._done(c, now)
+                    return
+            else:
+                break
+        if pos < size and self._consumer is not None:
+            self._buf = buf[pos:]
+
+    def _head(self, c: Consumer, head: bytes, now: int) -> None:
+        lines = head.decode("latin-1").split("\r\n")
+        status_line = lines[0]
+        if not status_line.startswith("HTTP/1."):
+            raise ProtocolError(f"not an HTTP/1.x status line: {status_line[:40]!r}")
+        parts = status_line.split(" ", 2)
+        status = int(parts[1])
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            k, sep, v = line.partition(":")
+            if sep:
+                headers[k.strip().lower()] = v.strip()
+        if 100 <= status < 200:
+            return  # interim response (100 Continue): the real one follows
+        conn_hdr = headers.get("connection", "").lower()
+        self.keep_alive = (
+            "close" not in conn_hdr
+            if status_line.startswith("HTTP/1.1")
+            else "keep-alive" in conn_hdr
+        )
+        c.head(status, headers, now)
+        if self._consumer is None:
+            return
+        if not self._expect_body or status in (204, 304):
+            self._state = _LENGTH
+            self._remaining = 0
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
+            self._state = _CHUNK_SIZE
+        elif "content-length" in headers:
+            self._state = _LENGTH
+            self._remaining = int(headers["content-length"])
+        else:
+            self._state = _UNTIL_CLOSE
+            self.keep_alive = False
+
+
+class Pool:
+    """Keep-alive connections to one origin. LIFO reuse keeps the hottest connections busy."""
+
+    def __init__(self, url: str, *, connect_timeout_s: float) -> None:
+        u = urlsplit(url)
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise ValueError(f"unsupported URL {url!r}")
+        self.host = u.hostname
+        self.port = u.port or (443 if u.scheme == "https" else 80)
+        default_port = self.port == (443 if u.scheme == "https" else 80)
+        self.host_header = self.host if default_port else f"{self.host}:{self.port}"
+        if ":" in self.host and not default_port:
+            self.host_header = f"[{self.host}]:{self.port}"
+        self.path = u.path.rstrip("/")
+        self.ssl: ssl.SSLContext | None = (
+            ssl.create_default_context() if u.scheme == "https" else None
+        )
+        self.connect_timeout_s = connect_timeout_s
+        self.idle: list[Connection] = []
+        self.all: set[Connection] = set()
+        self.connects = 0
+
+    def take_idle(self) -> Connection | None:
+        idle = self.idle
+        while idle:
+            conn = idle.pop()
+            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
+                return conn
+        return None
+
+    async def connect(self) -> Connection:
+        """Open a new connection; raises OSError or TimeoutError."""
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(self.connect_timeout_s):
+            _, proto = await loop.create_connection(
+                lambda: Connection(self), self.host, self.port, ssl=self.ssl,
+                server_hostname=self.host if self.ssl else None,
+            )
+        self.connects += 1
+        return proto
+
+    def close(self) -> None:
+        for conn in list(self.all):
+            conn.abandon()
+        self.idle.clear()
+        self.all.clear()

@@ -1,0 +1,481 @@
+"""The OpenAI-compatible HTTP target: /v1/completions and /v1/chat/completions, SSE or JSON.
+
+One code path measures every server that speaks this API (vLLM on any backend, SGLang, TGI,
+llama.cpp, clouds). It stamps raw times into the :class:`~acceval.results.records.Record`
+and classifies every failure; it never raises for a failed request.
+
+Stamps (``perf_counter_ns() - t0_ns``): ``sent_ns`` right before the request (a new
+connection's connect time is part of the request, as a user would see it), ``first_byte_ns``
+when the response's first bytes arrive, one ``chunk_ns`` per event that carries generated
+text (``text``, ``delta.content``, or a reasoning delta), ``first_token_ns`` the first of
+those, ``done_ns`` when the response ends or fails. All stamps in one network read share
+the read's time: that is when the client could have seen them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from typing import Any
+
+from acceval.errors import TargetError
+from acceval.loadgen.protocol import Prompt
+from acceval.results.records import Record
+from acceval.study import Endpoint
+from acceval.targets._http import Connection, Consumer, Pool
+
+_now = time.perf_counter_ns
+_loads = json.loads
+_EXCERPT = 200
+_MAX_ERROR_BODY = 4096
+_BODY_CACHE_MAX = 65536
+
+# Response modes.
+_SSE, _JSON, _ERROR = 0, 1, 2
+
+
+def _excerpt(data: bytes | str, limit: int = _EXCERPT) -> str:
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _Exchange(Consumer):
+    """One request's response, parsed as it arrives and written into its Record."""
+
+    __slots__ = ("chat", "conn", "done_seen", "failed", "finish", "mode", "parts", "pending",
+                 "rec", "retry", "t0", "tail", "usage", "waiter")
+
+    def __init__(self, rec: Record, t0: int, chat: bool, conn: Connection,
+                 waiter: asyncio.Future[None]) -> None:
+        self.rec = rec
+        self.t0 = t0
+        self.chat = chat
+        self.conn = conn
+        self.waiter = waiter
+        self.mode = _SSE
+        self.tail = b""
+        self.pending: bytes | None = None
+        self.parts: list[Any] = []
+        self.done_seen = False
+        self.finish: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.failed = False
+        self.retry = False
+
+    # --- Consumer callbacks ----------------------------------------------------------------
+
+    def head(self, status: int, headers: dict[str, str], now: int) -> None:
+        rec = self.rec
+        rec.first_byte_ns = now - self.t0
+        rec.http_status = status
+        if status >= 400:
+            self.mode = _ERROR
+        elif headers.get("content-type", "").startswith("text/event-stream"):
+            self.mode = _SSE
+        else:
+            self.mode = _JSON
+
+    def body(self, data: bytes, now: int) -> None:
+        if self.mode == _SSE:
+            self._sse(data, now)
+        elif self.mode == _JSON or sum(map(len, self.parts)) < _MAX_ERROR_BODY:
+            self.parts.append(data)
+
+    def end(self, now: int) -> None:
+        if self.failed:
+            return
+        rec = self.rec
+        rec.done_ns = now - self.t0
+        mode = self.mode
+        if mode == _SSE:
+            self._sse_end(now)
+        elif mode == _JSON:
+            self._json_end()
+        else:
+            rec.error_kind = "http"
+            rec.error_detail = f"HTTP {rec.http_status}: {_excerpt(b''.join(self.parts))}"
+        self._resolve()
+
+    def lost(self, got_bytes: bool, detail: str, protocol_error: bool, now: int) -> None:
+        if self.failed:
+            return
+        if protocol_error:
+            self._fail("malformed", detail, now)
+        elif not got_bytes:
+            # Nothing came back: the server dropped the connection before answering. A reused
+            # keep-alive connection may have been closed by the server while idle: retry once.
+            self.retry = self.conn.requests > 1
+            self._fail("connect", detail, now)
+        elif self.mode == _SSE and self.done_seen:
+            self.end(now)  # [DONE] arrived; only the framing after it was lost
+        else:
+            self._fail("stream_cut", f"{detail} after {len(self.rec.chunk_ns)} chunk(s)", now)
+
+    # --- timeout (a loop timer) -------------------------------------------------------------
+
+    def timeout(self, timeout_s: float) -> None:
+        if self.failed or self.waiter.done():
+            return
+        self.conn.abandon()
+        rec = self.rec
+        if rec.first_byte_ns is None:
+            detail = f"no response within {timeout_s:g} s"
+        else:
+            detail = f"response incomplete after {timeout_s:g} s ({len(rec.chunk_ns)} chunk(s))"
+        self._fail("timeout", detail, _now())
+
+    # --- parsing ----------------------------------------------------------------------------
+
+    def _sse(self, data: bytes, now: int) -> None:
+        if self.tail:
+            data = self.tail + data
+        lines = data.split(b"\n")
+        self.tail = lines.pop()
+        for line in lines:
+            if line[:5] == b"data:":
+                payload = line[6:] if line[5:6] == b" " else line[5:]
+                if payload[-1:] == b"\r":
+                    payload = payload[:-1]
+                pending = self.pending
+                self.pending = payload if pending is None else pending + b"\n" + payload
+            elif not line or line == b"\r":
+                pending = self.pending
+                if pending is not None:
+                    self.pending = None
+                    self._event(pending, now)
+                    if self.failed:
+                        return
+            # other SSE fields (event:, id:, retry:, ": comments") carry nothing we use
+
+    def _event(self, payload: bytes, now: int) -> None:
+        if payload == b"[DONE]":
+            self.done_seen = True
+            return
+        try:
+            obj = _loads(payload)
+        except ValueError:
+            self._fail("malformed", f"event is not JSON: {_excerpt(payload, 80)}", now)
+            return
+        try:
+            choices = obj["choices"]
+            if choices:
+                c = choices[0]
+                if self.chat:
+                    delta = c.get("delta") or {}
+                    text = delta.get("content")
+                    timed = text or delta.get("reasoning_content") or delta.get("reasoning")
+                else:
+                    timed = text = c.get("text")
+                if timed:
+                    rec = self.rec
+                    t = now - self.t0
+                    if rec.first_token_ns is None:
+                        rec.first_token_ns = t
+                    rec.chunk_ns.append(t)
+                    if text:
+                        self.parts.append(text)
+                reason = c.get("finish_reason")
+                if reason:
+                    self.finish = reason
+            usage = obj.get("usage")
+            if usage:
+                self.usage = usage
+        except (KeyError, TypeError, IndexError, AttributeError):
+            err = obj.get("error") if isinstance(obj, dict) else None
+            if err is not None:
+                msg = err.get("message", err) if isinstance(err, dict) else err
+                self._fail("stream_cut", f"server error event: {_excerpt(str(msg))}", now)
+            else:
+                self._fail("malformed", f"unexpected event shape: {_excerpt(payload, 80)}", now)
+
+    def _sse_end(self, now: int) -> None:
+        if self.tail:
+            tail, self.tail = self.tail, b""
+            self._sse(tail + b"\n\n", now)
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            self._event(pending, now)
+        if self.failed:
+            return
+        rec = self.rec
+        rec.output_text = "".join(self.parts)
+        rec.finish_reason = self.finish
+        self._tokens_from_usage()
+        if rec.output_tokens is None:
+            rec.output_tokens = len(rec.chunk_ns)
+            rec.tokens_from = "chunks"
+        if not self.done_seen and self.finish is None:
+            rec.error_kind = "stream_cut"
+            rec.error_detail = (
+                f"stream ended without [DONE] or finish_reason after {len(rec.chunk_ns)} chunk(s)"
+            )
+
+    def _json_end(self) -> None:
+        rec = self.rec
+        raw = b"".join(self.parts)
+        try:
+            obj = _loads(raw)
+        except ValueError:
+            rec.error_kind = "malformed"
+            rec.error_detail = f"body is not JSON: {_excerpt(raw, 80)}"
+            return
+        try:
+            choice = obj["choices"][0]
+            text = choice["message"]["content"] if self.chat else choice["text"]
+            self.finish = choice.get("finish_reason")
+            self.usage = obj.get("usage")
+        except (KeyError, TypeError, IndexError, AttributeError):
+            rec.error_kind = "malformed"
+            rec.error_detail = f"unexpected body shape: {_excerpt(raw, 80)}"
+            return
+        rec.output_text = text if isinstance(text, str) else None
+        rec.finish_reason = self.finish
+        rec.first_token_ns = rec.done_ns
+        self._tokens_from_usage()
+
+    def _tokens_from_usage(self) -> None:
+        u = self.usage
+        if isinstance(u, dict):
+            out, inp = u.get("completion_tokens"), u.get("prompt_tokens")
+            rec = self.rec
+            if isinstance(out, int):
+                rec.output_tokens = out
+                rec.tokens_from = "usage"
+            if isinstance(inp, int):
+                rec.prompt_tokens = inp
+
+    def _fail(self, kind: str, detail: str, now: int) -> None:
+        self.failed = True
+        rec = self.rec
+        rec.error_kind = kind
+        rec.error_detail = detail
+        rec.done_ns = now - self.t0
+        if self.parts and self.mode == _SSE:
+            rec.output_text = "".join(self.parts)
+        if self.conn._consumer is self:
+            self.conn.abandon()
+        self._resolve()
+
+    def _resolve(self) -> None:
+        if not self.waiter.done():
+            self.waiter.set_result(None)
+
+
+class _Collect(Consumer):
+    """Collects a small response whole (probe requests)."""
+
+    __slots__ = ("body_parts", "error", "headers", "status", "waiter")
+
+    def __init__(self, waiter: asyncio.Future[None]) -> None:
+        self.waiter = waiter
+        self.status: int | None = None
+        self.headers: dict[str, str] = {}
+        self.body_parts: list[bytes] = []
+        self.error: str | None = None
+
+    def head(self, status: int, headers: dict[str, str], now: int) -> None:
+        self.status = status
+        self.headers = headers
+
+    def body(self, data: bytes, now: int) -> None:
+        self.body_parts.append(data)
+
+    def end(self, now: int) -> None:
+        if not self.waiter.done():
+            self.waiter.set_result(None)
+
+    def lost(self, got_bytes: bool, detail: str, protocol_error: bool, now: int) -> None:
+        self.error = detail
+        self.end(now)
+
+
+def _header_safe(value: str, what: str) -> str:
+    if "\r" in value or "\n" in value:
+        raise TargetError(f"{what} contains a line break; remove it")
+    return value
+
+
+class OpenAITarget:
+    """A server reached over the OpenAI-compatible HTTP API (implements ``loadgen.Target``)."""
+
+    def __init__(self, name: str, endpoint: Endpoint) -> None:
+        self.name = name
+        self.endpoint = endpoint
+        self.timeout_s = endpoint.timeout_s
+        self.chat = endpoint.api == "chat"
+        self._pool = Pool(endpoint.base_url, connect_timeout_s=endpoint.connect_timeout_s)
+        path = self._pool.path + ("/chat/completions" if self.chat else "/completions")
+        lines = [
+            f"POST {path} HTTP/1.1",
+            f"Host: {self._pool.host_header}",
+            "User-Agent: acceval",
+            "Content-Type: application/json",
+            "Accept: text/event-stream" if endpoint.stream else "Accept: application/json",
+        ]
+        extra = "".join(f"{_header_safe(k, 'header name')}: {_header_safe(v, f'header {k}')}\r\n"
+                        for k, v in endpoint.headers.items())
+        # The API key lives only in these header bytes (never in records, logs or repr).
+        self._extra = extra.encode("latin-1") + self._auth_header(name, endpoint)
+        static = ("\r\n".join(lines) + "\r\n").encode("latin-1") + self._extra
+        self._head = static.replace(b"%", b"%%") + b"Content-Length: %d\r\nX-Request-Id: %d\r\n\r\n"
+        self._bodies: dict[Prompt, bytes] = {}
+
+    @staticmethod
+    def _auth_header(name: str, endpoint: Endpoint) -> bytes:
+        env = endpoint.api_key_env
+        if not env:
+            return b""
+        key = os.environ.get(env)
+        if not key:
+            raise TargetError(
+                f"target '{name}': the environment variable {env} (endpoint.api_key_env) is "
+                f"not set; export it with the API key before running"
+            )
+        return b"Authorization: Bearer " + _header_safe(key, env).encode("latin-1") + b"\r\n"
+
+    def __repr__(self) -> str:
+        return f"OpenAITarget(name={self.name!r}, base_url={self.endpoint.base_url!r})"
+
+    # --- Target protocol --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Nothing to open ahead: connections open on first use and are kept alive."""
+
+    async def close(self) -> None:
+        self._pool.close()
+
+    def _body(self, prompt: Prompt) -> bytes:
+        ep = self.endpoint
+        req: dict[str, Any] = {"model": ep.model}
+        if self.chat:
+            if prompt.messages is not None:
+                msgs = [{"role": r, "content": c} for r, c in prompt.messages]
+            else:
+                msgs = [{"role": "user", "content": prompt.prompt or ""}]
+            req["messages"] = msgs
+        else:
+            if prompt.prompt is not None:
+                text = prompt.prompt
+            else:
+                text = "\n".join(c for _, c in prompt.messages or ())
+            req["prompt"] = text
+        req["max_tokens"] = prompt.max_tokens
+        req["temperature"] = ep.temperature
+        req["stream"] = ep.stream
+        if ep.stream:
+            req["stream_options"] = {"include_usage": True}
+        body = json.dumps(req, ensure_ascii=False, separators=(",", ":")).encode()
+        if len(self._bodies) >= _BODY_CACHE_MAX:
+            self._bodies.clear()
+        self._bodies[prompt] = body
+        return body
+
+    async def send(self, prompt: Prompt, rec: Record, t0_ns: int) -> None:
+        """Send one request and fill ``rec``; never raises except ``CancelledError``."""
+        try:
+            body = self._bodies.get(prompt) or self._body(prompt)
+            request = self._head % (len(body), rec.request_id) + body
+        except Exception as exc:  # a prompt we cannot encode is our problem, not the server's
+            rec.error_kind = "client"
+            rec.error_detail = f"cannot encode request: {_excerpt(repr(exc))}"
+            rec.done_ns = rec.sent_ns = _now() - t0_ns
+            return
+        loop = asyncio.get_running_loop()
+        rec.sent_ns = _now() - t0_ns
+        deadline = loop.time() + self.timeout_s
+        pool = self._pool
+        for _ in range(2):
+            conn = pool.take_idle()
+            if conn is None:
+                try:
+                    conn = await pool.connect()
+                except TimeoutError:
+                    self._connect_failed(rec, t0_ns, f"connect timed out after "
+                                                     f"{self.endpoint.connect_timeout_s:g} s")
+                    return
+                except OSError as exc:
+                    self._connect_failed(rec, t0_ns, f"cannot connect: {exc.strerror or exc}")
+                    return
+            waiter: asyncio.Future[None] = loop.create_future()
+            ex = _Exchange(rec, t0_ns, self.chat, conn, waiter)
+            timer = loop.call_at(deadline, ex.timeout, self.timeout_s)
+            try:
+                conn.start(request, ex)
+                await waiter
+            except asyncio.CancelledError:
+                conn.abandon()
+                raise
+            except Exception as exc:  # a bug in parsing must not crash the run
+                conn.abandon()
+                if not ex.failed:
+                    ex._fail("client", f"client error: {_excerpt(repr(exc))}", _now())
+            finally:
+                timer.cancel()
+            if not ex.retry:
+                return
+            # The server closed an idle keep-alive connection under us: once more, fresh.
+            rec.error_kind = rec.error_detail = rec.done_ns = None
+
+    @staticmethod
+    def _connect_failed(rec: Record, t0_ns: int, detail: str) -> None:
+        rec.error_kind = "connect"
+        rec.error_detail = detail
+        rec.done_ns = _now() - t0_ns
+
+    # --- fingerprint ------------------------------------------------------------------------
+
+    async def _get(self, path: str, timeout_s: float) -> tuple[int | None, bytes, str | None,
+                                                              dict[str, str]]:
+        req = (f"GET {path} HTTP/1.1\r\nHost: {self._pool.host_header}\r\n"
+               f"User-Agent: acceval\r\nAccept: application/json\r\n").encode("latin-1")
+        req += self._extra + b"\r\n"
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(timeout_s):
+                conn = self._pool.take_idle() or await self._pool.connect()
+                waiter: asyncio.Future[None] = loop.create_future()
+                col = _Collect(waiter)
+                conn.start(req, col)
+                try:
+                    await waiter
+                except BaseException:
+                    conn.abandon()
+                    raise
+        except TimeoutError:
+            return None, b"", f"GET {path}: no answer within {timeout_s:g} s", {}
+        except OSError as exc:
+            return None, b"", f"GET {path}: cannot connect: {exc.strerror or exc}", {}
+        if col.error:
+            return col.status, b"", f"GET {path}: {col.error}", col.headers
+        return col.status, b"".join(col.body_parts), None, col.headers
+
+    async def probe(self, timeout_s: float = 5.0) -> dict[str, Any]:
+        """What the server says it is: model ids (GET /models), version (GET /version), the
+        ``Server`` header. Never raises; what failed is listed under ``errors``."""
+        out: dict[str, Any] = {"base_url": self.endpoint.base_url, "model": self.endpoint.model,
+                               "models": None, "version": None, "server": None, "errors": []}
+        base = self._pool.path
+        status, body, err, headers = await self._get(base + "/models", timeout_s)
+        out["server"] = headers.get("server")
+        if err:
+            out["errors"].append(err)
+        elif status != 200:
+            out["errors"].append(f"GET {base}/models: HTTP {status}: {_excerpt(body)}")
+        else:
+            try:
+                data = json.loads(body)
+                out["models"] = [m["id"] for m in data["data"]]
+            except (ValueError, KeyError, TypeError):
+                out["errors"].append(f"GET {base}/models: unexpected body {_excerpt(body, 80)}")
+        if err is None or status is not None:
+            vpath = base.rsplit("/", 1)[0] + "/version"
+            status, body, err, _ = await self._get(vpath, timeout_s)
+            if err is None and status == 200:
+                try:
+                    out["version"] = json.loads(body)
+                except ValueError:
+                    out["version"] = _excerpt(body)
+        return out

@@ -1,0 +1,336 @@
+"""A tiny, fast OpenAI-compatible SSE server for client tests and benchmarks.
+
+It speaks just enough HTTP/1.1 (keep-alive, Content-Length request bodies, chunked
+responses) on raw asyncio protocols so that it is never the bottleneck of a client benchmark.
+It records ground truth per ``X-Request-Id``: when the request's first bytes arrived and
+when the first content chunk was written, both ``time.perf_counter_ns()`` (CLOCK_MONOTONIC,
+comparable with the client's stamps in the same host).
+
+Faults are chosen per request by a prompt starting with ``fault:<name>`` (or for every
+request with ``fault=``): ``reset`` (abort mid-stream), ``close`` (close before any
+response), ``http500``, ``http429``, ``malformed`` (a non-JSON event), ``badshape`` (JSON
+without ``choices``), ``nodone`` (stream ends with no finish_reason and no [DONE]),
+``hang`` (never answer), ``errorevent`` (an ``{"error": ...}`` event mid-stream),
+``json`` (answer a streaming request with a plain JSON body).
+
+Run standalone (a separate process for benchmarks): ``python tests/helpers/sse_server.py
+--port 0 --tokens 16``; it prints ``PORT <n>`` and serves ``GET /_truth`` as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+_REASONS = {200: b"OK", 404: b"Not Found", 429: b"Too Many Requests", 500: b"Internal Error"}
+
+
+def _chunk(payload: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(payload), payload)
+
+
+@dataclass
+class ServerConfig:
+    tokens: int = 16
+    ttft_s: float = 0.0
+    itl_s: float = 0.0
+    coalesce: bool = False       # itl 0: write the whole stream in one write (else one per event)
+    fault: str | None = None
+    model: str = "mock-model"
+    record_truth: bool = True
+    drop_reused_once: bool = False  # close (no answer) the first request on a reused connection
+
+
+@dataclass
+class Truth:
+    recv_ns: int
+    first_token_ns: int | None = None
+
+
+@dataclass
+class _Stats:
+    requests: int = 0
+    connections: int = 0
+    truth: dict[str, Truth] = field(default_factory=dict)
+    last_headers: dict[str, str] = field(default_factory=dict)
+    last_body: dict[str, Any] = field(default_factory=dict)
+
+
+class _Conn(asyncio.Protocol):
+    def __init__(self, server: SSEServer) -> None:
+        self.s = server
+        self.buf = b""
+        self.recv_ns: int | None = None
+        self.transport: asyncio.Transport | None = None
+        self.timer: asyncio.TimerHandle | None = None   # one request at a time per connection
+        self.handled = 0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.s.conns.add(self)
+        self.s.stats.connections += 1
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.s.conns.discard(self)
+        if self.timer is not None:
+            self.timer.cancel()
+
+    def data_received(self, data: bytes) -> None:
+        if self.recv_ns is None:
+            self.recv_ns = time.perf_counter_ns()
+        self.buf += data
+        while True:
+            end = self.buf.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head = self.buf[:end].decode("latin-1").split("\r\n")
+            headers = {}
+            for line in head[1:]:
+                k, _, v = line.partition(":")
+                headers[k.strip().lower()] = v.strip()
+            n = int(headers.get("content-length", "0"))
+            if len(self.buf) < end + 4 + n:
+                return
+            body = self.buf[end + 4 : end + 4 + n]
+            self.buf = self.buf[end + 4 + n :]
+            recv_ns = self.recv_ns
+            self.recv_ns = time.perf_counter_ns() if self.buf else None
+            method, path, _ = head[0].split(" ", 2)
+            self.handled += 1
+            self.s.handle(self, method, path, headers, body, recv_ns)
+
+
+class SSEServer:
+    def __init__(self, config: ServerConfig | None = None, *, port: int = 0) -> None:
+        self.config = config or ServerConfig()
+        self.port = port
+        self.conns: set[_Conn] = set()
+        self.stats = _Stats()
+        self._server: asyncio.base_events.Server | None = None
+        self._pre: dict[tuple[bool, int], bytes] = {}
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def start(self) -> SSEServer:
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: _Conn(self), "127.0.0.1", self.port,
+                                                backlog=4096)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            for c in list(self.conns):
+                if c.transport is not None:
+                    c.transport.abort()
+            await self._server.wait_closed()
+
+    async def __aenter__(self) -> SSEServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- responses --------------------------------------------------------------------------
+
+    def _event(self, chat: bool, i: int) -> bytes:
+        key = (chat, i)
+        ev = self._pre.get(key)
+        if ev is None:
+            text = f" t{i}"
+            if chat:
+                obj: dict[str, Any] = {"id": "c1", "object": "chat.completion.chunk",
+                                       "model": self.config.model,
+                                       "choices": [{"index": 0, "delta": {"content": text},
+                                                    "finish_reason": None}]}
+            else:
+                obj = {"id": "c1", "object": "text_completion", "model": self.config.model,
+                       "choices": [{"index": 0, "text": text, "finish_reason": None}]}
+            ev = _chunk(b"data: " + json.dumps(obj).encode() + b"\n\n")
+            self._pre[key] = ev
+        return ev
+
+    def _tail(self, chat: bool, n: int, usage: bool, finish: bool = True) -> bytes:
+        out = b""
+        if finish:
+            choice: dict[str, Any] = {"index": 0, "finish_reason": "length"}
+            choice["delta" if chat else "text"] = {} if chat else ""
+            out += _chunk(b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n")
+        if usage:
+            u = {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": n,
+                                          "total_tokens": 5 + n}}
+            out += _chunk(b"data: " + json.dumps(u).encode() + b"\n\n")
+        if finish:
+            out += _chunk(b"data: [DONE]\n\n")
+        return out + b"0\r\n\r\n"
+
+    @staticmethod
+    def _simple(conn: _Conn, status: int, body: bytes,
+                ctype: bytes = b"application/json") -> None:
+        assert conn.transport is not None
+        conn.transport.write(
+            b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s"
+            % (status, _REASONS.get(status, b"X"), ctype, len(body), body))
+
+    def handle(self, conn: _Conn, method: str, path: str, headers: dict[str, str],
+               body: bytes, recv_ns: int | None) -> None:
+        self.stats.requests += 1
+        if method == "GET":
+            if path == "/v1/models":
+                data = {"object": "list", "data": [{"id": self.config.model, "object": "model"}]}
+                self._simple(conn, 200, json.dumps(data).encode())
+            elif path == "/version":
+                self._simple(conn, 200, b'{"version": "sse-test-0"}')
+            elif path == "/_truth":
+                t = {k: [v.recv_ns, v.first_token_ns] for k, v in self.stats.truth.items()}
+                self._simple(conn, 200, json.dumps(t).encode())
+            else:
+                self._simple(conn, 404, b'{"error": "not found"}')
+            return
+        req = json.loads(body)
+        self.stats.last_headers = headers
+        self.stats.last_body = req
+        chat = path.endswith("/chat/completions")
+        prompt = req["messages"][-1]["content"] if chat else req["prompt"]
+        fault = self.config.fault
+        if isinstance(prompt, str) and prompt.startswith("fault:"):
+            fault = prompt[6:]
+        n = int(req.get("max_tokens", self.config.tokens) or self.config.tokens)
+        n = min(n, self.config.tokens)
+        rid = headers.get("x-request-id", "")
+        truth = None
+        if self.config.record_truth and recv_ns is not None:
+            truth = self.stats.truth[rid] = Truth(recv_ns)
+        if self.config.drop_reused_once and conn.handled == 2:
+            self.config.drop_reused_once = False
+            fault = "close"
+        if fault == "hang":
+            return
+        if fault == "close":
+            assert conn.transport is not None
+            conn.transport.close()
+            return
+        if fault in ("http500", "http429"):
+            status = 500 if fault == "http500" else 429
+            self._simple(conn, status, b'{"error": {"message": "injected %d"}}' % status)
+            return
+        stream = bool(req.get("stream"))
+        usage = bool((req.get("stream_options") or {}).get("include_usage"))
+        usage = usage and fault != "nousage"
+        if not stream or fault == "json":
+            text = "".join(f" t{i}" for i in range(n))
+            choice: dict[str, Any] = {"index": 0, "finish_reason": "length"}
+            if chat:
+                choice["message"] = {"role": "assistant", "content": text}
+            else:
+                choice["text"] = text
+            out = {"choices": [choice],
+                   "usage": {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": 5 + n}}
+            if truth is not None:
+                truth.first_token_ns = time.perf_counter_ns()
+            self._simple(conn, 200, json.dumps(out).encode())
+            return
+        loop = asyncio.get_running_loop()
+        delay = self.config.ttft_s
+        if delay > 0:
+            conn.timer = loop.call_later(delay, self._stream, conn, chat, n, usage, fault, truth)
+        else:
+            self._stream(conn, chat, n, usage, fault, truth)
+
+    def _stream(self, conn: _Conn, chat: bool, n: int, usage: bool, fault: str | None,
+                truth: Truth | None) -> None:
+        t = conn.transport
+        if t is None or t.is_closing():
+            return
+        head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n")
+        if fault == "malformed":
+            t.write(head + self._event(chat, 0) + _chunk(b"data: {not json\n\n")
+                    + self._tail(chat, n, usage))
+            return
+        if fault == "badshape":
+            t.write(head + _chunk(b'data: {"nochoices": 1}\n\n') + self._tail(chat, n, usage))
+            return
+        if fault == "errorevent":
+            t.write(head + self._event(chat, 0)
+                    + _chunk(b'data: {"error": {"message": "engine died"}}\n\n')
+                    + b"0\r\n\r\n")
+            return
+        if fault == "reset":
+            t.write(head + self._event(chat, 0) + self._event(chat, 1))
+            t.abort()
+            return
+        if fault == "nodone":
+            if truth is not None:
+                truth.first_token_ns = time.perf_counter_ns()
+            t.write(head + b"".join(self._event(chat, i) for i in range(n))
+                    + self._tail(chat, n, usage, finish=False))
+            return
+        itl = self.config.itl_s
+        if itl <= 0:
+            if truth is not None:
+                truth.first_token_ns = time.perf_counter_ns()
+            if self.config.coalesce:
+                t.write(head + b"".join(self._event(chat, i) for i in range(n))
+                        + self._tail(chat, n, usage))
+            else:
+                t.write(head)
+                for i in range(n):
+                    t.write(self._event(chat, i))
+                t.write(self._tail(chat, n, usage))
+            return
+        t.write(head)
+        self._tick(conn, chat, n, usage, truth, 0, itl)
+
+    def _tick(self, conn: _Conn, chat: bool, n: int, usage: bool, truth: Truth | None,
+              i: int, itl: float) -> None:
+        t = conn.transport
+        if t is None or t.is_closing():
+            return
+        if i >= n:
+            t.write(self._tail(chat, n, usage))
+            return
+        if i == 0 and truth is not None:
+            truth.first_token_ns = time.perf_counter_ns()
+        t.write(self._event(chat, i))
+        conn.timer = asyncio.get_running_loop().call_later(itl, self._tick, conn, chat, n, usage,
+                                                           truth, i + 1, itl)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--tokens", type=int, default=16)
+    ap.add_argument("--ttft-ms", type=float, default=0.0)
+    ap.add_argument("--itl-ms", type=float, default=0.0)
+    ap.add_argument("--coalesce", action="store_true")
+    ap.add_argument("--no-truth", action="store_true")
+    args = ap.parse_args()
+    cfg = ServerConfig(tokens=args.tokens, ttft_s=args.ttft_ms / 1e3, itl_s=args.itl_ms / 1e3,
+                       coalesce=args.coalesce, record_truth=not args.no_truth)
+
+    async def serve() -> None:
+        srv = await SSEServer(cfg, port=args.port).start()
+        print(f"PORT {srv.port}", flush=True)
+        await asyncio.Event().wait()
+
+    try:
+        import uvloop
+        uvloop.run(serve())
+    except ImportError:
+        asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()

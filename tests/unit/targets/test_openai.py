@@ -1,0 +1,216 @@
+"""OpenAITarget against a real SSE server on 127.0.0.1: stamps, text, tokens, faults."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import pytest
+from helpers.sse_server import ServerConfig, SSEServer
+
+from acceval.errors import TargetError
+from acceval.loadgen.protocol import Prompt
+from acceval.loadgen.runner import run
+from acceval.results.records import ERROR_KINDS, Record
+from acceval.study import Endpoint
+from acceval.targets import OpenAITarget
+
+
+def _rec(i: int = 1) -> Record:
+    return Record("t", 0, "p", i, "task")
+
+
+async def _send_all(cfg: ServerConfig, prompts: list[str], *, api: str = "completions",
+                    stream: bool = True, timeout_s: float = 5.0, **ep: Any
+                    ) -> tuple[list[Record], SSEServer]:
+    async with SSEServer(cfg) as srv:
+        target = OpenAITarget("t", Endpoint(base_url=srv.base_url, model="m", api=api,
+                                            stream=stream, timeout_s=timeout_s, **ep))
+        await target.start()
+        recs = []
+        try:
+            for i, text in enumerate(prompts):
+                rec = _rec(i)
+                await target.send(Prompt("task", prompt=text, max_tokens=8), rec, 0)
+                recs.append(rec)
+        finally:
+            await target.close()
+        return recs, srv
+
+
+@pytest.mark.parametrize("api", ["completions", "chat"])
+def test_streamed_request_fills_stamps_text_and_usage(api: str) -> None:
+    recs, srv = run(_send_all(ServerConfig(tokens=8, itl_s=0.001), ["hello"], api=api))
+    rec = recs[0]
+    assert rec.error_kind is None, rec.error_detail
+    assert rec.output_text == "".join(f" t{i}" for i in range(8))
+    assert rec.output_tokens == 8 and rec.tokens_from == "usage" and rec.prompt_tokens == 5
+    assert rec.finish_reason == "length"
+    assert len(rec.chunk_ns) == 8
+    assert rec.sent_ns is not None and rec.first_byte_ns is not None
+    assert rec.sent_ns <= rec.first_byte_ns <= rec.chunk_ns[0] == rec.first_token_ns
+    assert rec.chunk_ns == sorted(rec.chunk_ns)
+    assert rec.done_ns is not None and rec.done_ns >= rec.chunk_ns[-1]
+    assert rec.http_status == 200
+    body = srv.stats.last_body
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["max_tokens"] == 8 and body["temperature"] == 0.0 and body["model"] == "m"
+    assert ("messages" in body) == (api == "chat")
+    assert srv.stats.last_headers["x-request-id"] == "0"
+
+
+def test_tokens_fall_back_to_chunk_count_without_usage() -> None:
+    recs, _ = run(_send_all(ServerConfig(tokens=6), ["fault:nousage"]))
+    assert recs[0].error_kind is None
+    assert recs[0].output_tokens == 6 and recs[0].tokens_from == "chunks"
+    assert recs[0].prompt_tokens is None
+
+
+@pytest.mark.parametrize("api", ["completions", "chat"])
+def test_non_streamed_request_parses_json(api: str) -> None:
+    recs, srv = run(_send_all(ServerConfig(tokens=4), ["hi"], api=api, stream=False))
+    rec = recs[0]
+    assert rec.error_kind is None, rec.error_detail
+    assert rec.output_text == " t0 t1 t2 t3"
+    assert rec.first_token_ns == rec.done_ns and rec.chunk_ns == []
+    assert rec.output_tokens == 4 and rec.tokens_from == "usage"
+    assert "stream_options" not in srv.stats.last_body
+
+
+def test_json_answer_to_a_streamed_request_is_accepted() -> None:
+    recs, _ = run(_send_all(ServerConfig(tokens=3), ["fault:json"]))
+    assert recs[0].error_kind is None and recs[0].output_text == " t0 t1 t2"
+
+
+def test_keep_alive_reuses_one_connection() -> None:
+    recs, srv = run(_send_all(ServerConfig(tokens=2), ["a"] * 20))
+    assert all(r.error_kind is None for r in recs)
+    assert srv.stats.connections == 1
+
+
+def test_idle_connection_closed_by_server_is_retried_once() -> None:
+    recs, srv = run(_send_all(ServerConfig(tokens=2, drop_reused_once=True), ["a", "b", "c"]))
+    assert [r.error_kind for r in recs] == [None, None, None]
+    assert srv.stats.connections == 2
+
+
+@pytest.mark.parametrize(
+    ("prompt", "kind", "status"),
+    [
+        ("fault:http500", "http", 500),
+        ("fault:http429", "http", 429),
+        ("fault:malformed", "malformed", 200),
+        ("fault:badshape", "malformed", 200),
+        ("fault:reset", "stream_cut", 200),
+        ("fault:nodone", "stream_cut", 200),
+        ("fault:errorevent", "stream_cut", 200),
+        ("fault:close", "connect", None),
+        ("fault:hang", "timeout", None),
+    ],
+)
+def test_each_failure_is_classified(prompt: str, kind: str, status: int | None) -> None:
+    recs, _ = run(_send_all(ServerConfig(tokens=4), [prompt, "ok"], timeout_s=0.3))
+    rec, after = recs
+    assert rec.error_kind == kind, rec.error_detail
+    assert kind in ERROR_KINDS
+    assert rec.http_status == status
+    assert rec.error_detail and len(rec.error_detail) < 400
+    assert rec.done_ns is not None and rec.sent_ns is not None and rec.done_ns >= rec.sent_ns
+    # The target keeps working after any failure.
+    assert after.error_kind is None, after.error_detail
+
+
+def test_http_error_detail_carries_the_body_excerpt() -> None:
+    recs, _ = run(_send_all(ServerConfig(), ["fault:http500"]))
+    assert recs[0].error_detail is not None and "injected 500" in recs[0].error_detail
+
+
+def test_partial_text_is_kept_when_the_stream_is_cut() -> None:
+    recs, _ = run(_send_all(ServerConfig(tokens=4), ["fault:reset"]))
+    assert recs[0].output_text == " t0 t1" and len(recs[0].chunk_ns) == 2
+
+
+def test_refused_connection_is_a_connect_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]   # bound, never listening: connections are refused
+
+        async def go() -> Record:
+            t = OpenAITarget("t", Endpoint(base_url=f"http://127.0.0.1:{port}/v1", model="m"))
+            rec = _rec()
+            await t.send(Prompt("task", prompt="x"), rec, 0)
+            await t.close()
+            return rec
+
+        rec = run(go())
+    assert rec.error_kind == "connect" and rec.http_status is None
+    assert rec.error_detail is not None and "connect" in rec.error_detail
+
+
+def test_missing_api_key_variable_is_a_clear_target_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ACCEVAL_TEST_KEY", raising=False)
+    ep = Endpoint(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="ACCEVAL_TEST_KEY")
+    with pytest.raises(TargetError, match="ACCEVAL_TEST_KEY"):
+        OpenAITarget("t", ep)
+
+
+def test_api_key_is_sent_but_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACCEVAL_TEST_KEY", "sk-secret-123")
+    recs, srv = run(_send_all(ServerConfig(tokens=1), ["a"], api_key_env="ACCEVAL_TEST_KEY"))
+    assert srv.stats.last_headers["authorization"] == "Bearer sk-secret-123"
+    t = OpenAITarget("t", Endpoint(base_url="http://127.0.0.1:9/v1", model="m",
+                                   api_key_env="ACCEVAL_TEST_KEY"))
+    assert "sk-secret" not in repr(t) and "sk-secret" not in repr(recs[0])
+
+
+def test_extra_headers_are_sent_and_line_breaks_rejected() -> None:
+    _, srv = run(_send_all(ServerConfig(tokens=1), ["a"], headers={"X-Team": "perf%1"}))
+    assert srv.stats.last_headers["x-team"] == "perf%1"
+    with pytest.raises(TargetError, match="line break"):
+        OpenAITarget("t", Endpoint(base_url="http://127.0.0.1:9/v1", model="m",
+                                   headers={"X-Bad": "a\r\nInjected: 1"}))
+
+
+def test_probe_reports_models_and_version() -> None:
+    async def go() -> dict[str, Any]:
+        async with SSEServer(ServerConfig(model="served-model")) as srv:
+            t = OpenAITarget("t", Endpoint(base_url=srv.base_url, model="m"))
+            try:
+                return await t.probe()
+            finally:
+                await t.close()
+
+    fp = run(go())
+    assert fp["models"] == ["served-model"]
+    assert fp["version"] == {"version": "sse-test-0"}
+    assert fp["errors"] == []
+
+
+def test_probe_never_raises_when_nothing_listens() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+        async def go() -> dict[str, Any]:
+            t = OpenAITarget("t", Endpoint(base_url=f"http://127.0.0.1:{port}/v1", model="m"))
+            return await t.probe(timeout_s=1.0)
+
+        fp = run(go())
+    assert fp["models"] is None and fp["errors"] and "cannot connect" in fp["errors"][0]
+
+
+def test_cancelled_send_raises_and_leaves_no_open_connection() -> None:
+    async def go() -> tuple[OpenAITarget, SSEServer]:
+        async with SSEServer(ServerConfig(fault="hang")) as srv:
+            t = OpenAITarget("t", Endpoint(base_url=srv.base_url, model="m"))
+            task = asyncio.ensure_future(t.send(Prompt("task", prompt="x"), _rec(), 0))
+            await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await t.close()
+            return t, srv
+
+    t, _ = run(go())
+    assert not t._pool.all and not t._pool.idle

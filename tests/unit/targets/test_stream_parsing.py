@@ -1,0 +1,159 @@
+"""The HTTP/SSE parser fed real-format responses cut at arbitrary byte boundaries.
+
+The response bytes below follow what vLLM's OpenAI server (uvicorn) sends: one HTTP chunk
+per SSE message, a role-only first delta for chat, ``usage: null`` on content chunks and a
+final ``choices: []`` usage chunk when ``stream_options.include_usage`` is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from acceval.results.records import Record
+from acceval.targets._http import Connection, Pool
+from acceval.targets.openai import _Exchange
+
+
+def _chunked(*events: bytes) -> bytes:
+    return b"".join(b"%x\r\n%s\r\n" % (len(e), e) for e in events) + b"0\r\n\r\n"
+
+
+_HEAD = (b"HTTP/1.1 200 OK\r\ndate: Tue, 01 Jul 2025 10:00:00 GMT\r\nserver: uvicorn\r\n"
+         b"content-type: text/event-stream; charset=utf-8\r\ntransfer-encoding: chunked\r\n\r\n")
+
+_COMPLETIONS = _HEAD + _chunked(
+    b'data: {"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":'
+    b'[{"index":0,"text":" Paris","logprobs":null,"finish_reason":null,"stop_reason":null}],'
+    b'"usage":null}\n\n',
+    b'data: {"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":'
+    b'[{"index":0,"text":" is","logprobs":null,"finish_reason":null,"stop_reason":null}],'
+    b'"usage":null}\n\n',
+    b'data: {"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":'
+    b'[{"index":0,"text":" nice \xc3\xa9","logprobs":null,"finish_reason":"stop",'
+    b'"stop_reason":null}],"usage":null}\n\n',
+    b'data: {"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[],'
+    b'"usage":{"prompt_tokens":7,"total_tokens":10,"completion_tokens":3}}\n\n',
+    b"data: [DONE]\n\n",
+)
+
+_CHAT = _HEAD + _chunked(
+    b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m",'
+    b'"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,'
+    b'"finish_reason":null}]}\r\n\r\n',
+    b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m",'
+    b'"choices":[{"index":0,"delta":{"content":"4"},"logprobs":null,"finish_reason":null}]}'
+    b"\r\n\r\n",
+    b": keep-alive comment\r\n\r\n",
+    b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m",'
+    b'"choices":[{"index":0,"delta":{"content":"2"},"logprobs":null,"finish_reason":"stop",'
+    b'"stop_reason":null}]}\r\n\r\n',
+    b"data: [DONE]\r\n\r\n",
+)
+
+
+class _FakeTransport:
+    def __init__(self) -> None:
+        self.closing = False
+        self.written = b""
+
+    def write(self, data: bytes) -> None:
+        self.written += data
+
+    def abort(self) -> None:
+        self.closing = True
+
+    close = abort
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
+
+
+def _feed(response: bytes, cuts: list[int], *, chat: bool) -> tuple[Record, Pool, Connection]:
+    loop = asyncio.new_event_loop()
+    try:
+        pool = Pool("http://127.0.0.1:1/v1", connect_timeout_s=1.0)
+        conn = Connection(pool)
+        conn.connection_made(_FakeTransport())  # type: ignore[arg-type]
+        rec = Record("t", 0, "p", 1, "task")
+        ex = _Exchange(rec, 0, chat, conn, loop.create_future())
+        conn.start(b"POST / HTTP/1.1\r\n\r\n", ex)
+        prev = 0
+        for cut in sorted(set(cuts)) + [len(response)]:
+            if cut > prev:
+                conn.data_received(response[prev:cut])
+                prev = cut
+        assert ex.waiter.done()
+        return rec, pool, conn
+    finally:
+        loop.close()
+
+
+def test_completions_stream_whole() -> None:
+    rec, pool, conn = _feed(_COMPLETIONS, [], chat=False)
+    assert rec.error_kind is None
+    assert rec.output_text == " Paris is nice é"
+    assert rec.finish_reason == "stop"
+    assert (rec.output_tokens, rec.prompt_tokens, rec.tokens_from) == (3, 7, "usage")
+    assert len(rec.chunk_ns) == 3
+    assert pool.idle == [conn]
+
+
+def test_chat_stream_skips_role_only_delta_and_comments() -> None:
+    rec, _, _ = _feed(_CHAT, [], chat=True)
+    assert rec.error_kind is None
+    assert rec.output_text == "42" and len(rec.chunk_ns) == 2
+    assert (rec.output_tokens, rec.tokens_from) == (2, "chunks")
+
+
+@settings(max_examples=150, deadline=None)
+@given(cuts=st.lists(st.integers(min_value=1, max_value=len(_COMPLETIONS) - 1), max_size=40))
+def test_completions_stream_any_split(cuts: list[int]) -> None:
+    rec, pool, conn = _feed(_COMPLETIONS, cuts, chat=False)
+    assert rec.error_kind is None, rec.error_detail
+    assert rec.output_text == " Paris is nice é"
+    assert rec.output_tokens == 3 and rec.finish_reason == "stop"
+    assert pool.idle == [conn]
+
+
+@settings(max_examples=150, deadline=None)
+@given(cuts=st.lists(st.integers(min_value=1, max_value=len(_CHAT) - 1), max_size=40))
+def test_chat_stream_any_split(cuts: list[int]) -> None:
+    rec, pool, conn = _feed(_CHAT, cuts, chat=True)
+    assert rec.error_kind is None, rec.error_detail
+    assert rec.output_text == "42" and len(rec.chunk_ns) == 2
+    assert pool.idle == [conn]
+
+
+def test_content_length_json_body() -> None:
+    body = (b'{"choices":[{"index":0,"text":"ok","finish_reason":"stop"}],'
+            b'"usage":{"prompt_tokens":2,"completion_tokens":1}}')
+    resp = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
+            % len(body)) + body
+    rec, pool, _ = _feed(resp, [20, 90], chat=False)
+    assert rec.error_kind is None and rec.output_text == "ok" and rec.output_tokens == 1
+    assert len(pool.idle) == 1
+
+
+def test_connection_close_response_is_not_reused() -> None:
+    resp = (b"HTTP/1.1 500 Internal Server Error\r\nconnection: close\r\ncontent-length: 5\r\n"
+            b"\r\noops!")
+    rec, pool, conn = _feed(resp, [], chat=False)
+    assert rec.error_kind == "http" and rec.http_status == 500 and "oops!" in str(rec.error_detail)
+    assert pool.idle == [] and conn.closed
+
+
+def test_garbage_status_line_is_malformed() -> None:
+    rec, pool, _ = _feed(b"SSH-2.0-OpenSSH\r\n\r\n", [], chat=False)
+    assert rec.error_kind == "malformed" and pool.idle == []
+
+
+def test_bad_chunk_size_is_malformed() -> None:
+    rec, _, _ = _feed(_HEAD + b"zz\r\nhello\r\n", [], chat=False)
+    assert rec.error_kind == "malformed"
