@@ -93,6 +93,7 @@ class HttpConnection(asyncio.Protocol):
         self._keep_alive = True
         self._chunked = True
         self._streaming = False         # the current response is an event stream
+        self._head_sent = False         # the current response's head is on the wire
         # Output queued during the current loop step.
         self._out_head: bytes | None = None
         self._out_events: list[str] = []
@@ -224,6 +225,11 @@ class HttpConnection(asyncio.Protocol):
     # -- responses ----------------------------------------------------------------------------
 
     @property
+    def head_sent(self) -> bool:
+        """Whether the status line went out (until then ``respond`` may replace a stream)."""
+        return self._head_sent
+
+    @property
     def paused(self) -> bool:
         return self._paused
 
@@ -258,7 +264,9 @@ class HttpConnection(asyncio.Protocol):
                 f"Content-Length: {length}\r\n\r\n").encode("latin-1")
         self._out_head = head + body
         self._streaming = False
-        self._out_content += 1 if content else 0
+        self._head_sent = False
+        self._out_events.clear()  # a stream that never went out is replaced, not appended to
+        self._out_content = 1 if content else 0
         self._out_end = True
         self._schedule()
 
@@ -266,6 +274,7 @@ class HttpConnection(asyncio.Protocol):
         ex.status = status
         self._exchange = ex
         self._streaming = True
+        self._head_sent = False
         if not self._chunked:
             self._keep_alive = False
         framing = "Transfer-Encoding: chunked\r\n" if self._chunked else ""
@@ -325,7 +334,9 @@ class HttpConnection(asyncio.Protocol):
         if transport is None:
             return
         out = self._out_head or b""
-        self._out_head = None
+        if self._out_head is not None:
+            self._head_sent = True
+            self._out_head = None
         if self._out_events:
             payload = "".join(self._out_events).encode()
             self._out_events.clear()

@@ -135,14 +135,16 @@ class App:
 
     async def _stream(self, conn: HttpConnection, ex: Exchange, greq: GenerationRequest,
                       enc: Encoder) -> None:
+        # The head goes out when the engine first waits, as vLLM sends it before the first
+        # token; an engine that fails before waiting still gets a real HTTP error status.
+        conn.start_stream(ex)
         agen = self.engine.generate(greq)
-        started = False
+        first = True
         finish: str | None = None
         try:
             async for ch in agen:
-                if not started:
-                    started = True
-                    conn.start_stream(ex)
+                if first:
+                    first = False
                     if enc.chat:
                         conn.event(enc.role_event(), False)
                 if ch.finish_reason is not None:
@@ -156,10 +158,8 @@ class App:
                     await conn.drain()
                 if conn.closed:
                     raise asyncio.CancelledError("client disconnected")
-            if not started:
-                conn.start_stream(ex)
-                if enc.chat:
-                    conn.event(enc.role_event(), False)
+            if first and enc.chat:
+                conn.event(enc.role_event(), False)
             if finish is None:
                 conn.event(enc.chunk_event("", "stop"), False)
             assert ex.prompt_tokens is not None
@@ -169,13 +169,10 @@ class App:
         except EngineFault as fault:
             ex.error_injected = fault.label
             ex.error = fault.message
-            if fault.action == EngineFault.HTTP and not started:
+            if fault.action == EngineFault.HTTP and not conn.head_sent:
                 conn.respond(fault.status, error_body(fault.message, kind="server_error",
                                                       status=fault.status), ex=ex)
-                return
-            if not started:
-                conn.start_stream(ex)
-            if fault.action == EngineFault.BROKEN_STREAM:
+            elif fault.action == EngineFault.BROKEN_STREAM:
                 conn.break_stream()
             else:
                 if fault.action == EngineFault.MALFORMED:
@@ -191,7 +188,7 @@ class App:
         except Exception as exc:
             _log.exception("engine failed on request %s", ex.request_id)
             ex.error = f"engine error: {exc!r}"
-            if not started:
+            if not conn.head_sent:
                 conn.respond(500, error_body(ex.error, kind="server_error", status=500), ex=ex)
                 return
             conn.event(enc.error_event(ex.error, 500), False)
