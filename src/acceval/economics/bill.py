@@ -8,6 +8,7 @@ Formulas: docs/economics.md.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -201,6 +202,9 @@ class Frontier:
     frontier_usd: float                  # min over targets (and the human baseline if given)
     baseline_usd: float | None = None
     baseline_wins: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 def frontier(bills: list[Bill], baseline_usd: float | None = None) -> Frontier:

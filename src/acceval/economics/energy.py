@@ -8,6 +8,7 @@ Levels and what each probe misses: docs/energy.md.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -134,6 +135,9 @@ class EnergyOutputs:
     tokens_per_s_per_mw: float | None        # output tokens/s per MW at this boundary
     energy_cost_usd: float | None
     provenance: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 def energy_outputs(

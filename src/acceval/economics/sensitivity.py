@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from acceval.economics.bill import CostInputs, compute_bill, frontier
 from acceval.economics.spec import Sensitivity
@@ -67,6 +68,13 @@ class SensitivityReport:
     base_usd: dict[str, float]         # cost per correct task per target at base values
     bars: tuple[TornadoBar, ...]       # widest first
     flips: tuple[Flip, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for result.json (bars carry ``width_usd`` too)."""
+        d = dataclasses.asdict(self)
+        for bar, raw in zip(self.bars, d["bars"], strict=True):
+            raw["width_usd"] = bar.width_usd
+        return d
 
 
 def _costs(inputs: list[CostInputs]) -> tuple[str | None, dict[str, float]]:

@@ -54,3 +54,15 @@ def test_sensitivity_names_the_swings_that_flip_the_winner() -> None:
 def test_narrower_ranges_flip_nothing() -> None:
     ranges = Sensitivity(price=Swing(pct=5), utilization=Swing(low=0.95, high=1.0))
     assert sensitivity(_inputs(), ranges).flips == ()
+
+
+def test_reports_serialise_to_plain_data() -> None:
+    import json
+
+    rep = sensitivity(_inputs()).to_dict()
+    assert rep["base_winner"] == "accurate"
+    assert {f["input"] for f in rep["flips"]} == {"price", "utilization"}
+    assert all("width_usd" in b for b in rep["bars"])
+    fr = frontier([compute_bill(ci) for ci in _inputs()]).to_dict()
+    assert fr["winner"] == "accurate" and fr["entries"][0]["target"] == "accurate"
+    json.dumps({"sensitivity": rep, "frontier": fr})
