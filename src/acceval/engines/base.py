@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -79,5 +80,11 @@ def load_engine(name: str, **options: Any) -> Engine:
     if name not in eps:
         raise UsageError(f"unknown engine '{name}'; installed engines: {', '.join(sorted(eps))}")
     cls = eps[name].load()
+    try:
+        inspect.signature(cls).bind(**options)
+    except TypeError as exc:
+        params = [p for p in inspect.signature(cls).parameters if p not in ("self", "args")]
+        raise UsageError(f"engine '{name}' does not take these options ({exc}); "
+                         f"it accepts: {', '.join(params)}") from None
     engine: Engine = cls(**options)
     return engine

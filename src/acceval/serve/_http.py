@@ -13,6 +13,7 @@ the same loop iteration. Content chunks are stamped with ``perf_counter_ns`` at 
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import time
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ _REASONS = {
     500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable",
 }
 _now_ns = time.perf_counter_ns
+_log = logging.getLogger("acceval.serve")
 
 
 @dataclass(slots=True)
@@ -167,8 +169,13 @@ class HttpConnection(asyncio.Protocol):
             self._busy = True
             self._keep_alive = keep_alive
             self._chunked = not http10
-            self._handler.handle(self, HttpRequest(
-                method, path, http10, keep_alive, request_id, body, _now_ns()))
+            try:
+                self._handler.handle(self, HttpRequest(
+                    method, path, http10, keep_alive, request_id, body, _now_ns()))
+            except Exception:
+                # A bug in a handler must not leave the connection hung with no answer.
+                _log.exception("request handler failed")
+                self._fail(500, "internal server error")
 
     def _parse_head(self, head: bytes) -> bool:
         lines = head.split(b"\r\n")

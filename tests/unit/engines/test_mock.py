@@ -179,3 +179,8 @@ def test_mock_is_registered_as_an_entry_point() -> None:
     assert isinstance(engine, MockEngine)
     assert engine.model_id == "fake-7b"
     assert engine.output_tokens == 3
+
+
+def test_unknown_option_is_a_usage_error_listing_the_accepted_ones() -> None:
+    with pytest.raises(UsageError, match="accepts: ttft_ms"):
+        load_engine("mock", ttft=50)
