@@ -44,7 +44,10 @@ class StudyError(AccevalError):
 
 
 class TargetError(AccevalError):
-    """A target could not be reached or set up at all (per-request failures are records, not this)."""
+    """A target could not be reached or set up at all.
+
+    Per-request failures are classified in the records, not raised.
+    """
 
 
 class GateFailed(AccevalError):

@@ -8,10 +8,12 @@ gives the same numbers from the files alone.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from contextlib import ExitStack
 from importlib.metadata import PackageNotFoundError, version
@@ -23,11 +25,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acceval import __version__
+from acceval.economics import load_catalog
+from acceval.economics.apply import apply_economics
 from acceval.errors import AccevalError, StudyError
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.runner import PointRun, PointSpec, run_point
 from acceval.metrics import accuracy, has_correctness, pass_at_1, summarize_point
 from acceval.metrics.derive import derive
+from acceval.probes import ProbeSampler, make_probe, read_samples
 from acceval.quality import evaluate_gate
 from acceval.results.records import Record
 from acceval.results.result import (
@@ -40,7 +45,7 @@ from acceval.results.store import RecordWriter, read_records
 from acceval.study import Endpoint, Study, load_study, study_to_yaml
 from acceval.study import Target as TargetSpec
 from acceval.targets.openai import OpenAITarget
-from acceval.tasks import Task, load_tasks, score, to_prompt
+from acceval.tasks import Task, load_tasks, score, to_prompt, write_answers_jsonl
 
 _SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
              "onnxruntime-genai", "torch", "transformers")
@@ -153,11 +158,17 @@ async def _measure_target(target: OpenAITarget, prompts: list[Any], specs: list[
         await target.close()
 
 
-def _start_local(spec: TargetSpec, stack: ExitStack) -> tuple[Endpoint, LocalServerInfo]:
+def _start_local(spec: TargetSpec, stack: ExitStack, tasks: list[Task],
+                 run_dir: Path) -> tuple[Endpoint, LocalServerInfo]:
     from acceval.serve import spawn_server
 
     assert spec.serve is not None
     options = dict(spec.serve.options)
+    if options.get("answers") == "@tasks":
+        # The mock answers from the study's own tasks (to test correctness end to end).
+        path = run_dir / f"answers-{spec.name}.jsonl"
+        write_answers_jsonl(tasks, path)
+        options["answers"] = str(path)
     if spec.serve.model is not None:
         options["model"] = spec.serve.model
     if spec.serve.precision is not None:
@@ -165,13 +176,20 @@ def _start_local(spec: TargetSpec, stack: ExitStack) -> tuple[Endpoint, LocalSer
     server = stack.enter_context(
         spawn_server(spec.serve.engine, options=options, port=spec.serve.port)
     )
-    model_id = server.model_id
+    model_id = _served_model(server.base_url)
     endpoint = spec.endpoint or Endpoint(base_url=server.base_url, model=model_id)
     info = LocalServerInfo(
         engine=spec.serve.engine, model=spec.serve.model, precision=spec.serve.precision,
         pid=server.pid, startup_s=(server.ready_ns - server.started_ns) / 1e9,
     )
     return endpoint, info
+
+
+def _served_model(base_url: str) -> str:
+    """The first model a local server lists (it hosts exactly one)."""
+    with urllib.request.urlopen(f"{base_url}/models", timeout=10) as resp:  # loopback only
+        data = json.loads(resp.read())
+    return str(data["data"][0]["id"])
 
 
 def execute_file(path: Path, *, out_dir: Path | None = None,
@@ -201,7 +219,7 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
             with ExitStack() as stack:
                 try:
                     if tspec.serve is not None:
-                        endpoint, info["local"] = _start_local(tspec, stack)
+                        endpoint, info["local"] = _start_local(tspec, stack, tasks, run_dir)
                     else:
                         assert tspec.endpoint is not None
                         endpoint = tspec.endpoint
@@ -211,6 +229,12 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
                     specs = _point_specs(study, t_index, len(prompts))
                     scorer = _Scorer(tasks, writer)
                     client = OpenAITarget(tspec.name, endpoint)
+                    pids = [info["local"].pid] if info["local"] and info["local"].pid else []
+                    probe = make_probe(tspec.energy, pids=pids)
+                    if probe is not None:
+                        sampler = ProbeSampler([probe], run_dir, t0_ns=t0_ns, interval_s=0.25)
+                        stack.callback(_stop_sampler, sampler, info)
+                        sampler.start()
                     info["fingerprint"] = _run_async(
                         _measure_target(client, prompts, specs, scorer, t0_ns, prog, runs)
                     )
@@ -225,7 +249,7 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
         writer.finalize()
     table = read_records(run_dir)
     result = build_result(study, table, meta, run_id=run_dir.name, created=started,
-                          t0_ns=t0_ns, interrupted=interrupted)
+                          t0_ns=t0_ns, interrupted=interrupted, samples=read_samples(run_dir))
     result.save(run_dir)
     if interrupted:
         raise AccevalError(f"interrupted; what was measured is kept in {run_dir}")
@@ -250,8 +274,14 @@ def _point_result(spec_run: PointRun, table: pa.Table, study: Study) -> PointRes
     )
 
 
+def _stop_sampler(sampler: ProbeSampler, info: dict[str, Any]) -> None:
+    sampler.stop()
+    info["probe_notes"] = {**sampler.unavailable, **sampler.errors}
+
+
 def build_result(study: Study, table: pa.Table, meta: dict[str, dict[str, Any]], *, run_id: str,
-                 created: dt.datetime, t0_ns: int, interrupted: bool) -> RunResult:
+                 created: dt.datetime, t0_ns: int, interrupted: bool,
+                 samples: pa.Table | None = None) -> RunResult:
     """Every number from stored records (pure apart from reading the clock for finished_utc)."""
     targets: list[TargetResult] = []
     for tspec in study.targets:
@@ -268,9 +298,11 @@ def build_result(study: Study, table: pa.Table, meta: dict[str, dict[str, Any]],
             points=[_point_result(r, sel, study) for r in info["runs"]],
             failure=info.get("failure"),
         )
-        if sel.num_rows and has_correctness(derive(sel)):
-            tr.accuracy = accuracy(sel)
-            tr.pass_at_1 = pass_at_1(sel)
+        if sel.num_rows:
+            d = derive(sel)
+            if has_correctness(d):
+                tr.accuracy = accuracy(d)
+                tr.pass_at_1 = pass_at_1(d)
         targets.append(tr)
     by_name = {t.name: t for t in targets}
     ref = by_name.get(study.quality.relative_to or "")
@@ -279,7 +311,10 @@ def build_result(study: Study, table: pa.Table, meta: dict[str, dict[str, Any]],
         t.gate = evaluate_gate(study.quality, t.accuracy,
                                reference=ref.accuracy if ref else None,
                                mean_output_tokens=mean_tokens)
-    return RunResult(
+    warnings = [f"{name}: energy probe {probe}: {why}"
+                for name, info in meta.items()
+                for probe, why in (info.get("probe_notes") or {}).items()]
+    result = RunResult(
         run_id=run_id, study_name=study.name, created_utc=created.isoformat(),
         finished_utc=_utc_now().isoformat(), interrupted=interrupted,
         study=study.model_dump(mode="json"), environment=_environment(), software=_software(),
@@ -287,7 +322,10 @@ def build_result(study: Study, table: pa.Table, meta: dict[str, dict[str, Any]],
         tasks={"source": study.tasks.source, "count": study.tasks.count,
                "attempts": study.tasks.attempts},
         targets=targets,
+        warnings=warnings,
     )
+    apply_economics(study, result, samples, load_catalog(None))
+    return result
 
 
 def _mean_output_tokens(table: pa.Table, target: str) -> float | None:
@@ -317,7 +355,7 @@ def load_result(run_dir: Path, *, recompute: bool = False) -> RunResult:
                         if t.endpoint else None}
     created = dt.datetime.fromisoformat(stored.created_utc)
     return build_result(study, table, meta, run_id=stored.run_id, created=created, t0_ns=0,
-                        interrupted=stored.interrupted)
+                        interrupted=stored.interrupted, samples=read_samples(run_dir))
 
 
 __all__ = ["build_result", "check_study", "execute", "execute_file", "load_result"]

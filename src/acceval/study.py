@@ -33,7 +33,8 @@ class Endpoint(_Model):
     )
     model: str = Field(description="The model name sent in each request.")
     api: Literal["chat", "completions"] = Field(
-        "completions", description="Which endpoint to call: /v1/chat/completions or /v1/completions."
+        "completions",
+        description="Which endpoint to call: /v1/chat/completions or /v1/completions.",
     )
     stream: bool = Field(True, description="Request a streamed (SSE) response.")
     api_key_env: str | None = Field(
@@ -288,7 +289,7 @@ def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
         if field is None:
             return None
         ann = field.annotation
-        for cand in getattr(ann, "__args__", ()) + (ann,):
+        for cand in (*getattr(ann, "__args__", ()), ann):
             inner = getattr(cand, "__args__", None)
             if isinstance(cand, type) and issubclass(cand, BaseModel):
                 model = cand
@@ -333,7 +334,9 @@ def _hint(err: Any) -> str:
 def study_from_dict(data: Any, *, source: str = "study") -> Study:
     """Validate a parsed study; raise :class:`StudyError` naming every bad field."""
     if not isinstance(data, dict):
-        raise StudyError(f"{source}: the top level must be a mapping of fields (name, targets, ...)")
+        raise StudyError(
+            f"{source}: the top level must be a mapping of fields (name, targets, ...)"
+        )
     try:
         return Study.model_validate(data)
     except ValidationError as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from acceval.metrics import Distribution
@@ -152,16 +154,46 @@ def render_markdown(result: RunResult) -> str:
     return "\n".join(lines)
 
 
+def _energy_cell(energy: dict[str, Any] | None) -> str:
+    if not energy or energy.get("joules_per_correct") is None:
+        return NOT_MEASURED
+    prov = energy.get("provenance") or {}
+    origins = sorted({str(c.get("origin")) for c in prov.get("components", [])})
+    return (f"{num(energy['joules_per_correct'], 3)} J at {energy.get('level')} "
+            f"({', '.join(origins) or 'measured'})")
+
+
 def _economics(result: RunResult) -> list[str]:
-    econ = [(t.name, t.economics) for t in result.targets if t.economics]
-    if not econ:
-        return []
-    lines = ["## Cost", ""]
+    if not any(t.economics for t in result.targets):
+        return ["## Cost", "", "Not measured: no target declares a price.", ""]
+    lines = ["## Cost and energy at the operating point", "",
+             "The operating point is the load point that meets the SLO at the lowest cost per "
+             "correct task; the interval follows from the accuracy interval.", ""]
     rows = []
-    for name, e in econ:
-        rows.append([name, usd(e.get("cost_per_correct_usd")), usd(e.get("cost_per_attempt_usd")),
-                     usd(e.get("cost_per_million_output_tokens_usd"))])
-    lines += _table(["target", "cost per correct task", "cost per attempt",
-                     "cost per 1M output tokens"], rows)
+    for t in result.targets:
+        e = t.economics or {}
+        bill = e.get("bill") or {}
+        ci = e.get("cost_per_correct_ci_usd")
+        estimated = sorted(f"{k} ({v.get('origin')})" for k, v in (bill.get("inputs") or {}).items()
+                           if v.get("value") is not None and v.get("origin") != "measured")
+        rows.append([
+            t.name, str(e.get("operating_point", NOT_MEASURED)),
+            usd(bill.get("cost_per_correct_usd")),
+            f"{usd(ci[0])} – {usd(ci[1])}" if ci else NOT_MEASURED,
+            usd(bill.get("cost_per_attempt_usd")), usd(bill.get("cost_per_mtok_output_usd")),
+            _energy_cell(t.energy), ", ".join(estimated) or "—",
+        ])
+    lines += _table(["target", "operating point", "cost per correct task", "95% interval",
+                     "cost per attempt", "cost per 1M output tokens", "energy per correct task",
+                     "inputs not measured"], rows)
     lines.append("")
+    rows = []
+    for t in result.targets:
+        for item in ((t.economics or {}).get("bill") or {}).get("items", []):
+            rows.append([t.name, str(item.get("name")), usd(item.get("usd")),
+                         str(item.get("note") or "—")])
+    if rows:
+        lines += ["Bill at the operating point, by item:", ""]
+        lines += _table(["target", "item", "cost", "note"], rows)
+        lines.append("")
     return lines

@@ -33,7 +33,8 @@ def test_good_study_loads_with_defaults() -> None:
 
 
 def test_typo_is_named_with_suggestion() -> None:
-    bad = {**GOOD, "targets": [{"name": "a", "endpoint": {"base_url": "http://x/v1", "modle": "m"}}]}
+    ep = {"base_url": "http://x/v1", "modle": "m"}
+    bad = {**GOOD, "targets": [{"name": "a", "endpoint": ep}]}
     probs = _problems(bad)
     assert "targets[0].endpoint.modle" in probs
     assert "did you mean 'model'" in probs["targets[0].endpoint.modle"][1]

@@ -1,0 +1,163 @@
+"""Applies the economics to a measured run: a bill per target and load point, the operating
+point at the SLO, energy at the declared boundary, the frontier, the sensitivity, the verdict.
+
+Pure over the RunResult and the probe samples, so ``acceval report --recompute`` reproduces it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pyarrow as pa
+
+from acceval.economics.bill import Bill, CostInputs, compute_bill, frontier
+from acceval.economics.catalog import Catalog
+from acceval.economics.energy import energy_outputs
+from acceval.economics.inputs import Measured, cost_inputs_for, estimate_energy
+from acceval.economics.sensitivity import sensitivity
+from acceval.probes import energy_between, table_to_samples
+from acceval.results.result import PointResult, RunResult, TargetResult
+from acceval.study import Study
+from acceval.study import Target as TargetSpec
+
+
+def _point_energy(spec: TargetSpec, p: PointResult, samples: list[Any], catalog: Catalog | None,
+                  correct: int) -> dict[str, Any] | None:
+    if spec.energy.probe == "none" and spec.energy.device_tdp_w is None:
+        return None
+    duration = p.summary.duration_s
+    if not duration:
+        return None
+    device_j = energy_between(samples, p.started_ns, p.ended_ns) if samples else None
+    est = estimate_energy(spec.energy, device_j=device_j, duration_s=duration,
+                          chips=spec.platform.chips, catalog=catalog,
+                          hardware=spec.platform.hardware)
+    out = energy_outputs(est, correct=correct, output_tokens=p.summary.output_tokens_total,
+                         duration_s=duration, electricity_usd_per_kwh=None)
+    return out.to_dict()
+
+
+def _correct(p: PointResult) -> int:
+    acc = p.summary.accuracy
+    return acc.correct if acc is not None else 0
+
+
+def _eligible(p: PointResult) -> bool:
+    return p.summary.meets_slo is not False
+
+
+def apply_economics(study: Study, result: RunResult, samples_table: pa.Table | None,
+                    catalog: Catalog | None) -> None:
+    """Fill ``TargetResult.economics``/``energy`` and ``RunResult.economics`` in place."""
+    samples = table_to_samples(samples_table) if samples_table is not None else []
+    specs = {t.name: t for t in study.targets}
+    op_inputs: list[CostInputs] = []
+    op_bills: list[Bill] = []
+    for t in result.targets:
+        spec = specs[t.name]
+        per_point: list[tuple[PointResult, Bill, CostInputs, dict[str, Any] | None]] = []
+        for p in t.points:
+            if not p.summary.duration_s:
+                continue
+            energy = _point_energy(spec, p, samples, catalog, _correct(p))
+            measured = Measured(
+                duration_s=p.summary.duration_s, requests=p.summary.requests,
+                correct=_correct(p), output_tokens=p.summary.output_tokens_total,
+                compile_s=t.local_server.startup_s if t.local_server else None,
+                energy_j=energy["joules"] if energy else None,
+                energy_level=energy["level"] if energy else None,
+            )
+            ci = cost_inputs_for(spec, study, catalog, measured, load_label=p.label)
+            if ci is None:
+                break
+            per_point.append((p, compute_bill(ci), ci, energy))
+        if not per_point:
+            continue
+        eligible = [x for x in per_point if _eligible(x[0])] or per_point
+        op = min(eligible, key=lambda x: x[1].cost_per_correct_usd)
+        p, bill, ci, energy = op
+        acc = p.summary.accuracy
+        interval = None
+        if acc is not None and acc.ci_low is not None and acc.ci_high is not None:
+            interval = [_div(bill.cost_per_attempt_usd, acc.ci_high),
+                        _div(bill.cost_per_attempt_usd, acc.ci_low)]
+        t.economics = {
+            "operating_point": p.label,
+            "operating_point_meets_slo": p.summary.meets_slo,
+            "bill": bill.to_dict(),
+            "cost_per_correct_ci_usd": interval,
+            "points": [b.to_dict() for _, b, _, _ in per_point],
+        }
+        t.energy = energy
+        op_inputs.extend(x[2] for x in eligible)
+        op_bills.append(bill)
+    if not op_bills:
+        return
+    passing = {t.name for t in result.targets if t.gate.passed is not False}
+    front = frontier([b for b in op_bills if b.target in passing] or op_bills,
+                     study.costs.baseline_usd_per_task)
+    sens = sensitivity([ci for ci in op_inputs if ci.target in passing] or op_inputs,
+                       study.costs.sensitivity)
+    ranking = sorted(op_bills, key=lambda b: (b.target not in passing, b.cost_per_correct_usd))
+    result.economics = {
+        "winner": front.winner,
+        "ranking": [b.target for b in ranking],
+        "frontier": front.to_dict(),
+        "sensitivity": sens.to_dict(),
+        "verdict_lines": _verdict_lines(result, ranking, passing, sens.to_dict()),
+    }
+
+
+def _div(a: float | None, b: float) -> float | None:
+    if a is None:
+        return None
+    return a / b if b > 0 else math.inf
+
+
+def _usd(v: float | None) -> str:
+    if v is None:
+        return "not measured"
+    if math.isinf(v):
+        return "∞ (no correct answers)"
+    return f"${v:.6g}"
+
+
+def _verdict_lines(result: RunResult, ranking: list[Bill], passing: set[str],
+                   sens: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    by_name: dict[str, TargetResult] = {t.name: t for t in result.targets}
+    eligible = [b for b in ranking if b.target in passing and not math.isinf(
+        b.cost_per_correct_usd)]
+    if eligible:
+        win = eligible[0]
+        line = (f"Cheapest correct task: **{win.target}** at {_usd(win.cost_per_correct_usd)} "
+                f"per correct task ({win.load_label})")
+        if len(eligible) > 1:
+            ratio = eligible[1].cost_per_correct_usd / win.cost_per_correct_usd
+            line += f", {ratio:.2f}× cheaper than {eligible[1].target}"
+        lines.append(line + ".")
+    else:
+        lines.append("No target met the quality level with a finite cost per correct task.")
+    for b in ranking:
+        t = by_name[b.target]
+        if b.target not in passing:
+            lines.append(f"{b.target} fails the quality level ({'; '.join(t.gate.reasons)}); "
+                         f"its {_usd(b.cost_per_correct_usd)} per correct task does not qualify.")
+        if t.economics and t.economics.get("operating_point_meets_slo") is False:
+            lines.append(f"{b.target}: no load point met the SLO; its cost is at the cheapest "
+                         "point regardless.")
+    cheapest_tok = min((b for b in ranking if b.cost_per_mtok_output_usd is not None),
+                       key=lambda b: b.cost_per_mtok_output_usd or math.inf, default=None)
+    if eligible and cheapest_tok is not None and cheapest_tok.target != eligible[0].target:
+        lines.append(f"The cheapest per token ({cheapest_tok.target}, "
+                     f"{_usd(cheapest_tok.cost_per_mtok_output_usd)} per 1M output tokens) is not "
+                     "the cheapest per correct task.")
+    flips = sens.get("flips") or []
+    if flips:
+        names = sorted({f"{f['input']} ({f['scope']}, {f['side']})" for f in flips})
+        lines.append("The ranking FLIPS within the sensitivity ranges when these move: "
+                     + ", ".join(names) + ".")
+    elif eligible:
+        lines.append("The ranking holds across every declared sensitivity range.")
+    return lines
