@@ -253,6 +253,10 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     result.save(run_dir)
     if interrupted:
         raise AccevalError(f"interrupted; what was measured is kept in {run_dir}")
+    failed = [t for t in result.targets if t.failure]
+    if failed and len(failed) == len(result.targets):
+        reasons = "; ".join(f"{t.name}: {t.failure}" for t in failed)
+        raise AccevalError(f"no target could be measured ({reasons}); see {run_dir}")
     return result, run_dir
 
 

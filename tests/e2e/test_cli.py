@@ -1,0 +1,127 @@
+"""The CLI end to end: validate, run, report, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from conftest import mock_target, run_cli, write_study
+
+
+def _study(**over: object) -> dict[str, object]:
+    data: dict[str, object] = {
+        "name": "e2e",
+        "tasks": {"source": "builtin:arithmetic", "count": 40, "seed": 3, "max_tokens": 8},
+        "targets": [
+            mock_target("right", ttft_ms=5, itl_ms=1, answers="@tasks", correct_fraction=1.0),
+            mock_target("wrong", ttft_ms=1, itl_ms=1, answers="@tasks", correct_fraction=0.0),
+        ],
+        "load": [{"concurrency": [4], "max_duration_s": 20}],
+        "slo": {"ttft_ms": 500},
+        "quality": {"min_accuracy": 0.9},
+    }
+    data.update(over)
+    return data
+
+
+def test_help_everywhere(cli_dir: Path) -> None:
+    for cmd in ([], ["run"], ["serve"], ["validate"], ["report"]):
+        res = run_cli(*cmd, "--help", cwd=cli_dir)
+        assert res.returncode == 0, res.stderr
+        assert "Usage:" in res.stdout
+
+
+def test_validate_names_fields_and_exits_2(cli_dir: Path) -> None:
+    bad = _study(load=[{"concurency": [1]}], slo={"ttft_ms": -1})
+    res = run_cli("validate", str(write_study(cli_dir / "s.yaml", bad)), cwd=cli_dir)
+    assert res.returncode == 2
+    assert "load[0].concurency" in res.stderr and "did you mean 'concurrency'" in res.stderr
+    assert "slo.ttft_ms" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_validate_ok(cli_dir: Path) -> None:
+    res = run_cli("validate", str(write_study(cli_dir / "s.yaml", _study())), cwd=cli_dir)
+    assert res.returncode == 0, res.stderr
+    assert "ok (2 targets" in res.stdout
+
+
+def test_unknown_command_line_option_is_usage_error(cli_dir: Path) -> None:
+    res = run_cli("run", "--bogus", cwd=cli_dir)
+    assert res.returncode == 2
+
+
+def test_run_writes_folder_and_gates_exit_3(cli_dir: Path) -> None:
+    study = _study(quality={"min_accuracy": 0.9, "fail_exit": True})
+    path = write_study(cli_dir / "s.yaml", study)
+    res = run_cli("run", str(path), "--out", str(cli_dir / "runs"), "--no-progress", cwd=cli_dir)
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "quality gate failed for: wrong" in res.stderr
+    (run_dir,) = list((cli_dir / "runs").iterdir())
+    assert {"study.yaml", "records.parquet", "result.json"} <= {p.name for p in run_dir.iterdir()}
+    table = pq.read_table(run_dir / "records.parquet")
+    assert table.num_rows == 80  # 40 tasks x 2 targets, nothing lost
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["schema_version"] == 1
+    gates = {t["name"]: t["gate"]["passed"] for t in result["targets"]}
+    assert gates == {"right": True, "wrong": False}
+    acc = {t["name"]: t["accuracy"]["accuracy"] for t in result["targets"]}
+    assert acc == {"right": 1.0, "wrong": 0.0}
+
+    md = run_cli("report", str(run_dir), "--format", "md", cwd=cli_dir)
+    assert md.returncode == 0, md.stderr
+    assert "| right | pass |" in md.stdout and "| wrong | FAIL |" in md.stdout
+    again = run_cli("report", str(run_dir), "--format", "json", "--recompute", cwd=cli_dir)
+    recomputed = json.loads(again.stdout)
+    assert [t["accuracy"] for t in recomputed["targets"]] == [
+        t["accuracy"] for t in result["targets"]
+    ]
+
+
+def test_api_key_is_never_written(cli_dir: Path) -> None:
+    import os
+
+    from acceval.serve import spawn_server
+
+    secret = "sk-test-SECRET-1234567890"
+    with spawn_server("mock", options={"ttft_ms": 1}) as server:
+        study = _study(targets=[{
+            "name": "keyed",
+            "endpoint": {"base_url": server.base_url, "model": "mock",
+                         "api_key_env": "ACCEVAL_TEST_KEY"},
+        }], quality={})
+        path = write_study(cli_dir / "s.yaml", study)
+        os.environ["ACCEVAL_TEST_KEY"] = secret
+        try:
+            res = run_cli("run", str(path), "--out", str(cli_dir / "runs"), "--no-progress",
+                          cwd=cli_dir)
+        finally:
+            del os.environ["ACCEVAL_TEST_KEY"]
+    assert res.returncode == 0, res.stderr
+    (run_dir,) = list((cli_dir / "runs").iterdir())
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["targets"][0]["points"][0]["summary"]["ok"] == 40  # the key was accepted
+    for p in (cli_dir / "runs").rglob("*"):
+        if p.is_file():
+            assert secret.encode() not in p.read_bytes(), p
+    assert secret not in res.stdout + res.stderr
+
+
+def test_missing_key_variable_is_a_clear_error(cli_dir: Path) -> None:
+    study = _study(targets=[{
+        "name": "remote",
+        "endpoint": {"base_url": "http://127.0.0.1:9/v1", "model": "m",
+                     "api_key_env": "ACCEVAL_NOT_SET_ANYWHERE"},
+    }], quality={})
+    path = write_study(cli_dir / "s.yaml", study)
+    res = run_cli("validate", str(path), cwd=cli_dir)
+    assert res.returncode == 0
+    assert "ACCEVAL_NOT_SET_ANYWHERE is not set" in res.stdout
+    res = run_cli("run", str(path), "--out", str(cli_dir / "runs"), "--no-progress", cwd=cli_dir)
+    assert res.returncode == 1
+    assert "ACCEVAL_NOT_SET_ANYWHERE" in res.stderr
+    assert "Traceback" not in res.stderr
+    (run_dir,) = list((cli_dir / "runs").iterdir())
+    result = json.loads((run_dir / "result.json").read_text())
+    assert "ACCEVAL_NOT_SET_ANYWHERE" in result["targets"][0]["failure"]

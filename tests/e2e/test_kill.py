@@ -1,0 +1,51 @@
+"""A run killed with SIGKILL halfway keeps a readable record of what it completed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import mock_target, write_study
+
+from acceval.results.store import PARTS_DIR, read_records
+
+
+def test_sigkill_halfway_leaves_readable_records(tmp_path: Path) -> None:
+    study = {
+        "name": "killme",
+        "tasks": {"source": "builtin:arithmetic", "count": 5000, "seed": 1, "max_tokens": 8},
+        "targets": [mock_target("m", ttft_ms=5, itl_ms=1, output_tokens=4)],
+        "load": [{"concurrency": [4], "max_duration_s": 60}],
+    }
+    path = write_study(tmp_path / "s.yaml", study)
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acceval", "run", str(path), "--out", str(runs), "--no-progress"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        parts: list[Path] = []
+        while time.monotonic() < deadline and len(parts) < 2:
+            time.sleep(0.2)
+            parts = list(runs.glob(f"*/{PARTS_DIR}/part-*.parquet"))
+        assert len(parts) >= 2, "the run never wrote records"
+        assert proc.poll() is None, "the run finished before it could be killed"
+    finally:
+        # SIGKILL the run and its local server (same session): no cleanup code runs.
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    (run_dir,) = list(runs.iterdir())
+    assert not (run_dir / "result.json").exists()  # it really died mid-run
+    table = read_records(run_dir)
+    assert 0 < table.num_rows < 5000
+    ids = table["request_id"].to_pylist()
+    assert len(ids) == len(set(ids))
+    # Every stored record is a finished request: stamped and classified or answered.
+    assert table["done_ns"].null_count == 0
+    assert all(r["error_kind"] is not None or r["output_text"] is not None
+               for r in table.select(["error_kind", "output_text"]).to_pylist())
