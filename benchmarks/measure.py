@@ -1,0 +1,248 @@
+"""Measurement parts shared by every tool in the client benchmark.
+
+- :class:`MockServer`: ``python -m acceval.serve mock`` as a separate process (optionally
+  pinned with taskset), with its ground-truth log (CLOCK_MONOTONIC ns stamps per request).
+- :class:`TreeCpu`: user+sys CPU of a client process and all its descendants, sampled from
+  /proc (psutil) every 20 ms, so a window's CPU can be read off afterwards.
+- :func:`join`: pairs client requests with server log lines (by request id when the client
+  sent one, else by send order on the shared monotonic clock).
+- :func:`summarize`: the numbers the benchmark reports for one measurement.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+from peers import ClientReq
+
+_now = time.perf_counter_ns
+
+
+def wall_minus_mono_ns() -> int:
+    """CLOCK_REALTIME - CLOCK_MONOTONIC, read as a tight pair (converts peers' wall stamps)."""
+    best = None
+    for _ in range(5):
+        a = time.perf_counter_ns()
+        w = time.time_ns()
+        b = time.perf_counter_ns()
+        if best is None or b - a < best[0]:
+            best = (b - a, w - (a + b) // 2)
+    assert best is not None
+    return best[1]
+
+
+class MockServer:
+    def __init__(self, port: int, options: dict[str, Any], log: Path, cpu: str | None) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.log = log
+        cmd = [sys.executable, "-m", "acceval.serve", "mock", "--port", str(port),
+               "--log", str(log)]
+        for k, v in options.items():
+            cmd += ["--option", f"{k}={v}"]
+        if cpu is not None:
+            cmd = ["taskset", "-c", cpu, *cmd]
+        if log.exists():
+            log.unlink()
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + "/v1/models", timeout=1) as r:
+                    r.read()
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                    raise RuntimeError(f"mock server did not start: {err}") from None
+                time.sleep(0.1)
+        self.cpu = TreeCpu(self.proc.pid, period_s=0.1)
+
+    def stop(self) -> list[dict[str, Any]]:
+        """Stop the server (it flushes its log on SIGTERM) and return the log lines."""
+        self.cpu.stop()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if not self.log.exists():
+            return []
+        return [json.loads(x) for x in self.log.read_text().splitlines() if x.strip()]
+
+
+class TreeCpu:
+    """Samples a process tree's cumulative CPU seconds; ``cpu_between`` interpolates."""
+
+    def __init__(self, pid: int, period_s: float = 0.02) -> None:
+        self.root = psutil.Process(pid)
+        self.period_s = period_s
+        self.last: dict[int, float] = {}
+        self.series: list[tuple[int, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        try:
+            procs = [self.root, *self.root.children(recursive=True)]
+        except psutil.Error:
+            procs = []
+        for p in procs:
+            try:
+                t = p.cpu_times()
+                # A dead process keeps its last sample; reaped children are then not counted
+                # twice through the parent's children_* fields, which are left out.
+                self.last[p.pid] = t.user + t.system
+            except psutil.Error:
+                pass
+        self.series.append((_now(), sum(self.last.values())))
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self.period_s)
+
+    def stop(self) -> None:
+        self._sample()
+        self._stop.set()
+        self._thread.join()
+
+    def cpu_between(self, a_ns: int, b_ns: int) -> float:
+        ts = [t for t, _ in self.series]
+        vs = [v for _, v in self.series]
+        return float(np.interp(b_ns, ts, vs) - np.interp(a_ns, ts, vs))
+
+
+@dataclass(slots=True)
+class Joined:
+    client_ttft_ms: list[float]
+    server_ttft_ms: list[float]
+    method: str
+    unmatched: int
+    send_to_recv_ms: list[float]
+
+
+def _server_ok(line: dict[str, Any], tokens: int) -> bool:
+    return (line.get("status") == 200 and line.get("error") is None
+            and line.get("output_tokens") == tokens and line.get("first_chunk_ns") is not None)
+
+
+def join(reqs: list[ClientReq], log: list[dict[str, Any]], tokens: int) -> Joined:
+    """Pair client requests with server lines. Ids when present, else send order.
+
+    Without ids: both sides are sorted on CLOCK_MONOTONIC (client send stamp, server receive
+    stamp) and paired in order, skipping a server line that arrived before the client's send
+    (minus 1 ms of tolerance). Two sends closer together than the loopback delay can swap;
+    with the mock's fixed TTFT that changes a pair's error by at most their send gap.
+    """
+    client = [r for r in reqs if r.ok and r.ttft_ms is not None and r.send_ns is not None]
+    ok_lines = [x for x in log if _server_ok(x, tokens)]
+    out = Joined([], [], "", 0, [])
+    ids = [r.request_id for r in client if r.request_id is not None]
+    if ids and len(ids) == len(client):
+        by_id = {str(x["request_id"]): x for x in ok_lines}
+        out.method = "X-Request-Id"
+        for r in client:
+            line = by_id.get(str(r.request_id))
+            if line is None:
+                out.unmatched += 1
+                continue
+            _add(out, r, line)
+        return out
+    out.method = "send order on CLOCK_MONOTONIC"
+    client.sort(key=lambda r: r.send_ns or 0)
+    ok_lines.sort(key=lambda x: x["recv_ns"])
+    recv = [x["recv_ns"] for x in ok_lines]
+    j = 0
+    for r in client:
+        assert r.send_ns is not None
+        j = max(j, bisect.bisect_left(recv, r.send_ns - 1_000_000, lo=j))
+        if j >= len(ok_lines):
+            out.unmatched += 1
+            continue
+        _add(out, r, ok_lines[j])
+        j += 1
+    return out
+
+
+def _add(out: Joined, r: ClientReq, line: dict[str, Any]) -> None:
+    assert r.ttft_ms is not None
+    out.client_ttft_ms.append(r.ttft_ms)
+    out.server_ttft_ms.append((line["first_chunk_ns"] - line["recv_ns"]) / 1e6)
+    if r.send_ns is not None:
+        out.send_to_recv_ms.append((line["recv_ns"] - r.send_ns) / 1e6)
+
+
+def pct(values: list[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
+def summarize(tool: str, reqs: list[ClientReq], log: list[dict[str, Any]], tokens: int,
+              cpu: TreeCpu | None, cpu_s_override: float | None = None,
+              lag_p50_ms: float | None = None, lag_p99_ms: float | None = None
+              ) -> dict[str, Any]:
+    """Rate and CPU over the server-observed load window; TTFT error and lag per request."""
+    ok_lines = [x for x in log if _server_ok(x, tokens)]
+    res: dict[str, Any] = {"tool": tool, "client_ok": sum(r.ok for r in reqs),
+                           "client_total": len(reqs), "server_ok": len(ok_lines),
+                           "server_total": len(log)}
+    if not ok_lines:
+        return res
+    a = min(x["recv_ns"] for x in log)
+    b = max(x["done_ns"] or x["recv_ns"] for x in log)
+    window_s = (b - a) / 1e9
+    res["window_s"] = window_s
+    res["rate_rps"] = len(ok_lines) / window_s if window_s > 0 else None
+    cpu_s = cpu_s_override if cpu_s_override is not None else (
+        cpu.cpu_between(a, b) if cpu is not None else None)
+    res["cpu_s"] = cpu_s
+    res["cpu_ms_per_req"] = cpu_s * 1e3 / len(ok_lines) if cpu_s is not None else None
+    j = join(reqs, log, tokens)
+    err = [c - s for c, s in zip(j.client_ttft_ms, j.server_ttft_ms, strict=True)]
+    res.update({
+        "join": j.method, "joined": len(err), "unmatched": j.unmatched,
+        "ttft_client_p50_ms": pct(j.client_ttft_ms, 50),
+        "ttft_server_p50_ms": pct(j.server_ttft_ms, 50),
+        "ttft_err_p50_ms": pct(err, 50), "ttft_err_p99_ms": pct(err, 99),
+        "send_to_recv_p99_ms": pct(j.send_to_recv_ms, 99),
+    })
+    lags = [r.lag_ms for r in reqs if r.lag_ms is not None]
+    res["lag_p50_ms"] = pct(lags, 50) if lags else lag_p50_ms
+    res["lag_p99_ms"] = pct(lags, 99) if lags else lag_p99_ms
+    return res
+
+
+def run_client(cmd: list[str], log_path: Path, timeout_s: float,
+               env: dict[str, str] | None = None) -> tuple[int, TreeCpu]:
+    """Run a client command to completion while sampling its process tree's CPU."""
+    with log_path.open("w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, **(env or {})}, start_new_session=True)
+        cpu = TreeCpu(proc.pid)
+        try:
+            rc = proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            rc = proc.wait()
+        finally:
+            cpu.stop()
+        # Daemons a client leaves behind (AIPerf's services) must not run into the next tool.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    return rc, cpu
