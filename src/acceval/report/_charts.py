@@ -1,0 +1,299 @@
+"""Plotly figure specs (plain dicts: ``data`` + ``layout``) for the HTML report.
+
+Only plotly.js is needed to draw them, so nothing here imports plotly. Each builder returns a
+:class:`Chart` whose ``figure`` is None when the run lacks the data, with a note saying what is
+missing. Text that reaches Plotly is HTML-escaped: Plotly renders a subset of HTML in labels.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from acceval.metrics import derive
+from acceval.report._econ import RunEcon, TargetEcon
+from acceval.results.result import RunResult
+
+Figure = dict[str, Any]
+
+# Colour-blind-safe (Okabe-Ito), one per target in study order.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
+           "#000000")
+_MAX_TORNADO_BARS = 14
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    id: str
+    title: str
+    figure: Figure | None
+    note: str = ""
+
+
+def _e(s: object) -> str:
+    return html.escape(str(s), quote=True)
+
+
+def _colour(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def _layout(title: str, **extra: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "title": {"text": _e(title), "font": {"size": 15}},
+        "height": 400, "margin": {"l": 70, "r": 20, "t": 50, "b": 90},
+        "paper_bgcolor": "#ffffff", "plot_bgcolor": "#f7f7f9",
+        "legend": {"orientation": "h", "y": -0.28},
+        "hovermode": "closest",
+    }
+    base.update(extra)
+    return base
+
+
+def _fin(v: float | None) -> bool:
+    return v is not None and math.isfinite(v)
+
+
+def latency_vs_throughput(result: RunResult) -> Chart:
+    title = "Latency (p95) vs throughput, per target"
+    data: list[dict[str, Any]] = []
+    for i, t in enumerate(result.targets):
+        pts = [p for p in t.points if _fin(p.summary.request_throughput_rps)]
+        pts.sort(key=lambda p: p.summary.request_throughput_rps or 0.0)
+        for metric, axis in (("ttft_ms", ""), ("tpot_ms", "2")):
+            xs, ys, text = [], [], []
+            for p in pts:
+                v = getattr(p.summary, metric).p95
+                if _fin(v):
+                    xs.append(p.summary.request_throughput_rps)
+                    ys.append(v)
+                    text.append(_e(p.label))
+            if xs:
+                data.append({"type": "scatter", "mode": "lines+markers", "x": xs, "y": ys,
+                             "text": text, "name": _e(t.name), "legendgroup": _e(t.name),
+                             "showlegend": axis == "", "xaxis": "x" + axis, "yaxis": "y" + axis,
+                             "line": {"color": _colour(i)},
+                             "hovertemplate": f"{_e(t.name)} %{{text}}<br>%{{x:.3g}} req/s, "
+                                              f"{metric[:4].upper()} p95 %{{y:.4g}} ms"
+                                              "<extra></extra>"})
+    if not data:
+        return Chart("chart-latency", title, None, "no load point completed a request")
+    slo = result.study.get("slo") or {}
+    shapes = []
+    for key, yref in (("ttft_ms", "y"), ("tpot_ms", "y2")):
+        if slo.get(key) is not None:
+            shapes.append({"type": "line", "xref": "x domain" if yref == "y" else "x2 domain",
+                           "x0": 0, "x1": 1, "yref": yref,
+                           "y0": slo[key], "y1": slo[key],
+                           "line": {"dash": "dash", "color": "#c00", "width": 1}})
+    layout = _layout(title, shapes=shapes,
+                     xaxis={"domain": [0, 0.46], "title": {"text": "completed req/s"}},
+                     yaxis={"title": {"text": "TTFT p95 (ms)"}, "rangemode": "tozero"},
+                     xaxis2={"domain": [0.54, 1], "title": {"text": "completed req/s"},
+                             "anchor": "y2"},
+                     yaxis2={"title": {"text": "TPOT p95 (ms)"}, "anchor": "x2",
+                             "rangemode": "tozero"})
+    return Chart("chart-latency", title, {"data": data, "layout": layout},
+                 "dashed red lines: the study's SLO bounds")
+
+
+def _pareto(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Points not beaten on both axes (higher is better on both), sorted by x."""
+    front: list[tuple[float, float]] = []
+    best_y = -math.inf
+    for x, y in sorted(points, key=lambda p: (-p[0], -p[1])):
+        if y > best_y:
+            front.append((x, y))
+            best_y = y
+    return sorted(front)
+
+
+def pareto(result: RunResult) -> Chart:
+    title = "Throughput per chip vs interactivity (Pareto view)"
+    data: list[dict[str, Any]] = []
+    everything: list[tuple[float, float]] = []
+    for i, t in enumerate(result.targets):
+        chips = int(t.platform.get("chips") or 1)
+        xs, ys, text = [], [], []
+        for p in t.points:
+            tpot = p.summary.tpot_ms.p50
+            tps = p.summary.output_token_throughput_tps
+            if _fin(tpot) and tpot and _fin(tps):
+                assert tpot is not None and tps is not None
+                xs.append(1000.0 / tpot)
+                ys.append(tps / chips)
+                text.append(_e(p.label))
+        everything += list(zip(xs, ys, strict=True))
+        if xs:
+            data.append({"type": "scatter", "mode": "markers", "x": xs, "y": ys, "text": text,
+                         "name": _e(t.name), "marker": {"size": 10, "color": _colour(i)},
+                         "hovertemplate": f"{_e(t.name)} %{{text}}<br>%{{x:.3g}} tok/s/user, "
+                                          "%{y:.4g} tok/s/chip<extra></extra>"})
+    if not data:
+        return Chart("chart-pareto", title, None,
+                     "needs TPOT (answers longer than one token) and token throughput")
+    front = _pareto(everything)
+    data.append({"type": "scatter", "mode": "lines", "x": [p[0] for p in front],
+                 "y": [p[1] for p in front], "name": "Pareto frontier",
+                 "line": {"color": "#555", "dash": "dot"}, "hoverinfo": "skip"})
+    layout = _layout(title, xaxis={"title": {"text": "interactivity: output tok/s per user "
+                                             "(1000 / TPOT p50)"}, "rangemode": "tozero"},
+                     yaxis={"title": {"text": "output tok/s per chip"}, "rangemode": "tozero"})
+    return Chart("chart-pareto", title, {"data": data, "layout": layout},
+                 "up and to the right is better; chips from each target's platform.chips")
+
+
+def cost_stack(result: RunResult, econ: dict[str, TargetEcon]) -> Chart:
+    title = "Cost per correct task, by bill item"
+    names: list[str] = []
+    for t in result.targets:
+        for item in econ[t.name].items:
+            if item.name not in names:
+                names.append(item.name)
+    data = []
+    for j, item_name in enumerate(names):
+        xs, ys = [], []
+        for t in result.targets:
+            c = econ[t.name]
+            counted = sum(i.usd for i in c.items if i.usd is not None)
+            if not _fin(c.cost_per_correct_usd) or counted <= 0:
+                continue
+            assert c.cost_per_correct_usd is not None
+            usd = next((i.usd for i in c.items if i.name == item_name), None)
+            if usd is not None:
+                xs.append(_e(t.name))
+                ys.append(usd / counted * c.cost_per_correct_usd)
+        if xs:
+            data.append({"type": "bar", "x": xs, "y": ys, "name": _e(item_name),
+                         "marker": {"color": _colour(j + 2)},
+                         "hovertemplate": f"{_e(item_name)}: $%{{y:.4g}}<extra></extra>"})
+    if not data:
+        return Chart("chart-cost", title, None,
+                     "no target has a bill (declare a price) or nothing was answered correctly")
+    layout = _layout(title, barmode="stack", yaxis={"title": {"text": "USD per correct task"}})
+    return Chart("chart-cost", title, {"data": data, "layout": layout},
+                 "each item's share of the bill at the target's operating point")
+
+
+def tornado(run: RunEcon) -> Chart:
+    title = "Sensitivity of cost per correct task (one input at a time)"
+    bars = sorted(run.bars, key=lambda b: -abs(b.high_usd - b.low_usd))[:_MAX_TORNADO_BARS]
+    bars = [b for b in bars if b.high_usd != b.low_usd]
+    if not bars:
+        return Chart("chart-tornado", title, None,
+                     "no sensitivity analysis in this run (needs a bill per target)")
+    bars.reverse()  # Plotly draws the first category at the bottom
+    labels = [_e(f"{b.target} · {b.input}") for b in bars]
+    data = []
+    for side, colour in (("low", "#56B4E9"), ("high", "#D55E00")):
+        data.append({"type": "bar", "orientation": "h", "y": labels,
+                     "x": [getattr(b, f"{side}_usd") - b.base_usd for b in bars],
+                     "base": [b.base_usd for b in bars], "name": f"input at its {side} end",
+                     "marker": {"color": colour},
+                     "customdata": [getattr(b, f"{side}_value") for b in bars],
+                     "hovertemplate": f"%{{y}} {side}: input %{{customdata}} → "
+                                      "$%{base:.4g} %{x:+.4g}<extra></extra>"})
+    layout = _layout(title, barmode="overlay", height=max(300, 60 + 28 * len(bars)),
+                     margin={"l": 220, "r": 20, "t": 50, "b": 60},
+                     xaxis={"title": {"text": "USD per correct task"}})
+    return Chart("chart-tornado", title, {"data": data, "layout": layout},
+                 "bars start at each target's base cost; widest input on top")
+
+
+def accuracy(result: RunResult) -> Chart:
+    title = "Accuracy with 95 % Wilson intervals"
+    xs, ys, lo, hi, colours = [], [], [], [], []
+    for i, t in enumerate(result.targets):
+        a = t.accuracy
+        if a is None or a.accuracy is None or a.ci_low is None or a.ci_high is None:
+            continue
+        xs.append(_e(t.name))
+        ys.append(a.accuracy)
+        lo.append(a.accuracy - a.ci_low)
+        hi.append(a.ci_high - a.accuracy)
+        colours.append(_colour(i))
+    if not xs:
+        return Chart("chart-accuracy", title, None, "the task set has no checker")
+    data = [{"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": "accuracy",
+             "marker": {"size": 12, "color": colours},
+             "error_y": {"type": "data", "symmetric": False, "array": hi, "arrayminus": lo},
+             "hovertemplate": "%{x}: %{y:.1%}<extra></extra>"}]
+    shapes = []
+    level = (result.study.get("quality") or {}).get("min_accuracy")
+    if level is not None:
+        shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": level,
+                       "y1": level, "line": {"dash": "dash", "color": "#c00", "width": 1}})
+    layout = _layout(title, shapes=shapes, showlegend=False,
+                     yaxis={"title": {"text": "accuracy"}, "tickformat": ".0%",
+                            "range": [0, 1.05]})
+    return Chart("chart-accuracy", title, {"data": data, "layout": layout},
+                 "dashed red line: the study's minimum accuracy" if level is not None else "")
+
+
+def _bucket_stats(sec: np.ndarray, values: np.ndarray | None, n: int) -> list[float | None]:
+    """Per one-second bucket: the count of rows (``values`` None) or the p95 of ``values``."""
+    idx = sec.astype(np.int64)
+    if values is None:
+        return [float(c) for c in np.bincount(idx, minlength=n)[:n]]
+    out: list[float | None] = []
+    for b in range(n):
+        v = values[(idx == b) & ~np.isnan(values)]
+        out.append(float(np.percentile(v, 95)) if v.size else None)
+    return out
+
+
+def timeline(result: RunResult, records: pa.Table | None) -> Chart:
+    title = "Timeline of the run (per-second buckets)"
+    if records is None or records.num_rows == 0:
+        return Chart("chart-timeline", title, None, "no records.parquet for this run")
+    d = derive(records)
+    targets = np.asarray(records.column("target").to_pylist(), dtype=object)
+    m = d.measured & ~np.isnan(d.sent_ns)
+    if not m.any():
+        return Chart("chart-timeline", title, None, "no request was sent")
+    origin = float(np.nanmin(d.sent_ns[m]))
+    data: list[dict[str, Any]] = []
+    for i, t in enumerate(result.targets):
+        sel = m & (targets == t.name)
+        if not sel.any():
+            continue
+        sent_s = np.floor((d.sent_ns[sel] - origin) / 1e9)
+        done = d.done_ns[sel]
+        done_s = np.floor((np.where(np.isnan(done), d.sent_ns[sel], done) - origin) / 1e9)
+        lo, hi = int(sent_s.min()), int(max(sent_s.max(), done_s.max()))
+        n = hi - lo + 1
+        x = list(range(lo, hi + 1))
+        err = ~d.ok[sel]
+        rate = _bucket_stats(sent_s - lo, None, n)
+        ttft = _bucket_stats(sent_s - lo, d.ttft_ms[sel], n)
+        errors = _bucket_stats((done_s - lo)[err], None, n)
+        common = {"legendgroup": _e(t.name), "line": {"color": _colour(i)}}
+        data.append({"type": "scatter", "mode": "lines", "x": x, "y": rate, "name": _e(t.name),
+                     "yaxis": "y", **common,
+                     "hovertemplate": f"{_e(t.name)} t=%{{x}} s: %{{y}} sent<extra></extra>"})
+        data.append({"type": "scatter", "mode": "lines", "x": x, "y": ttft, "showlegend": False,
+                     "yaxis": "y2", "connectgaps": False, **common,
+                     "hovertemplate": f"{_e(t.name)} t=%{{x}} s: TTFT p95 %{{y:.4g}} ms"
+                                      "<extra></extra>"})
+        data.append({"type": "bar", "x": x, "y": errors, "showlegend": False, "yaxis": "y3",
+                     "legendgroup": _e(t.name), "marker": {"color": _colour(i)},
+                     "hovertemplate": f"{_e(t.name)} t=%{{x}} s: %{{y}} errors<extra></extra>"})
+    layout = _layout(title, height=640,
+                     xaxis={"title": {"text": "seconds since the first measured send"},
+                            "anchor": "y3"},
+                     yaxis={"domain": [0.70, 1], "title": {"text": "sent/s"}},
+                     yaxis2={"domain": [0.36, 0.64], "title": {"text": "TTFT p95"}},
+                     yaxis3={"domain": [0, 0.28], "title": {"text": "errors/s"}})
+    return Chart("chart-timeline", title, {"data": data, "layout": layout},
+                 "warm-up requests excluded; TTFT by send second, errors by completion second")
+
+
+def all_charts(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon,
+               records: pa.Table | None) -> list[Chart]:
+    return [latency_vs_throughput(result), pareto(result), cost_stack(result, econ),
+            tornado(run), accuracy(result), timeline(result, records)]

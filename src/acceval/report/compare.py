@@ -1,0 +1,167 @@
+"""Side-by-side comparison of runs: per target and load point, each run against the first.
+
+A difference is called *beyond noise* only by a stated rule (docs/report.md, "Comparing runs"):
+
+- accuracy: the two 95 % Wilson intervals do not overlap (conservative);
+- TTFT / TPOT p95: a percentile bootstrap of the difference of p95s (resampling each run's
+  requests, ``n_boot`` draws, seeded) whose 95 % interval excludes 0; without records, unknown;
+- cost per correct task: the two intervals (from the accuracy interval) do not overlap;
+- throughput: one run per side gives no run-to-run spread, so no call is made.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from acceval.metrics import derive
+from acceval.report._econ import target_econ
+from acceval.report._fmt import NOT_MEASURED
+from acceval.results.result import PointResult, RunResult
+
+N_BOOT = 1000
+_CHUNK = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    target: str
+    load: str
+    metric: str
+    base_run: str
+    other_run: str
+    base: float | None
+    other: float | None
+    delta: float | None
+    beyond_noise: bool | None  # None: no rule applies or data is missing
+    rule: str
+
+
+def bootstrap_p95_diff(a: np.ndarray, b: np.ndarray, *, n_boot: int = N_BOOT, seed: int = 0,
+                       q: float = 95.0) -> tuple[float, float] | None:
+    """95 % percentile-bootstrap interval of p``q``(b) - p``q``(a); None when a side is empty."""
+    a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+    if a.size == 0 or b.size == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for start in range(0, n_boot, _CHUNK):
+        k = min(_CHUNK, n_boot - start)
+        pa_ = np.percentile(a[rng.integers(0, a.size, (k, a.size))], q, axis=1)
+        pb_ = np.percentile(b[rng.integers(0, b.size, (k, b.size))], q, axis=1)
+        diffs.append(pb_ - pa_)
+    d = np.concatenate(diffs)
+    return float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))
+
+
+def _values(records: pa.Table | None, target: str, label: str, metric: str) -> np.ndarray | None:
+    if records is None or records.num_rows == 0:
+        return None
+    sel = records.filter(pc.and_(pc.equal(records["target"], target),
+                                 pc.equal(records["load_label"], label)))
+    if sel.num_rows == 0:
+        return None
+    d = derive(sel)
+    return np.asarray(getattr(d, metric)[d.measured & d.ok], dtype=np.float64)
+
+
+def _overlap(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool | None:
+    if a is None or b is None:
+        return None
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def _delta(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)):
+        return None
+    return b - a
+
+
+def _compare_point(base: RunResult, other: RunResult, target: str, pa_: PointResult,
+                   pb: PointResult, rec_a: pa.Table | None, rec_b: pa.Table | None,
+                   n_boot: int, seed: int) -> list[Row]:
+    rows: list[Row] = []
+    sa, sb = pa_.summary, pb.summary
+
+    def add(metric: str, a: float | None, b: float | None, beyond: bool | None,
+            rule: str) -> None:
+        rows.append(Row(target, pa_.label, metric, base.run_id, other.run_id, a, b,
+                        _delta(a, b), beyond, rule))
+
+    for metric in ("ttft_ms", "tpot_ms"):
+        a, b = getattr(sa, metric).p95, getattr(sb, metric).p95
+        va, vb = _values(rec_a, target, pa_.label, metric), _values(rec_b, target, pb.label,
+                                                                       metric)
+        ci = (bootstrap_p95_diff(va, vb, n_boot=n_boot, seed=seed)
+              if va is not None and vb is not None else None)
+        beyond = None if ci is None else not (ci[0] <= 0 <= ci[1])
+        rule = ("bootstrap 95% CI of the p95 difference: "
+                f"[{ci[0]:.3g}, {ci[1]:.3g}] ms" if ci else "no records: unknown")
+        add(f"{metric[:4]}_p95_ms", a, b, beyond, rule)
+    add("throughput_rps", sa.request_throughput_rps, sb.request_throughput_rps, None,
+        "one run per side: no spread to test against")
+    acc_a, acc_b = sa.accuracy, sb.accuracy
+    ia = (acc_a.ci_low, acc_a.ci_high) if acc_a and acc_a.ci_low is not None else None
+    ib = (acc_b.ci_low, acc_b.ci_high) if acc_b and acc_b.ci_low is not None else None
+    ov = _overlap(ia, ib)  # type: ignore[arg-type]
+    add("accuracy", acc_a.accuracy if acc_a else None, acc_b.accuracy if acc_b else None,
+        None if ov is None else not ov,
+        "beyond noise = Wilson 95% intervals do not overlap" if ov is not None
+        else "no correctness information")
+    ca = target_econ(base.target(target)).points.get(pa_.label)
+    cb = target_econ(other.target(target)).points.get(pb.label)
+    if ca is not None or cb is not None:
+        ov = _overlap(ca.ci_usd if ca else None, cb.ci_usd if cb else None)
+        add("cost_per_correct_usd", ca.cost_per_correct_usd if ca else None,
+            cb.cost_per_correct_usd if cb else None, None if ov is None else not ov,
+            "beyond noise = cost intervals (from the accuracy interval) do not overlap")
+    return rows
+
+
+def compare_runs(runs: list[RunResult], records: list[pa.Table | None], *,
+                 n_boot: int = N_BOOT, seed: int = 0) -> list[Row]:
+    """Every run after the first against the first, per target and load label both have."""
+    base, rec_base = runs[0], records[0]
+    out: list[Row] = []
+    for other, rec_other in zip(runs[1:], records[1:], strict=True):
+        names = [t.name for t in other.targets]
+        for t in base.targets:
+            if t.name not in names:
+                continue
+            by_label = {p.label: p for p in other.target(t.name).points}
+            for p in t.points:
+                if p.label in by_label:
+                    out += _compare_point(base, other, t.name, p, by_label[p.label],
+                                          rec_base, rec_other, n_boot, seed)
+    return out
+
+
+def _fmt(v: float | None) -> str:
+    return NOT_MEASURED if v is None else f"{v:.4g}"
+
+
+def render_compare(rows: list[Row], fmt: str = "table") -> str:
+    if fmt == "json":
+        return json.dumps([asdict(r) for r in rows], indent=2)
+    head = ["target", "load", "metric", "base run", "other run", "base", "other", "delta",
+            "beyond noise", "rule"]
+    body = [[r.target, r.load, r.metric, r.base_run, r.other_run, _fmt(r.base), _fmt(r.other),
+             _fmt(r.delta), {True: "YES", False: "no", None: "—"}[r.beyond_noise], r.rule]
+            for r in rows]
+    if fmt == "md":
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in body]
+        return "\n".join(lines)
+    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(head)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+              for r in body]
+    return "\n".join(lines)
+
+
+__all__ = ["Row", "bootstrap_p95_diff", "compare_runs", "render_compare"]

@@ -1,0 +1,433 @@
+"""The self-contained HTML report: the decision on one page.
+
+Reading order: the verdict, the decision table, interactive charts, sample outputs, then
+provenance. Everything is inline (styles, plotly.js, chart data), so the file opens offline and
+fetches nothing; a Content-Security-Policy allows only the page's own scripts (by hash) and no
+network at all. Every string from a model, a user or a server is HTML-escaped, and the chart
+data is embedded as JSON with ``<``, ``>`` and ``&`` escaped, so an answer containing
+``<script>`` is shown as text and never runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+from importlib import resources
+from typing import Any
+
+import pyarrow as pa
+import yaml
+
+from acceval import __version__
+from acceval.errors import MissingExtra
+from acceval.metrics import Distribution
+from acceval.report._charts import Chart, all_charts
+from acceval.report._econ import (
+    RunEcon,
+    TargetEcon,
+    assumptions,
+    operating_point,
+    run_econ,
+    target_econ,
+)
+from acceval.report._fmt import NOT_MEASURED, gate, num, pct, usd, yesno
+from acceval.results.result import PointResult, RunResult, TargetResult
+
+SAMPLES_PER_TARGET = 6
+_SAMPLE_CHARS = 800
+
+
+def esc(v: object) -> str:
+    return html.escape(str(v), quote=True)
+
+
+def json_for_script(value: Any) -> str:
+    """JSON safe inside ``<script>``: no ``</script>``, ``<!--`` or ``]]>`` can form, and the
+    two line separators JavaScript once treated as newlines are escaped too."""
+    text = json.dumps(value, allow_nan=False, separators=(",", ":"))
+    for ch, rep in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(ch, rep)
+    return text
+
+
+def _plotly_js() -> str:
+    try:
+        from plotly.offline import get_plotlyjs
+    except ImportError as exc:  # pragma: no cover - plotly ships with the report extra
+        raise MissingExtra("the HTML report needs plotly: pip install 'acceval[report]'") from exc
+    return str(get_plotlyjs()).replace("</script", "<\\/script")
+
+
+def _asset(name: str) -> str:
+    return (resources.files("acceval") / "data" / "report" / name).read_text(encoding="utf-8")
+
+
+def _nm(text: str = NOT_MEASURED) -> str:
+    return f'<span class="nm">{esc(text)}</span>'
+
+
+def _cell(text: str) -> str:
+    """A table cell; "not measured" is styled so a reader never mistakes it for a value."""
+    if text == NOT_MEASURED:
+        return f"<td>{_nm()}</td>"
+    return f"<td>{esc(text)}</td>"
+
+
+def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
+    h = "".join(f"<th>{esc(c)}</th>" for c in head)
+    body = "".join("<tr>" + "".join(_cell(c) for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _d3(d: Distribution) -> str:
+    if not d.count:
+        return NOT_MEASURED
+    return f"{num(d.p50)} / {num(d.p95)} / {num(d.p99)}"
+
+
+def _acc(a: Any) -> str:
+    if a is None or a.accuracy is None:
+        return NOT_MEASURED
+    return f"{pct(a.accuracy)} [{pct(a.ci_low)}–{pct(a.ci_high)}] (n={a.n})"
+
+
+def _usd_ci(c: TargetEcon) -> str:
+    if c.cost_per_correct_usd is None:
+        return NOT_MEASURED
+    out = usd(c.cost_per_correct_usd)
+    if c.cost_per_correct_ci_usd is not None:
+        lo, hi = c.cost_per_correct_ci_usd
+        out += f" [{usd(lo)}–{usd(hi)}]"
+    return out
+
+
+def _max_load(t: TargetResult) -> PointResult | None:
+    return operating_point(t)
+
+
+# --- 1. verdict ---------------------------------------------------------------------------------
+
+def _overlap(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool | None:
+    if a is None or b is None:
+        return None
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def _target_line(t: TargetResult, c: TargetEcon, excluded: str | None) -> str:
+    if t.failure:
+        return f"<li><b>{esc(t.name)}</b>: {_nm()} — {esc(t.failure)}</li>"
+    if c.at_slo is not None:
+        cost = f"<b>{esc(_usd_ci(c))}</b> per correct task at {esc(c.at_slo.label)}"
+        if c.at_slo.ci_from == "accuracy interval":
+            cost += esc(" (interval from the accuracy interval; prices taken as exact)")
+    elif c.cheapest is not None:
+        cost = (f"{_nm('not measured at the SLO')} (no priced load point meets it; "
+                f"{esc(usd(c.cheapest.cost_per_correct_usd))} at {esc(c.cheapest.label)}, "
+                "outside the SLO)")
+    else:
+        cost = _nm()
+    g = t.gate.passed
+    gate_html = (f'<span class="{"good" if g else "bad" if g is False else "nm"}">'
+                 f"{esc(gate(g))}</span>")
+    best = _max_load(t)
+    load = (f"{num(best.summary.request_throughput_rps, 2)} req/s ({esc(best.label)})"
+            if best else _nm("no load point meets the SLO"))
+    out = (f"<li><b>{esc(t.name)}</b>: cost {cost}; quality gate {gate_html}, "
+           f"accuracy {esc(_acc(t.accuracy))}; highest load meeting the SLO: {load}")
+    if excluded and c.cheapest is not None:
+        out += f' <span class="bad">— not ranked: {esc(excluded)}</span>'
+    return out + ".</li>"
+
+
+def _winner_html(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon) -> str:
+    if not any(c.points for c in econ.values()):
+        return (f"<p>Cost per correct task: {_nm()} (no target declares a price; add "
+                "<code>price:</code> to a target to get a bill).</p>")
+    if run.winner is None:
+        return ('<p class="headline bad">No target qualifies: none has a priced load point that '
+                "meets the SLO and the quality level with a correct answer.</p>")
+    w = econ[run.winner]
+    parts = [f'<p class="headline"><b>{esc(run.winner)}</b> is the cheapest per correct task '
+             f"at the SLO and quality level: {esc(_usd_ci(w))}.</p>"]
+    rest = list(run.ranking[1:])
+    if rest:
+        r = econ[rest[0]]
+        wc, rc = w.cost_per_correct_usd, r.cost_per_correct_usd
+        if wc is not None and rc is not None and wc > 0:
+            parts.append(f"<p>Margin over the runner-up, <b>{esc(rest[0])}</b> "
+                         f"({esc(usd(rc))}): {esc(pct(rc / wc - 1))} "
+                         f"({esc(usd(rc - wc))} per correct task).</p>")
+        if _overlap(w.cost_per_correct_ci_usd, r.cost_per_correct_ci_usd):
+            parts.append('<p class="warn">Their intervals overlap: this run does not separate '
+                         "the two; measure more tasks before deciding on cost alone.</p>")
+    else:
+        parts.append("<p>No other target qualifies, so there is no runner-up.</p>")
+    if run.unconstrained_winner and run.unconstrained_winner != run.winner:
+        why = run.excluded.get(run.unconstrained_winner, "a load point outside the SLO")
+        parts.append(f'<p class="warn">Ignoring the SLO and the quality level, '
+                     f"<b>{esc(run.unconstrained_winner)}</b> would be cheapest; it is not "
+                     f"ranked here ({esc(why)}).</p>")
+    return "".join(parts)
+
+
+def _flips_html(run: RunEcon) -> str:
+    if not run.sensitivity_present:
+        return f"<p>Sensitivity of the ranking: {_nm()}.</p>"
+    if not run.flips:
+        return (f"<p>The ranking holds across every declared sensitivity range "
+                f"({len({(b.target, b.input) for b in run.bars})} input swings, each target "
+                "at its cheapest priced load point).</p>")
+    items = "".join(
+        f"<li>with <b>{esc(f.input)}</b> ({esc(f.scope)}) at its {esc(f.side)} end "
+        f"({esc(num(f.value, 3))}): <b>{esc(f.winner or 'no target')}</b> wins instead of "
+        f"{esc(f.base_winner or 'no target')}</li>" for f in run.flips)
+    return (f'<p class="warn"><b>The ranking flips within the sensitivity ranges</b> '
+            f"({len(run.flips)} swing(s); each target at its cheapest priced load point):</p>"
+            f"<ul>{items}</ul>")
+
+
+def _estimated_html(result: RunResult, econ: dict[str, TargetEcon]) -> str:
+    rows = []
+    for t in result.targets:
+        c = econ[t.name]
+        notes = list(c.estimated)
+        if c.energy_origin not in (None, "measured"):
+            notes.append(f"energy ({c.energy_origin})")
+        if c.energy_complete is False:
+            notes.append(f"energy stops at the {c.energy_level} boundary")
+        if notes:
+            rows.append(f"<li><b>{esc(t.name)}</b>: {esc(', '.join(notes))}</li>")
+    if not rows:
+        return ""
+    return ("<p>Numbers that rest on estimates, catalog figures or assumptions rather than "
+            f"this run's measurements:</p><ul>{''.join(rows)}</ul>")
+
+
+def _verdict(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon) -> str:
+    slo = result.study.get("slo") or {}
+    bounds = ", ".join(f"{k} ≤ {v}" for k, v in slo.items()
+                       if k.endswith("_ms") and v is not None) or "none set"
+    lines = "".join(_target_line(t, econ[t.name], run.excluded.get(t.name))
+                    for t in result.targets)
+    extra = "".join(f"<li>{esc(v)}</li>" for v in run.verdict_lines)
+    return (
+        '<section id="verdict"><h2>1. Verdict</h2>'
+        f"<p>At the study's SLO ({esc(bounds)} at p{esc(num(slo.get('percentile'), 0))}, "
+        f"errors ≤ {esc(pct(slo.get('max_error_rate')))}):</p>"
+        f"{_winner_html(result, econ, run)}<ul>{lines}</ul>"
+        f"{'<ul>' + extra + '</ul>' if extra else ''}"
+        f"{_flips_html(run)}{_estimated_html(result, econ)}</section>"
+    )
+
+
+# --- 2. decision table --------------------------------------------------------------------------
+
+def _energy(c: TargetEcon) -> str:
+    if c.joules_per_correct is None:
+        return NOT_MEASURED
+    where = f" at {c.energy_level}" if c.energy_level else ""
+    origin = f", {c.energy_origin}" if c.energy_origin and c.energy_origin != "measured" else ""
+    return f"{num(c.joules_per_correct, 1)} J{where}{origin}"
+
+
+def _decision(result: RunResult, econ: dict[str, TargetEcon]) -> str:
+    rows = []
+    for t in result.targets:
+        c = econ[t.name]
+        best = _max_load(t)
+        rows.append([
+            t.name, gate(t.gate.passed), _acc(t.accuracy),
+            (f"{num(best.summary.request_throughput_rps, 2)} req/s ({best.label})"
+             if best else NOT_MEASURED),
+            num(best.summary.correct_goodput_rps, 2) if best else NOT_MEASURED,
+            _usd_ci(c), usd(c.cost_per_mtok_usd), _energy(c),
+            pct(c.utilization_under_demand), c.portability_level or NOT_MEASURED,
+            c.exit_readiness or NOT_MEASURED,
+        ])
+    table = _table(["target", "quality gate", "accuracy [95% CI]", "max load meeting SLO",
+                    "correct goodput req/s", "cost per correct task", "cost per 1M output tok",
+                    "J per correct task", "utilization under demand", "portability",
+                    "exit readiness"], rows, "decision")
+    per_load = []
+    for t in result.targets:
+        c = econ[t.name]
+        for p in t.points:
+            s = p.summary
+            pc_ = c.points.get(p.label)
+            cost = pc_.cost_per_correct_usd if pc_ else None
+            per_load.append([
+                t.name, p.label, str(s.requests), pct(s.error_rate), _d3(s.ttft_ms),
+                _d3(s.tpot_ms), num(s.request_throughput_rps, 2),
+                num(s.output_token_throughput_tps), num(s.correct_goodput_rps, 2),
+                yesno(s.meets_slo), yesno(s.degraded), usd(cost),
+            ])
+    loads = _table(["target", "load", "requests", "errors", "TTFT ms p50/p95/p99",
+                    "TPOT ms p50/p95/p99", "req/s", "out tok/s", "correct goodput req/s",
+                    "meets SLO", "client degraded", "cost per correct"], per_load, "loads")
+    return ('<section id="decision"><h2>2. Decision table</h2>'
+            f'<div class="scroll">{table}</div><h3>At each load point</h3>'
+            f'<div class="scroll">{loads}</div></section>')
+
+
+# --- 3. charts ----------------------------------------------------------------------------------
+
+def _charts_html(charts: list[Chart]) -> str:
+    parts = ['<section id="charts"><h2>3. Charts</h2>']
+    for ch in charts:
+        if ch.figure is None:
+            parts.append(f'<div class="chart-missing" data-chart="{esc(ch.id)}">'
+                         f"<h3>{esc(ch.title)}</h3><p>{_nm()}: {esc(ch.note)}</p></div>")
+        else:
+            # A fixed height keeps Plotly's responsive resize from shrinking the plot.
+            height = int(ch.figure["layout"].get("height", 400))
+            parts.append(f'<figure><div class="chart" id="{esc(ch.id)}" '
+                         f'style="height:{height}px"></div>'
+                         f"<figcaption>{esc(ch.note)}</figcaption></figure>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+# --- sample outputs -----------------------------------------------------------------------------
+
+def _samples(result: RunResult, records: pa.Table | None) -> str:
+    head = '<section id="samples"><h2>Sample outputs</h2>'
+    if records is None or records.num_rows == 0:
+        return f"{head}<p>{_nm()}: no records.parquet for this run.</p></section>"
+    cols = ["target", "load_label", "task_id", "warmup", "correct", "check_reason",
+            "extracted", "finish_reason", "error_kind", "error_detail", "output_text"]
+    rows = records.select(cols).to_pylist()
+    parts = [head, "<p>A few measured requests per target: wrong answers and errors first, "
+             "then correct ones. Output text is shown as text, truncated.</p>"]
+    for t in result.targets:
+        mine = [r for r in rows if r["target"] == t.name and not r["warmup"]]
+        wrong = [r for r in mine if r["correct"] is False and r["error_kind"] is None]
+        errs = [r for r in mine if r["error_kind"] is not None]
+        right = [r for r in mine if r["correct"] is True]
+        other = [r for r in mine if r["correct"] is None and r["error_kind"] is None]
+        pick = (wrong[:2] + errs[:2] + right[:2] + other)[:SAMPLES_PER_TARGET]
+        if not pick:
+            parts.append(f"<h3>{esc(t.name)}</h3><p>{_nm()}: no request</p>")
+            continue
+        trs = []
+        for r in pick:
+            text = r["output_text"]
+            shown = _nm("no output") if text is None else (
+                f"<pre>{esc(text[:_SAMPLE_CHARS])}{'…' if len(text) > _SAMPLE_CHARS else ''}"
+                "</pre>")
+            verdict = ("error: " + str(r["error_kind"])) if r["error_kind"] else (
+                "correct" if r["correct"] else "wrong" if r["correct"] is False else "unchecked")
+            why = r["check_reason"] or r["error_detail"] or ""
+            trs.append(f"<tr><td>{esc(r['load_label'])}</td><td>{esc(r['task_id'])}</td>"
+                       f'<td class="{"good" if r["correct"] else "bad"}">{esc(verdict)}</td>'
+                       f"<td>{esc(why)}</td><td>{esc(r['extracted'] or '')}</td>"
+                       f"<td class=\"out\">{shown}</td></tr>")
+        parts.append(f"<h3>{esc(t.name)}</h3><div class=\"scroll\"><table class=\"samples\">"
+                     "<thead><tr><th>load</th><th>task</th><th>verdict</th><th>reason</th>"
+                     "<th>extracted</th><th>output</th></tr></thead>"
+                     f"<tbody>{''.join(trs)}</tbody></table></div>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+# --- 4. provenance ------------------------------------------------------------------------------
+
+def _kv(d: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(d.items()) if v is not None)
+
+
+def _provenance(result: RunResult) -> str:
+    targets = []
+    for t in result.targets:
+        ls = t.local_server
+        local = (f"{ls.engine} {ls.model or ''} {ls.precision or ''} pid {ls.pid}, "
+                 f"startup {num(ls.startup_s, 2)} s" if ls else "—")
+        targets.append([t.name, str(t.endpoint.get("base_url", "—")),
+                        str(t.endpoint.get("model", "—")), _kv(t.platform) or "—",
+                        _kv(t.fingerprint) or NOT_MEASURED, local])
+    check = []
+    for t in result.targets:
+        for p in t.points:
+            s = p.summary
+            check.append([t.name, p.label, num(s.schedule_lag_ms.p50, 3),
+                          num(s.schedule_lag_ms.p99, 3),
+                          "— (closed loop)" if p.requested_rate_rps is None
+                          and p.kind == "concurrency" else num(s.requested_rate_rps, 2),
+                          num(s.achieved_rate_rps, 2), yesno(s.degraded),
+                          "; ".join(s.degraded_reasons) or "—", p.stopped_by])
+    assume = [[a.target or "study", a.name,
+               "not declared" if a.value is None else str(a.value), a.origin, a.source or "—",
+               a.date or "—"] for a in assumptions(result)]
+    warn = "".join(f"<li>{esc(w)}</li>" for w in result.warnings)
+    study_yaml = yaml.safe_dump(result.study, sort_keys=False)
+    return (
+        '<section id="provenance"><h2>4. Provenance</h2>'
+        f"<h3>Targets</h3><div class=\"scroll\">"
+        f"{_table(['target', 'endpoint', 'model', 'platform', 'fingerprint', 'local server'], targets)}"  # noqa: E501
+        "</div><h3>Load-generator self-check</h3><p>Schedule lag is the actual send time minus "
+        "the intended one; a point is degraded when the client could not keep its schedule, "
+        "and its numbers then describe the client as much as the server.</p>"
+        f"<div class=\"scroll\">{_table(['target', 'load', 'lag p50 ms', 'lag p99 ms', 'requested req/s', 'achieved send/s', 'degraded', 'why', 'stopped by'], check)}</div>"  # noqa: E501
+        "<h3>Assumptions and their sources</h3>"
+        f"<div class=\"scroll\">{_table(['target', 'input', 'value', 'origin', 'source', 'date'], assume)}</div>"  # noqa: E501
+        f"<h3>Software</h3>{_table(['package', 'version'], sorted([k, v] for k, v in result.software.items()))}"  # noqa: E501
+        f"<h3>Environment</h3>{_table(['key', 'value'], [[k, str(v)] for k, v in result.environment.items()])}"  # noqa: E501
+        f"<h3>Seeds</h3><pre>{esc(json.dumps(result.seeds, sort_keys=True))}</pre>"
+        f"<h3>Tasks</h3><pre>{esc(json.dumps(result.tasks, sort_keys=True))}</pre>"
+        + (f"<h3>Warnings</h3><ul>{warn}</ul>" if warn else "")
+        + f"<details><summary>Study as run</summary><pre>{esc(study_yaml)}</pre></details>"
+        "</section>"
+    )
+
+
+# --- page ---------------------------------------------------------------------------------------
+
+def _sha256(script: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
+
+
+def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
+    """The report page. ``records`` (the run's records table) feeds the timeline and the
+    sample outputs; without it those parts say "not measured".
+
+    A what-if (other prices, utilization, SLO) is a new RunResult: re-run the economics with
+    the overrides and render that; this function only renders what it is given.
+    """
+    econ = {t.name: target_econ(t) for t in result.targets}
+    run = run_econ(result, econ)
+    charts = all_charts(result, econ, run, records)
+    specs = [{"id": c.id, "figure": c.figure} for c in charts if c.figure is not None]
+    plotly_js = _plotly_js() if specs else ""
+    boot = _asset("report.js")
+    scripts = [s for s in (plotly_js, boot) if s]
+    csp = ("default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; "
+           # plotly.js compiles a few functions at load; nothing else may run or load.
+           f"script-src 'unsafe-eval' {' '.join(_sha256(s) for s in scripts)}; "
+           "connect-src 'none'; base-uri 'none'; form-action 'none'")
+    banner = ('<p class="bad banner">This run was interrupted; the numbers cover what was '
+              "measured.</p>" if result.interrupted else "")
+    desc = result.study.get("description")
+    return "".join([
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        f'<meta http-equiv="Content-Security-Policy" content="{esc(csp)}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{esc(result.study_name)} — acceval report</title>",
+        f"<style>{_asset('report.css')}</style></head><body><main>",
+        f"<header><h1>{esc(result.study_name)}</h1><p class=\"meta\">run "
+        f"<code>{esc(result.run_id)}</code>, started {esc(result.created_utc)}"
+        f"{', finished ' + esc(result.finished_utc) if result.finished_utc else ''}; "
+        f"acceval {esc(__version__)}</p>{banner}"
+        f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
+        _verdict(result, econ, run), _decision(result, econ), _charts_html(charts),
+        _samples(result, records), _provenance(result),
+        "<footer>Self-contained report: every number is computed from this run's stored "
+        "records; nothing on this page is fetched from the network.</footer></main>",
+        f'<script type="application/json" id="acceval-charts">{json_for_script(specs)}</script>',
+        *(f"<script>{s}</script>" for s in scripts),
+        "</body></html>\n",
+    ])
+
+
+__all__ = ["esc", "json_for_script", "render_html"]
