@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from acceval.loadgen import arrivals
+from acceval.loadgen._timer import Waker, make_waker
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt, Target
 from acceval.results.records import Record
@@ -36,9 +37,6 @@ from acceval.study import ArrivalKind, LoadPoint
 _now = time.perf_counter_ns
 _NS = 1_000_000_000
 
-# Sleep until this long before a send, then yield to the loop until it is due: event-loop
-# timers have millisecond granularity; the last stretch costs some CPU but buys sub-ms lag.
-SPIN_NS = 1_000_000
 # Extra time, past the target's own timeout, that in-flight requests get after the last send.
 DRAIN_MARGIN_S = 5.0
 
@@ -231,18 +229,37 @@ class _Point:
     # --- closed loop --------------------------------------------------------------------------
 
     async def closed(self) -> None:
+        """Start the workers; return once issuing has stopped (in-flight requests go on)."""
         decided = asyncio.Event()
         for _ in range(int(self.spec.level)):
             self._spawn(self._worker(decided))
-        await decided.wait()
+        # Workers decide at issue time; this wakes at the rule's deadlines too, so a point
+        # whose requests all hang still stops issuing (and starts draining) on time.
+        start = self.start
+        while not self.stopping:
+            elapsed = _now() - start
+            if self.stop_due(elapsed):
+                self.stopping = True
+                break
+            wake = self.min_ns if elapsed < self.min_ns else self.max_ns
+            try:
+                async with asyncio.timeout((wake - elapsed) / _NS):
+                    await decided.wait()
+            except TimeoutError:
+                pass
 
     async def _worker(self, decided: asyncio.Event) -> None:
+        min_requests = self.spec.min_requests
         try:
             while not self.stopping:
                 elapsed = _now() - self.start
                 if self.stop_due(elapsed):
                     break
                 prompt, rec = self.next_request(elapsed, None)
+                if self.n_measured >= min_requests and elapsed >= self.min_ns:
+                    self.stopped_by = "min_satisfied"   # that was the last request to issue
+                    self.stopping = True
+                    decided.set()
                 await self.one(prompt, rec)
         finally:
             self.stopping = True
@@ -250,7 +267,7 @@ class _Point:
 
     # --- open loop ----------------------------------------------------------------------------
 
-    async def open(self, offsets: npt.NDArray[np.int64]) -> None:
+    async def open(self, offsets: npt.NDArray[np.int64], waker: Waker) -> None:
         start, t0, lags = self.start, self.t0, self.lags
         sched = offsets.tolist()   # Python ints: cheaper to index than numpy scalars
         total = len(sched)
@@ -261,11 +278,8 @@ class _Point:
                 return
             due = start + off
             now = _now()
-            if due - now > SPIN_NS:
-                await asyncio.sleep((due - now - SPIN_NS) / _NS)
-                now = _now()
-            while now < due:
-                await asyncio.sleep(0)
+            if due > now:
+                await waker.until(due)
                 now = _now()
             if now - start >= self.max_ns:
                 self.stopped_by = "max_duration"
@@ -277,6 +291,9 @@ class _Point:
                     await self.slot
                 self.slot = None
                 now = _now()
+                if now - start >= self.max_ns:
+                    self.stopped_by = "max_duration"
+                    return
             # Send everything that is due now (the loop may have woken late).
             while True:
                 lags.append(now - due)
@@ -347,7 +364,9 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     gc.freeze()
     p.start = _now()
     loop = asyncio.get_running_loop()
-    driver = loop.create_task(p.closed() if offsets is None else p.open(offsets))
+    waker = make_waker(loop) if offsets is not None else None
+    driver = loop.create_task(p.closed() if offsets is None or waker is None
+                              else p.open(offsets, waker))
     waiter = loop.create_task(stop.wait()) if stop is not None else None
     interrupted = False
     try:
@@ -374,6 +393,8 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     finally:
         if waiter is not None:
             waiter.cancel()
+        if waker is not None:
+            waker.close()
         gc.unfreeze()
         if progress is not None:
             progress.end_point()

@@ -152,22 +152,22 @@ class Connection(asyncio.Protocol):
         c.end(now)
 
     def _feed(self, c: Consumer, data: bytes, now: int) -> None:
-        state = self._state
-        if state == _CHUNK_DATA and not self._buf:
-            # Fast path: a whole chunk plus its CRLF, maybe followed by more framing.
-            n = self._remaining
-            if len(data) >= n + 2 and data[n : n + 2] == b"\r\n":
-                c.body(data[:n], now)
-                self._state = _CHUNK_SIZE
-                self._remaining = 0
-                if len(data) == n + 2:
-                    return
-                data = data[n + 2 :]
+        # Body bytes of one read go to the consumer in one call (one SSE split, not one per
+        # HTTP chunk); they are flushed before the response ends or fails.
+        out: list[bytes] = []
+        try:
+            self._parse(c, data, now, out)
+        finally:
+            if out and self._consumer is c:
+                c.body(out[0] if len(out) == 1 else b"".join(out), now)
+
+    def _parse(self, c: Consumer, data: bytes, now: int, out: list[bytes]) -> None:
         buf = self._buf + data if self._buf else data
         self._buf = b""
         pos = 0
         size = len(buf)
-        while self._consumer is not None:
+        emit = out.append
+        while True:
             state = self._state
             if state == _CHUNK_SIZE:
                 i = buf.find(b"\r\n", pos)
@@ -177,21 +177,19 @@ class Connection(asyncio.Protocol):
                 pos = i + 2
                 if n == 0:
                     self._state = _TRAILER
+                elif size >= pos + n + 2:   # the whole chunk is here: one slice
+                    emit(buf[pos : pos + n])
+                    if buf[pos + n : pos + n + 2] != b"\r\n":
+                        raise ProtocolError("chunk not followed by CRLF")
+                    pos += n + 2
                 else:
-                    # Take the whole chunk in one slice when it is all here.
-                    if size >= pos + n + 2:
-                        c.body(buf[pos : pos + n], now)
-                        if buf[pos + n : pos + n + 2] != b"\r\n":
-                            raise ProtocolError("chunk not followed by CRLF")
-                        pos += n + 2
-                    else:
-                        self._remaining = n
-                        self._state = _CHUNK_DATA
+                    self._remaining = n
+                    self._state = _CHUNK_DATA
             elif state == _CHUNK_DATA:
                 take = min(self._remaining, size - pos)
                 if take <= 0:
                     break
-                c.body(buf[pos : pos + take], now)
+                emit(buf[pos : pos + take])
                 pos += take
                 self._remaining -= take
                 if self._remaining == 0:
@@ -212,20 +210,22 @@ class Connection(asyncio.Protocol):
                 head = buf[pos:i]
                 pos = i + 4
                 self._head(c, head, now)
+                if self._consumer is not c:
+                    return
             elif state == _LENGTH:
                 take = min(self._remaining, size - pos)
                 if take > 0:
-                    c.body(buf[pos : pos + take], now)
+                    emit(buf[pos : pos + take])
                     pos += take
                     self._remaining -= take
                 if self._remaining == 0:
                     self._buf = buf[pos:]
-                    self._done(c, now)
+                    self._finish(c, now, out)
                     return
                 break
             elif state == _UNTIL_CLOSE:
                 if pos < size:
-                    c.body(buf[pos:], now)
+                    emit(buf[pos:])
                 pos = size
                 break
             elif state == _TRAILER:
@@ -236,12 +236,19 @@ class Connection(asyncio.Protocol):
                 pos = i + 2
                 if line_empty:
                     self._buf = buf[pos:]
-                    self._done(c, now)
+                    self._finish(c, now, out)
                     return
             else:
                 break
-        if pos < size and self._consumer is not None:
+        if pos < size:
             self._buf = buf[pos:]
+
+    def _finish(self, c: Consumer, now: int, out: list[bytes]) -> None:
+        if out:
+            c.body(out[0] if len(out) == 1 else b"".join(out), now)
+            out.clear()
+        if self._consumer is c:
+            self._done(c, now)
 
     def _head(self, c: Consumer, head: bytes, now: int) -> None:
         lines = head.decode("latin-1").split("\r\n")

@@ -15,9 +15,12 @@ the read's time: that is when the client could have seen them.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
+import json.scanner
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from acceval.errors import TargetError
@@ -28,6 +31,10 @@ from acceval.targets._http import Connection, Consumer, Pool
 
 _now = time.perf_counter_ns
 _loads = json.loads
+# The C scanner behind json.loads, without its bytes sniffing and whitespace regexes
+# (2 us instead of 5 us per event here).
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+_utf8_decoder = codecs.getincrementaldecoder("utf-8")
 _EXCERPT = 200
 _MAX_ERROR_BODY = 4096
 _BODY_CACHE_MAX = 65536
@@ -45,8 +52,8 @@ def _excerpt(data: bytes | str, limit: int = _EXCERPT) -> str:
 class _Exchange(Consumer):
     """One request's response, parsed as it arrives and written into its Record."""
 
-    __slots__ = ("chat", "conn", "done_seen", "failed", "finish", "mode", "parts", "pending",
-                 "rec", "retry", "t0", "tail", "usage", "waiter")
+    __slots__ = ("chat", "conn", "decoder", "done_seen", "failed", "finish", "mode", "parts",
+                 "pending", "rec", "retry", "t0", "tail", "usage", "waiter")
 
     def __init__(self, rec: Record, t0: int, chat: bool, conn: Connection,
                  waiter: asyncio.Future[None]) -> None:
@@ -56,8 +63,9 @@ class _Exchange(Consumer):
         self.conn = conn
         self.waiter = waiter
         self.mode = _SSE
-        self.tail = b""
-        self.pending: bytes | None = None
+        self.decoder: Callable[..., str] = _utf8_decoder("replace").decode
+        self.tail = ""
+        self.pending: str | None = None
         self.parts: list[Any] = []
         self.done_seen = False
         self.finish: str | None = None
@@ -130,18 +138,19 @@ class _Exchange(Consumer):
     # --- parsing ----------------------------------------------------------------------------
 
     def _sse(self, data: bytes, now: int) -> None:
+        text = self.decoder(data)
         if self.tail:
-            data = self.tail + data
-        lines = data.split(b"\n")
+            text = self.tail + text
+        lines = text.split("\n")
         self.tail = lines.pop()
         for line in lines:
-            if line[:5] == b"data:":
-                payload = line[6:] if line[5:6] == b" " else line[5:]
-                if payload[-1:] == b"\r":
+            if line.startswith("data:"):
+                payload = line[6:] if line[5:6] == " " else line[5:]
+                if payload.endswith("\r"):
                     payload = payload[:-1]
                 pending = self.pending
-                self.pending = payload if pending is None else pending + b"\n" + payload
-            elif not line or line == b"\r":
+                self.pending = payload if pending is None else pending + "\n" + payload
+            elif not line or line == "\r":
                 pending = self.pending
                 if pending is not None:
                     self.pending = None
@@ -150,15 +159,20 @@ class _Exchange(Consumer):
                         return
             # other SSE fields (event:, id:, retry:, ": comments") carry nothing we use
 
-    def _event(self, payload: bytes, now: int) -> None:
-        if payload == b"[DONE]":
+    def _event(self, payload: str, now: int) -> None:
+        if payload == "[DONE]":
             self.done_seen = True
             return
         try:
-            obj = _loads(payload)
-        except ValueError:
-            self._fail("malformed", f"event is not JSON: {_excerpt(payload, 80)}", now)
-            return
+            obj, end = _scan(payload, 0)
+            if end != len(payload):
+                raise ValueError("extra data")
+        except (StopIteration, ValueError):
+            try:  # the slow path accepts surrounding whitespace and names the problem
+                obj = _loads(payload)
+            except ValueError:
+                self._fail("malformed", f"event is not JSON: {_excerpt(payload, 80)}", now)
+                return
         try:
             choices = obj["choices"]
             if choices:
@@ -192,9 +206,9 @@ class _Exchange(Consumer):
                 self._fail("malformed", f"unexpected event shape: {_excerpt(payload, 80)}", now)
 
     def _sse_end(self, now: int) -> None:
+        self.tail += self.decoder(b"", True)  # a character cut at the end becomes U+FFFD
         if self.tail:
-            tail, self.tail = self.tail, b""
-            self._sse(tail + b"\n\n", now)
+            self._sse(b"\n\n", now)  # ends the last line and its event
         if self.pending is not None:
             pending, self.pending = self.pending, None
             self._event(pending, now)

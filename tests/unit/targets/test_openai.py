@@ -7,7 +7,6 @@ import socket
 from typing import Any
 
 import pytest
-from helpers.sse_server import ServerConfig, SSEServer
 
 from acceval.errors import TargetError
 from acceval.loadgen.protocol import Prompt
@@ -15,6 +14,7 @@ from acceval.loadgen.runner import run
 from acceval.results.records import ERROR_KINDS, Record
 from acceval.study import Endpoint
 from acceval.targets import OpenAITarget
+from helpers.sse_server import ServerConfig, SSEServer
 
 
 def _rec(i: int = 1) -> Record:

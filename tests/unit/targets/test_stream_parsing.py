@@ -85,7 +85,7 @@ def _feed(response: bytes, cuts: list[int], *, chat: bool) -> tuple[Record, Pool
         ex = _Exchange(rec, 0, chat, conn, loop.create_future())
         conn.start(b"POST / HTTP/1.1\r\n\r\n", ex)
         prev = 0
-        for cut in sorted(set(cuts)) + [len(response)]:
+        for cut in [*sorted(set(cuts)), len(response)]:
             if cut > prev:
                 conn.data_received(response[prev:cut])
                 prev = cut

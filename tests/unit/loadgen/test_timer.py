@@ -1,0 +1,57 @@
+"""Wakers never return before the due time, on both loops, and clean up their fd."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+
+import pytest
+
+from acceval.loadgen._timer import SpinWaker, TimerFdWaker, Waker, make_waker
+from acceval.loadgen.runner import new_event_loop
+
+
+async def _never_early(waker: Waker) -> list[int]:
+    early = []
+    for delay_us in (0, 30, 200, 1500, 3000):
+        due = time.perf_counter_ns() + delay_us * 1000
+        await waker.until(due)
+        early.append(min(0, time.perf_counter_ns() - due))
+    # A due time in the past returns at once.
+    await waker.until(time.perf_counter_ns() - 10**9)
+    return early
+
+
+@pytest.mark.parametrize("loop_factory", [asyncio.new_event_loop, new_event_loop])
+def test_wakers_never_wake_early(loop_factory: object) -> None:
+    async def go() -> tuple[list[int], list[int], type]:
+        loop = asyncio.get_running_loop()
+        w = make_waker(loop)
+        try:
+            a = await _never_early(w)
+        finally:
+            w.close()
+        b = await _never_early(SpinWaker())
+        return a, b, type(w)
+
+    with asyncio.Runner(loop_factory=loop_factory) as r:  # type: ignore[arg-type]
+        a, b, kind = r.run(go())
+    assert a == [0] * 5 and b == [0] * 5
+    assert kind is (TimerFdWaker if sys.platform == "linux" else SpinWaker)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="timerfd is Linux-only; SpinWaker elsewhere")
+def test_timerfd_waker_closes_its_fd() -> None:
+    async def go() -> int:
+        w = make_waker(asyncio.get_running_loop())
+        assert isinstance(w, TimerFdWaker)
+        fd = w._fd
+        await w.until(time.perf_counter_ns() + 500_000)
+        w.close()
+        return fd
+
+    fd = asyncio.run(go())
+    with pytest.raises(OSError):
+        os.fstat(fd)
