@@ -95,8 +95,9 @@ def serve(engine: str, model: str | None, precision: str | None, host: str, port
 
 @main.command()
 @click.argument("run_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["console", "md", "json"]), default="console",
-              show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(["console", "md", "json", "html"]),
+              default="console", show_default=True,
+              help="Output format; html writes RUN_DIR/report.html unless --out is given.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file instead of standard output.")
 @click.option("--recompute", is_flag=True,
@@ -107,12 +108,73 @@ def report(run_dir: Path, fmt: str, out_file: Path | None, recompute: bool) -> N
     from acceval.report import render
 
     result = load_result(run_dir, recompute=recompute)
+    # What-if overrides (other prices, utilization) belong here: recompute the economics
+    # with them into a new RunResult, then render that. The renderers only draw a result.
     text = render(result, fmt, run_dir=run_dir)
+    if out_file is None and fmt == "html":
+        out_file = run_dir / "report.html"
     if out_file is None:
         click.echo(text)
     else:
         out_file.write_text(text, encoding="utf-8")
         click.echo(f"wrote {out_file}")
+
+
+@main.command()
+@click.argument("run_dirs", nargs=-1, required=True,
+                type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table",
+              show_default=True, help="Output format.")
+@click.option("--n-boot", default=1000, show_default=True, type=click.IntRange(100, 100_000),
+              help="Bootstrap draws for the latency noise test.")
+def compare(run_dirs: tuple[Path, ...], fmt: str, n_boot: int) -> None:
+    """Compare runs side by side: each run against the first, per target and load point,
+    with whether each difference exceeds the noise (rules in docs/report.md)."""
+    from acceval.report.compare import compare_runs, render_compare
+    from acceval.results.result import RESULT_FILE, RunResult
+    from acceval.results.store import read_records
+
+    if len(run_dirs) < 2:
+        raise UsageError("compare needs two or more run folders")
+    for d in run_dirs:
+        if not (d / RESULT_FILE).exists():
+            raise UsageError(f"{d}: no {RESULT_FILE}; is this a run folder?")
+    runs = [RunResult.load(d) for d in run_dirs]
+    rows = compare_runs(runs, [read_records(d) for d in run_dirs], n_boot=n_boot)
+    if not rows:
+        raise UsageError("the runs share no target and load point to compare")
+    click.echo(render_compare(rows, fmt))
+
+
+@main.command()
+@click.option("--dir", "runs_dir", default="runs", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Folder of run folders.")
+def runs(runs_dir: Path) -> None:
+    """List the runs in a folder (indexing new ones into its catalog.duckdb)."""
+    from acceval.results.catalog import format_rows, list_runs
+
+    rows = list_runs(runs_dir)
+    if not rows:
+        click.echo(f"no runs in {runs_dir}")
+        return
+    cols = ["run_id", "study", "created_utc", "targets", "interrupted"]
+    click.echo(format_rows(cols, [tuple(r[c] for c in cols) for r in rows]))
+
+
+@main.command()
+@click.argument("sql")
+@click.option("--dir", "runs_dir", default="runs", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Folder of run folders.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="Output format (json: one object per line).")
+def query(sql: str, runs_dir: Path, fmt: str) -> None:
+    """Run SQL over every run: views `runs`, `points` (per load point summaries) and
+    `records` (every request of every run)."""
+    from acceval.results.catalog import format_rows
+    from acceval.results.catalog import query as run_query
+
+    cols, rows = run_query(runs_dir, sql)
+    click.echo(format_rows(cols, rows, fmt))
 
 
 def entry(argv: list[str] | None = None) -> int:

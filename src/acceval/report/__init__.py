@@ -9,7 +9,7 @@ from acceval.results.result import RunResult
 
 
 def render(result: RunResult, fmt: str, *, run_dir: Path | None = None) -> str:
-    """Render ``result`` in ``fmt`` (console, md, json)."""
+    """Render ``result`` in ``fmt`` (console, md, json, html)."""
     if fmt == "json":
         return result.model_dump_json(indent=2)
     if fmt == "md":
@@ -20,6 +20,14 @@ def render(result: RunResult, fmt: str, *, run_dir: Path | None = None) -> str:
         from acceval.report.console import render_console
 
         return render_console(result)
+    if fmt == "html":
+        from acceval.report.html import render_html
+        from acceval.results.store import read_records
+
+        # The timeline and the sample outputs need the records; without a run folder the
+        # page says "not measured" for them.
+        records = read_records(run_dir) if run_dir is not None else None
+        return render_html(result, records=records)
     raise UsageError(f"unknown report format '{fmt}'")
 
 

@@ -22,6 +22,10 @@ def _f(v: Any) -> float | None:
     return None if math.isnan(v) else float(v)
 
 
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
 def _first(d: dict[str, Any], *keys: str) -> Any:
     for k in keys:
         if d.get(k) is not None:
@@ -163,8 +167,8 @@ def target_econ(t: TargetResult) -> TargetEcon:
     bills = _bills(e)
     costs = [_point_cost(t, b) for b in bills]
     meets = {p.label for p in t.points if p.summary.meets_slo is not False}
-    energy = t.energy or (e.get("energy") if isinstance(e.get("energy"), dict) else None) or {}
-    prov = energy.get("provenance") if isinstance(energy.get("provenance"), dict) else {}
+    energy = _dict(t.energy) or _dict(e.get("energy"))
+    prov = _dict(energy.get("provenance"))
     origins = [c.get("origin") for c in prov.get("components", []) if isinstance(c, dict)]
     port = getattr(t, "portability", None) or e.get("portability")
     exit_ = getattr(t, "exit", None) or e.get("exit")
@@ -244,7 +248,7 @@ def _ranking(result: RunResult,
 
 def run_econ(result: RunResult, per_target: dict[str, TargetEcon]) -> RunEcon:
     e = result.economics or {}
-    sens = e.get("sensitivity") if isinstance(e.get("sensitivity"), dict) else {}
+    sens = _dict(e.get("sensitivity"))
     bars = []
     for b in sens.get("bars", []):
         if not isinstance(b, dict):
@@ -257,7 +261,7 @@ def run_econ(result: RunResult, per_target: dict[str, TargetEcon]) -> RunEcon:
     flips = tuple(Flip(str(f.get("input")), str(f.get("scope")), str(f.get("side")),
                        _f(f.get("value")), f.get("winner"), f.get("base_winner"))
                   for f in sens.get("flips", []) if isinstance(f, dict))
-    fr = e.get("frontier") if isinstance(e.get("frontier"), dict) else {}
+    fr = _dict(e.get("frontier"))
     ranking, excluded = _ranking(result, per_target)
     unconstrained = fr.get("winner") or sens.get("base_winner")
     if unconstrained is None:

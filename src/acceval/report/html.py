@@ -57,7 +57,7 @@ def _plotly_js() -> str:
     try:
         from plotly.offline import get_plotlyjs
     except ImportError as exc:  # pragma: no cover - plotly ships with the report extra
-        raise MissingExtra("the HTML report needs plotly: pip install 'acceval[report]'") from exc
+        raise MissingExtra("report", "plotly") from exc
     return str(get_plotlyjs()).replace("</script", "<\\/script")
 
 
@@ -362,18 +362,22 @@ def _provenance(result: RunResult) -> str:
                a.date or "—"] for a in assumptions(result)]
     warn = "".join(f"<li>{esc(w)}</li>" for w in result.warnings)
     study_yaml = yaml.safe_dump(result.study, sort_keys=False)
+    t_targets = _table(["target", "endpoint", "model", "platform", "fingerprint",
+                        "local server"], targets)
+    t_check = _table(["target", "load", "lag p50 ms", "lag p99 ms", "requested req/s",
+                      "achieved send/s", "degraded", "why", "stopped by"], check)
+    t_assume = _table(["target", "input", "value", "origin", "source", "date"], assume)
+    t_soft = _table(["package", "version"], sorted([k, v] for k, v in result.software.items()))
+    t_env = _table(["key", "value"], [[k, str(v)] for k, v in result.environment.items()])
     return (
         '<section id="provenance"><h2>4. Provenance</h2>'
-        f"<h3>Targets</h3><div class=\"scroll\">"
-        f"{_table(['target', 'endpoint', 'model', 'platform', 'fingerprint', 'local server'], targets)}"  # noqa: E501
-        "</div><h3>Load-generator self-check</h3><p>Schedule lag is the actual send time minus "
+        f'<h3>Targets</h3><div class="scroll">{t_targets}</div>'
+        "<h3>Load-generator self-check</h3><p>Schedule lag is the actual send time minus "
         "the intended one; a point is degraded when the client could not keep its schedule, "
         "and its numbers then describe the client as much as the server.</p>"
-        f"<div class=\"scroll\">{_table(['target', 'load', 'lag p50 ms', 'lag p99 ms', 'requested req/s', 'achieved send/s', 'degraded', 'why', 'stopped by'], check)}</div>"  # noqa: E501
-        "<h3>Assumptions and their sources</h3>"
-        f"<div class=\"scroll\">{_table(['target', 'input', 'value', 'origin', 'source', 'date'], assume)}</div>"  # noqa: E501
-        f"<h3>Software</h3>{_table(['package', 'version'], sorted([k, v] for k, v in result.software.items()))}"  # noqa: E501
-        f"<h3>Environment</h3>{_table(['key', 'value'], [[k, str(v)] for k, v in result.environment.items()])}"  # noqa: E501
+        f'<div class="scroll">{t_check}</div>'
+        f'<h3>Assumptions and their sources</h3><div class="scroll">{t_assume}</div>'
+        f"<h3>Software</h3>{t_soft}<h3>Environment</h3>{t_env}"
         f"<h3>Seeds</h3><pre>{esc(json.dumps(result.seeds, sort_keys=True))}</pre>"
         f"<h3>Tasks</h3><pre>{esc(json.dumps(result.tasks, sort_keys=True))}</pre>"
         + (f"<h3>Warnings</h3><ul>{warn}</ul>" if warn else "")

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from helpers import run_fixture
 
 from acceval.report.compare import bootstrap_p95_diff, compare_runs, render_compare
 from acceval.results.store import read_records
+from helpers import run_fixture
 
 
 def test_bootstrap_interval_contains_zero_for_the_same_sample() -> None:

@@ -6,10 +6,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import run_fixture
 
 from acceval.errors import UsageError
 from acceval.results import catalog
+from helpers import run_fixture
 
 
 @pytest.fixture
