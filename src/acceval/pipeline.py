@@ -251,6 +251,7 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     result = build_result(study, table, meta, run_id=run_dir.name, created=started,
                           t0_ns=t0_ns, interrupted=interrupted, samples=read_samples(run_dir))
     result.save(run_dir)
+    _write_outputs(result, run_dir)
     if interrupted:
         raise AccevalError(f"interrupted; what was measured is kept in {run_dir}")
     failed = [t for t in result.targets if t.failure]
@@ -258,6 +259,21 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
         reasons = "; ".join(f"{t.name}: {t.failure}" for t in failed)
         raise AccevalError(f"no target could be measured ({reasons}); see {run_dir}")
     return result, run_dir
+
+
+def _write_outputs(result: RunResult, run_dir: Path) -> None:
+    """report.html beside the result, and the run in the catalog of its runs folder."""
+    from acceval.report import render
+    from acceval.results.catalog import index_run
+
+    (run_dir / "report.html").write_text(render(result, "html", run_dir=run_dir),
+                                         encoding="utf-8")
+    try:
+        index_run(run_dir)
+    except AccevalError as exc:
+        # A locked or damaged catalog must not cost the user a finished run.
+        result.warnings.append(f"runs catalog not updated: {exc}")
+        result.save(run_dir)
 
 
 def _run_async(coro: Any) -> Any:

@@ -131,7 +131,7 @@ def _verdict_lines(result: RunResult, ranking: list[Bill], passing: set[str],
         b.cost_per_correct_usd)]
     if eligible:
         win = eligible[0]
-        line = (f"Cheapest correct task: **{win.target}** at {_usd(win.cost_per_correct_usd)} "
+        line = (f"Cheapest correct task: {win.target} at {_usd(win.cost_per_correct_usd)} "
                 f"per correct task ({win.load_label})")
         if len(eligible) > 1:
             ratio = eligible[1].cost_per_correct_usd / win.cost_per_correct_usd
