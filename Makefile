@@ -22,12 +22,13 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
+	@tools/ensure-browser.sh
 	$(BIN)/pytest -q -p no:cacheprovider
 
 test: lint typecheck unit
 
 docs: $(STAMP)
-	$(BIN)/python -m acceval.docs
+	$(BIN)/python -m acceval.docs .
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/loadgen.py

@@ -177,6 +177,30 @@ def query(sql: str, runs_dir: Path, fmt: str) -> None:
     click.echo(format_rows(cols, rows, fmt))
 
 
+@main.command()
+@click.option("--quick", is_flag=True, help="A shortened study (what CI runs as a test).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("runs"), show_default=True, help="Folder for run folders.")
+@click.option("--no-progress", is_flag=True, help="Do not show the live progress display.")
+@click.option("--print-study", is_flag=True, help="Print the built-in study and exit.")
+def demo(quick: bool, out_dir: Path, no_progress: bool, print_study: bool) -> None:
+    """Run the built-in study on this machine: no GPU, no network, real local servers."""
+    from acceval.demo import demo_study, demo_study_text
+    from acceval.pipeline import execute
+    from acceval.report.console import print_summary
+
+    if print_study:
+        click.echo(demo_study_text())
+        return
+    study = demo_study(quick=quick)
+    result, run_dir = execute(study, base_dir=Path.cwd(), out_dir=out_dir,
+                              progress=not no_progress)
+    print_summary(result, run_dir)
+    for line in (result.economics or {}).get("verdict_lines", []):
+        click.echo(f"  * {line}")
+    click.echo(f"report: {run_dir / 'report.html'}")
+
+
 def entry(argv: list[str] | None = None) -> int:
     try:
         main.main(args=argv, prog_name="acceval", standalone_mode=False)

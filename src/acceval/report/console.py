@@ -40,6 +40,8 @@ def render_console(result: RunResult) -> str:
 
 def print_summary(result: RunResult, run_dir: Path) -> None:
     console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
     console.print(_table(result))
     degraded = [f"{t.name}/{p.label}" for t in result.targets for p in t.points
                 if p.summary.degraded]

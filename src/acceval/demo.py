@@ -1,0 +1,39 @@
+"""The built-in demo: a study shipped with the package, run through the same path as any study.
+
+``--quick`` shrinks the task count and the load points so CI can run it as a test.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Any
+
+import yaml
+
+from acceval.study import Study, study_from_dict
+
+DEMO_STUDY = "demo.yaml"
+
+
+def demo_study_text() -> str:
+    return files("acceval").joinpath("data", "studies", DEMO_STUDY).read_text(encoding="utf-8")
+
+
+def _shrink_load(point: dict[str, Any]) -> dict[str, Any]:
+    out = dict(point)
+    for key in ("concurrency", "constant_rps", "poisson_rps", "gamma_rps"):
+        if key in out:
+            out[key] = out[key][:2]
+    out["max_duration_s"] = min(float(out.get("max_duration_s", 120.0)), 10.0)
+    out["min_duration_s"] = min(float(out.get("min_duration_s", 0.0)), 2.0)
+    return out
+
+
+def demo_study(*, quick: bool = False) -> Study:
+    """The demo study; ``quick`` keeps every feature but fewer tasks and shorter points."""
+    data = yaml.safe_load(demo_study_text())
+    if quick:
+        data["name"] = f"{data['name']}-quick"
+        data["tasks"] = {**data["tasks"], "count": min(int(data["tasks"].get("count", 100)), 60)}
+        data["load"] = [_shrink_load(p) for p in data.get("load", [])]
+    return study_from_dict(data, source=f"built-in {DEMO_STUDY}")

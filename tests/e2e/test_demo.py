@@ -1,0 +1,31 @@
+"""`acceval demo --quick`: the built-in study end to end, as CI runs it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_cli
+
+
+def test_demo_quick_runs_end_to_end(tmp_path: Path) -> None:
+    res = run_cli("demo", "--quick", "--out", str(tmp_path / "runs"), "--no-progress",
+                  cwd=tmp_path, timeout=600)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    (run_dir,) = list((tmp_path / "runs").glob("*-quick-*"))
+    assert "report: " in res.stdout and str(run_dir / "report.html") in res.stdout
+    result = json.loads((run_dir / "result.json").read_text())
+    assert len(result["targets"]) >= 2
+    for t in result["targets"]:
+        assert t["failure"] is None, t["failure"]
+        assert t["accuracy"]["n"] > 0
+        assert t["economics"]["bill"]["cost_per_correct_usd"] is not None
+    assert result["economics"]["verdict_lines"]
+    html = (run_dir / "report.html").read_text()
+    assert "<script src=" not in html  # self-contained
+
+
+def test_demo_prints_its_study(tmp_path: Path) -> None:
+    res = run_cli("demo", "--print-study", cwd=tmp_path)
+    assert res.returncode == 0
+    assert "targets:" in res.stdout
