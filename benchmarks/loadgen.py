@@ -135,8 +135,14 @@ class Bench:
         log = self.out / f"server-{self.n}.jsonl"
         return MockServer(_free_port(), SETTINGS[setting], log, self.args.server_cpu)
 
-    def _client_prefix(self) -> list[str]:
-        return ["taskset", "-c", self.args.client_cpu] if self.args.client_cpu else []
+    def _client_prefix(self, tool: str) -> list[str]:
+        if tool == "acceval":
+            cpus = self.args.acceval_cpu
+        elif tool == "acceval-unpinned":
+            cpus = None
+        else:
+            cpus = self.args.client_cpu
+        return ["taskset", "-c", cpus] if cpus else []
 
     def measure(self, tool: str, setting: str, mode: str, *, concurrency: int | None = None,
                 rate: float | None = None) -> dict[str, Any]:
@@ -149,14 +155,14 @@ class Bench:
         extra: dict[str, Any] = {}
         try:
             offset = wall_minus_mono_ns()
-            if tool == "acceval":
+            if tool.startswith("acceval"):
                 cmd = [sys.executable, str(HERE / "loadgen.py"), "worker", "--url", server.url,
                        "--out", str(work / "acceval.json"), "--output-tokens", str(n_out),
                        "--duration", str(self.args.duration if rate is None
                                          else self.args.poisson_duration)]
                 cmd += (["--concurrency", str(concurrency)] if concurrency
                         else ["--rate", str(rate)])
-                rc, cpu = run_client(self._client_prefix() + cmd, work / "client.log", 300)
+                rc, cpu = run_client(self._client_prefix(tool) + cmd, work / "client.log", 300)
             else:
                 peer = next(p for p in self.peers if p.name == tool)
                 assert self.tokenizer is not None
@@ -165,14 +171,14 @@ class Bench:
                 job = Job(url=server.url, out=work, tokenizer=self.tokenizer,
                           output_tokens=n_out, requests=n_req, concurrency=concurrency,
                           rate_rps=rate)
-                rc, cpu = run_client(self._client_prefix() + peer.command(job),
+                rc, cpu = run_client(self._client_prefix(tool) + peer.command(job),
                                      work / "client.log", 600)
         finally:
             log = server.stop()
             server_cpu = server.cpu
         if rc != 0:
             print(f"  {tool}: exit {rc}, see {work / 'client.log'}", file=sys.stderr)
-        if tool == "acceval":
+        if tool.startswith("acceval"):
             data = json.loads((work / "acceval.json").read_text())
             reqs = [ClientReq(**row) for row in data["rows"]]
             extra = {"self_cpu_s": data["self_cpu_s"],
@@ -206,6 +212,8 @@ class Bench:
     def run(self) -> None:
         a = self.args
         tools = ["acceval", *[p.name for p in self.peers]]
+        if a.acceval_cpu and a.also_unpinned:
+            tools.insert(1, "acceval-unpinned")
         for setting in a.settings:
             for _ in range(a.rounds):
                 for tool in tools:
@@ -308,7 +316,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--poisson-rounds", type=int, default=1)
     ap.add_argument("--no-half-rate", dest="half_rate", action="store_false")
     ap.add_argument("--server-cpu", default="1", help="taskset CPU list for the server ('' off)")
-    ap.add_argument("--client-cpu", default="", help="taskset CPU list for clients ('' off)")
+    ap.add_argument("--client-cpu", default="",
+                    help="taskset CPU list for the peers ('' = free to use every CPU)")
+    ap.add_argument("--acceval-cpu", default="0",
+                    help="taskset CPU list for acceval's single-process client ('' off)")
+    ap.add_argument("--no-unpinned", dest="also_unpinned", action="store_false",
+                    help="skip the extra acceval run without taskset")
     ap.add_argument("--quick", action="store_true", help="3 s runs, one round, no peers")
     ap.add_argument("--keep", action="store_true", help="keep the peers' full output files")
     ap.add_argument("--out", default=str(HERE / "out"))

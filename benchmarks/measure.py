@@ -15,6 +15,7 @@ import bisect
 import contextlib
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -222,6 +223,12 @@ def summarize(tool: str, reqs: list[ClientReq], log: list[dict[str, Any]], token
         "ttft_err_p50_ms": pct(err, 50), "ttft_err_p99_ms": pct(err, 99),
         "send_to_recv_p99_ms": pct(j.send_to_recv_ms, 99),
     })
+    if j.method == "X-Request-Id":
+        # Self-check of the id-less join the other peers need: the same pairs by send order.
+        anon = [ClientReq(r.send_ns, r.ttft_ms, r.lag_ms, None, r.ok) for r in reqs]
+        k = join(anon, log, tokens)
+        res["ttft_err_p99_ms_order_join"] = pct(
+            [c - s for c, s in zip(k.client_ttft_ms, k.server_ttft_ms, strict=True)], 99)
     lags = [r.lag_ms for r in reqs if r.lag_ms is not None]
     res["lag_p50_ms"] = pct(lags, 50) if lags else lag_p50_ms
     res["lag_p99_ms"] = pct(lags, 99) if lags else lag_p99_ms
@@ -231,6 +238,7 @@ def summarize(tool: str, reqs: list[ClientReq], log: list[dict[str, Any]], token
 def run_client(cmd: list[str], log_path: Path, timeout_s: float,
                env: dict[str, str] | None = None) -> tuple[int, TreeCpu]:
     """Run a client command to completion while sampling its process tree's CPU."""
+    (log_path.parent / "command.txt").write_text(shlex.join(cmd) + "\n")
     with log_path.open("w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                 env={**os.environ, **(env or {})}, start_new_session=True)
