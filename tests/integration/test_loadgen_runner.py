@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections import Counter
 from typing import Any
 
@@ -201,3 +202,9 @@ def test_progress_counts_without_a_terminal() -> None:
     res, _ = run(_run(_spec(level=2, min_requests=8), progress=prog))
     assert prog.done == res.sent == 8 and prog.errors == 0
     prog.close()
+
+
+def test_collector_state_is_restored_after_a_point() -> None:
+    assert gc.isenabled()
+    run(_run(_spec(level=1, min_requests=2)))
+    assert gc.isenabled() and gc.get_freeze_count() == 0

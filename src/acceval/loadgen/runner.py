@@ -2,9 +2,10 @@
 
 Closed loop (``concurrency``): N workers, each sending its next request when the previous
 one ends. Open loop (``constant``/``poisson``/``gamma``): a schedule computed up front
-(:mod:`acceval.loadgen.arrivals`) and a dispatcher that sends each request at its time,
-whatever the target is doing (``max_in_flight`` is the only brake, and a request it holds
-back keeps its intended ``scheduled_ns``, so the delay shows up as schedule lag).
+(:mod:`acceval.loadgen.arrivals`) and a dispatcher that sends each request at its time
+(a timerfd wake-up, :mod:`acceval.loadgen._timer`), whatever the target is doing
+(``max_in_flight`` is the only brake, and a request it holds back keeps its intended
+``scheduled_ns``, so the delay shows up as schedule lag, ``sent_ns - scheduled_ns``).
 
 Timing is measured from the point's start: requests are warm-up while they are among the
 first ``warmup_requests`` or are issued (closed loop) / scheduled (open loop) before
@@ -358,10 +359,14 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         drain_timeout_s = float(getattr(target, "timeout_s", 600.0)) + DRAIN_MARGIN_S
     if progress is not None:
         progress.start_point(spec.label, spec.min_requests + spec.warmup_requests)
-    # Objects alive now (prompts, the target, earlier records) never need scanning again;
-    # collections during the point then only walk the point's own young objects.
+    # No collector pauses inside a point: a full collection took 50-70 ms here (a lag spike
+    # on every request in flight), and a request leaves no cyclic garbage (measured: 0 per
+    # closed-loop request, 328 objects for a 2,000-request open-loop point), so memory stays
+    # flat. What is alive now is frozen out of later collections (as vLLM's bench does).
+    gc_enabled = gc.isenabled()
     gc.collect()
     gc.freeze()
+    gc.disable()
     p.start = _now()
     loop = asyncio.get_running_loop()
     waker = make_waker(loop) if offsets is not None else None
@@ -396,6 +401,8 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         if waker is not None:
             waker.close()
         gc.unfreeze()
+        if gc_enabled:
+            gc.enable()
         if progress is not None:
             progress.end_point()
     ended = _now()

@@ -157,3 +157,37 @@ def test_garbage_status_line_is_malformed() -> None:
 def test_bad_chunk_size_is_malformed() -> None:
     rec, _, _ = _feed(_HEAD + b"zz\r\nhello\r\n", [], chat=False)
     assert rec.error_kind == "malformed"
+
+
+def _sse_response(*payloads: bytes) -> bytes:
+    return _HEAD + _chunked(*(b"data: " + p + b"\n\n" for p in payloads))
+
+
+def test_reasoning_deltas_are_timed_but_not_part_of_the_answer() -> None:
+    resp = _sse_response(
+        b'{"choices":[{"index":0,"delta":{"reasoning_content":"thinking"}}]}',
+        b'{"choices":[{"index":0,"delta":{"reasoning":"more"}}]}',
+        b'{"choices":[{"index":0,"delta":{"content":"7"},"finish_reason":"stop"}]}',
+        b"[DONE]",
+    )
+    rec, _, _ = _feed(resp, [], chat=True)
+    assert rec.error_kind is None
+    assert rec.output_text == "7" and len(rec.chunk_ns) == 3
+    assert rec.first_token_ns == rec.chunk_ns[0]
+
+
+def test_json_with_surrounding_spaces_is_accepted_trailing_garbage_is_not() -> None:
+    ok = _sse_response(b' {"choices":[{"index":0,"text":"a","finish_reason":"stop"}]} ',
+                       b"[DONE]")
+    rec, _, _ = _feed(ok, [], chat=False)
+    assert rec.error_kind is None and rec.output_text == "a"
+    bad = _sse_response(b'{"choices":[{"index":0,"text":"a"}]}}', b"[DONE]")
+    rec, pool, _ = _feed(bad, [], chat=False)
+    assert rec.error_kind == "malformed" and pool.idle == []
+
+
+def test_last_event_without_blank_line_still_counts() -> None:
+    resp = _HEAD + _chunked(
+        b'data: {"choices":[{"index":0,"text":"x","finish_reason":"length"}]}')
+    rec, _, _ = _feed(resp, [], chat=False)
+    assert rec.error_kind is None and rec.output_text == "x" and rec.finish_reason == "length"
