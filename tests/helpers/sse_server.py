@@ -11,7 +11,9 @@ request with ``fault=``): ``reset`` (abort mid-stream), ``close`` (close before 
 response), ``http500``, ``http429``, ``malformed`` (a non-JSON event), ``badshape`` (JSON
 without ``choices``), ``nodone`` (stream ends with no finish_reason and no [DONE]),
 ``hang`` (never answer), ``errorevent`` (an ``{"error": ...}`` event mid-stream),
-``json`` (answer a streaming request with a plain JSON body).
+``json`` (answer a streaming request with a plain JSON body), ``nousage`` (no usage chunk).
+``drop_reused_once`` closes, unanswered, the first request that arrives on a reused
+connection (what a server's keep-alive timeout looks like to a client).
 
 Run standalone (a separate process for benchmarks): ``python tests/helpers/sse_server.py
 --port 0 --tokens 16``; it prints ``PORT <n>`` and serves ``GET /_truth`` as JSON.

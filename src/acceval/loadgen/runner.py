@@ -358,7 +358,10 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     if drain_timeout_s is None:
         drain_timeout_s = float(getattr(target, "timeout_s", 600.0)) + DRAIN_MARGIN_S
     if progress is not None:
-        progress.start_point(spec.label, spec.min_requests + spec.warmup_requests)
+        # A request count is only the finish line when no minimum duration is set.
+        by_count = spec.min_duration_s == 0 and spec.min_requests < 10**8
+        progress.start_point(spec.label,
+                             spec.min_requests + spec.warmup_requests if by_count else None)
     # No collector pauses inside a point: a full collection took 50-70 ms here (a lag spike
     # on every request in flight), and a request leaves no cyclic garbage (measured: 0 per
     # closed-loop request, 328 objects for a 2,000-request open-loop point), so memory stays

@@ -85,6 +85,8 @@ class Connection(asyncio.Protocol):
         self.pool.all.discard(self)
         c = self._consumer
         if c is None:
+            with contextlib.suppress(ValueError):
+                self.pool.idle.remove(self)   # the server closed an idle keep-alive connection
             return
         self._consumer = None
         if self._state == _UNTIL_CLOSE:
