@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from acceval.economics.spec import Energy, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
+from acceval.portability.spec import ExitSpec, StudyPortability, TargetPortability
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -98,6 +99,14 @@ class Target(_Model):
     )
     energy: Energy = Field(
         default_factory=Energy, description="Energy probe and reporting boundary (L0-L4)."
+    )
+    portability: TargetPortability | None = Field(
+        None, description="What moving to this target took: code diff, compile logs, "
+        "fallback traces, tools, hours, artifact check (docs/portability.md)."
+    )
+    exit: ExitSpec | None = Field(
+        None, description="What leaving this target would take: exports, lost functions, "
+        "exit-cost inputs, managed-service answers (docs/portability.md)."
     )
 
     @field_validator("name")
@@ -243,6 +252,10 @@ class Study(_Model):
     costs: StudyCosts = Field(
         default_factory=StudyCosts, description="Study-wide prices, horizon, sensitivity ranges."
     )
+    portability: StudyPortability | None = Field(
+        None, description="Reference target and performance contract for the portability "
+        "levels (docs/portability.md)."
+    )
 
     @field_validator("name")
     @classmethod
@@ -262,6 +275,10 @@ class Study(_Model):
                 f"quality.relative_to names '{self.quality.relative_to}', which is not a target "
                 f"(targets: {', '.join(names)})"
             )
+        ref = self.portability.reference if self.portability else None
+        if ref and ref not in names:
+            raise ValueError(f"portability.reference names '{ref}', which is not a target "
+                             f"(targets: {', '.join(names)})")
         return self
 
 

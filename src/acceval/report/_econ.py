@@ -170,8 +170,8 @@ def target_econ(t: TargetResult) -> TargetEcon:
     energy = _dict(t.energy) or _dict(e.get("energy"))
     prov = _dict(energy.get("provenance"))
     origins = [c.get("origin") for c in prov.get("components", []) if isinstance(c, dict)]
-    port = getattr(t, "portability", None) or e.get("portability")
-    exit_ = getattr(t, "exit", None) or e.get("exit")
+    port = t.portability or e.get("portability")
+    exit_ = t.exit or e.get("exit")
     return TargetEcon(
         points={c.label: c for c in costs},
         at_slo=_cheapest([c for c in costs if c.label in meets]),

@@ -67,6 +67,8 @@ class TargetResult(_Model):
     gate: Gate = Field(default_factory=lambda: Gate(passed=None, required_accuracy=None))
     economics: dict[str, Any] | None = None
     energy: dict[str, Any] | None = None
+    portability: dict[str, Any] | None = None  # three levels + migration ledger (portability)
+    exit: dict[str, Any] | None = None         # exit test: exports, cost, readiness
     failure: str | None = None  # the target could not be measured at all, and why
 
 

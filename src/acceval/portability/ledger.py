@@ -1,0 +1,290 @@
+"""The migration ledger: what moving a workload to a target cost, each line with evidence.
+
+Code changed (``git diff --numstat`` between two refs, or difflib over two folders), compile
+and warm-up time (the local server's measured start-up, the first requests against the median,
+or a log), operations that ran on another processor (:mod:`acceval.portability.fallback`),
+the debugging tools, the adaptation hours and the known limitations.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import statistics
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from acceval.errors import UsageError
+from acceval.portability.evidence import Evidence, declared, from_reference
+from acceval.portability.fallback import FallbackReport, parse_fallback
+from acceval.portability.spec import CodeDiff, CompileLog, TargetPortability
+
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree (SHA-1 repos)
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    path: str
+    added: int | None    # None for a binary file
+    removed: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class CodeChange:
+    files: tuple[FileChange, ...]
+    reference_lines: int | None    # text lines in the reference code (the denominator)
+    evidence: Evidence
+
+    @property
+    def files_changed(self) -> int:
+        return len(self.files)
+
+    @property
+    def lines_added(self) -> int:
+        return sum(f.added or 0 for f in self.files)
+
+    @property
+    def lines_removed(self) -> int:
+        return sum(f.removed or 0 for f in self.files)
+
+    @property
+    def unchanged_fraction(self) -> float | None:
+        """Share of reference lines kept as they were (the source score of §9)."""
+        if not self.reference_lines:
+            return None
+        return max(0.0, (self.reference_lines - self.lines_removed) / self.reference_lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"files_changed": self.files_changed, "lines_added": self.lines_added,
+                "lines_removed": self.lines_removed, "reference_lines": self.reference_lines,
+                "unchanged_fraction": self.unchanged_fraction,
+                "files": [{"path": f.path, "added": f.added, "removed": f.removed}
+                          for f in self.files],
+                "evidence": self.evidence.to_dict()}
+
+
+def _git(repo: Path, *args: str) -> str:
+    cmd = ["git", "-C", str(repo), *args]
+    try:
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=120)
+    except FileNotFoundError:
+        raise UsageError("git is not installed; use reference_dir/target_dir instead") from None
+    except subprocess.CalledProcessError as exc:
+        raise UsageError(f"{' '.join(cmd)} failed: {exc.stderr.strip()}") from None
+    return out.stdout
+
+
+def _numstat(text: str) -> list[FileChange]:
+    files = []
+    for line in text.splitlines():
+        parts = line.split("\t", 2)
+        if len(parts) == 3:
+            a, r, path = parts
+            files.append(FileChange(path, None if a == "-" else int(a),
+                                    None if r == "-" else int(r)))
+    return files
+
+
+def git_code_change(repo: str | Path, base: str, head: str,
+                    paths: list[str] | None = None) -> CodeChange:
+    """Lines added/removed and files changed between two git refs (``git diff --numstat``)."""
+    spec = ["--", *paths] if paths else []
+    diff = _git(Path(repo), "diff", "--numstat", base, head, *spec)
+    total = _git(Path(repo), "diff", "--numstat", _EMPTY_TREE, base, *spec)
+    ref_lines = sum(f.added or 0 for f in _numstat(total))
+    cmd = f"git -C {repo} diff --numstat {base} {head}" + (" -- " + " ".join(paths)
+                                                           if paths else "")
+    return CodeChange(tuple(_numstat(diff)), ref_lines, Evidence("command", cmd))
+
+
+def _lines(p: Path) -> list[str] | None:
+    try:
+        return p.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        return None
+
+
+def _files(root: Path) -> dict[str, Path]:
+    return {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(root).parts}
+
+
+def dir_code_change(reference_dir: str | Path, target_dir: str | Path) -> CodeChange:
+    """The same counts between two folders, with difflib; binary files count as changed."""
+    ra, rb = Path(reference_dir), Path(target_dir)
+    for d in (ra, rb):
+        if not d.is_dir():
+            raise UsageError(f"{d}: not a folder")
+    fa, fb = _files(ra), _files(rb)
+    changes: list[FileChange] = []
+    ref_lines = 0
+    for rel in sorted(fa.keys() | fb.keys()):
+        a = _lines(fa[rel]) if rel in fa else []
+        b = _lines(fb[rel]) if rel in fb else []
+        if a is not None:
+            ref_lines += len(a) if rel in fa else 0
+        if a is None or b is None:  # binary on either side
+            if rel not in fa or rel not in fb or fa[rel].read_bytes() != fb[rel].read_bytes():
+                changes.append(FileChange(rel, None, None))
+            continue
+        added = removed = 0
+        for line in difflib.unified_diff(a, b, lineterm="", n=0):
+            if line.startswith("+") and not line.startswith("+++"):
+                added += 1
+            elif line.startswith("-") and not line.startswith("---"):
+                removed += 1
+        if added or removed:
+            changes.append(FileChange(rel, added, removed))
+    return CodeChange(tuple(changes), ref_lines,
+                      Evidence("command", f"difflib.unified_diff over {ra} and {rb}"))
+
+
+def code_change(spec: CodeDiff, base_dir: Path) -> CodeChange:
+    if spec.repo is not None:
+        assert spec.base is not None and spec.head is not None
+        return git_code_change(base_dir / spec.repo, spec.base, spec.head, spec.paths or None)
+    assert spec.reference_dir is not None and spec.target_dir is not None
+    return dir_code_change(base_dir / spec.reference_dir, base_dir / spec.target_dir)
+
+
+@dataclass(frozen=True, slots=True)
+class Warmup:
+    """First-request latency against the steady state, from the stored records."""
+
+    first_n: int
+    first_e2e_ms: float | None
+    median_e2e_ms: float | None
+    first_ttft_ms: float | None
+    median_ttft_ms: float | None
+
+    @property
+    def penalty_ms(self) -> float | None:
+        if self.first_e2e_ms is None or self.median_e2e_ms is None:
+            return None
+        return self.first_e2e_ms - self.median_e2e_ms
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"first_n": self.first_n, "first_e2e_ms": self.first_e2e_ms,
+                "median_e2e_ms": self.median_e2e_ms, "first_ttft_ms": self.first_ttft_ms,
+                "median_ttft_ms": self.median_ttft_ms, "penalty_ms": self.penalty_ms}
+
+
+def _mean(xs: list[float]) -> float | None:
+    return statistics.fmean(xs) if xs else None
+
+
+def warmup_from_records(table: pa.Table, target: str, first_n: int = 1) -> Warmup | None:
+    """Mean E2E/TTFT of the first ``first_n`` completed requests (in send order, warm-up rows
+    included: the cold start hits whichever request comes first) against the median of the
+    rest. None when fewer than ``first_n + 1`` requests completed."""
+    rows = [r for r in table.select(["target", "sent_ns", "first_token_ns", "done_ns",
+                                     "error_kind"]).to_pylist()
+            if r["target"] == target and r["error_kind"] is None
+            and r["sent_ns"] is not None and r["done_ns"] is not None]
+    if len(rows) <= first_n:
+        return None
+    rows.sort(key=lambda r: r["sent_ns"])
+    e2e = [(r["done_ns"] - r["sent_ns"]) / 1e6 for r in rows]
+    ttft = [None if r["first_token_ns"] is None else (r["first_token_ns"] - r["sent_ns"]) / 1e6
+            for r in rows]
+    rest_ttft = [x for x in ttft[first_n:] if x is not None]
+    return Warmup(first_n, _mean(e2e[:first_n]), statistics.median(e2e[first_n:]),
+                  _mean([x for x in ttft[:first_n] if x is not None]),
+                  statistics.median(rest_ttft) if rest_ttft else None)
+
+
+def compile_seconds_from_log(spec: CompileLog, base_dir: Path) -> tuple[float | None, Evidence]:
+    path = base_dir / spec.path
+    if not path.is_file():
+        raise UsageError(f"{path}: compile log not found")
+    hits = [float(m.group(1)) for m in re.finditer(spec.regex, path.read_text(errors="replace"))]
+    return (sum(hits) if hits else None,
+            Evidence("file", str(path), f"{len(hits)} match(es) of {spec.regex!r}"))
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    item: str
+    value: Any
+    unit: str | None
+    evidence: Evidence
+
+    def to_dict(self) -> dict[str, Any]:
+        v = self.value.to_dict() if hasattr(self.value, "to_dict") else self.value
+        return {"item": self.item, "value": v, "unit": self.unit,
+                "evidence": self.evidence.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationLedger:
+    target: str
+    reference: str | None
+    entries: tuple[LedgerEntry, ...] = ()
+    code: CodeChange | None = None
+    fallbacks: tuple[FallbackReport, ...] = ()
+    adaptation_hours: float | None = None
+    problems: tuple[str, ...] = field(default_factory=tuple)  # inputs that could not be read
+
+    def get(self, item: str) -> LedgerEntry | None:
+        return next((e for e in self.entries if e.item == item), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "reference": self.reference,
+                "entries": [e.to_dict() for e in self.entries], "problems": list(self.problems)}
+
+
+def build_ledger(target: str, spec: TargetPortability | None, *, reference: str | None,
+                 base_dir: Path, startup_s: float | None = None,
+                 records: pa.Table | None = None) -> MigrationLedger:
+    """Every ledger line this target has evidence for; unreadable inputs become problems."""
+    spec = spec or TargetPortability()
+    entries: list[LedgerEntry] = []
+    problems: list[str] = []
+    code = None
+    if spec.code is not None:
+        try:
+            code = code_change(spec.code, base_dir)
+            entries.append(LedgerEntry("code_changed", code, "lines", code.evidence))
+        except UsageError as exc:
+            problems.append(f"code diff: {exc}")
+    if startup_s is not None:
+        entries.append(LedgerEntry("startup_s", startup_s, "s", Evidence(
+            "measurement", "local server: process start until /health answered (load, "
+            "compile, warm-up)")))
+    if spec.compile_s is not None:
+        entries.append(LedgerEntry("compile_s", spec.compile_s, "s", declared()))
+    if spec.compile_log is not None:
+        try:
+            secs, ev = compile_seconds_from_log(spec.compile_log, base_dir)
+            entries.append(LedgerEntry("compile_s_from_log", secs, "s", ev))
+        except UsageError as exc:
+            problems.append(f"compile log: {exc}")
+    if records is not None:
+        w = warmup_from_records(records, target)
+        if w is not None:
+            entries.append(LedgerEntry("first_request", w, "ms", Evidence(
+                "measurement", "records.parquet: first completed request (send order) "
+                "against the median of the rest")))
+    fallbacks: list[FallbackReport] = []
+    for lf in spec.fallback_logs:
+        try:
+            rep = parse_fallback(base_dir / lf.path, lf.format)
+        except UsageError as exc:
+            problems.append(f"fallback log: {exc}")
+            continue
+        fallbacks.append(rep)
+        entries.append(LedgerEntry("fallback_ops", rep, "ops",
+                                   Evidence("file", str(base_dir / lf.path))))
+    for tool in spec.tools:
+        entries.append(LedgerEntry("debug_tool", {"name": tool.name, "purpose": tool.purpose},
+                                   None, from_reference(tool.evidence) or declared()))
+    if spec.adaptation_hours is not None:
+        entries.append(LedgerEntry("adaptation_hours", spec.adaptation_hours, "h", declared()))
+    for lim in spec.limitations:
+        entries.append(LedgerEntry("limitation", lim, None, declared()))
+    return MigrationLedger(target, reference, tuple(entries), code, tuple(fallbacks),
+                           spec.adaptation_hours, tuple(problems))

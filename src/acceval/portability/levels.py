@@ -1,0 +1,171 @@
+"""The three levels of portability, each a verdict with its evidence.
+
+- **source**: the same program runs. Every target acceval measured ran the same study through
+  the same client path (the OpenAI-compatible API), so a measured target passes; the ledger
+  adds how many lines of model/serving code had to change.
+- **artifact**: weights and checkpoints move. An :class:`~acceval.portability.artifact.
+  ArtifactCheck` (checksums, two runtimes, agreement), or a declared verdict with its source.
+- **performance**: the cost and latency contract holds on the target, measured, with margins.
+
+"Que el código arranque no garantiza que aproveche la arquitectura": a target can pass the
+first level and fail the third, so the three verdicts are never merged into one score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from acceval.portability.artifact import ArtifactCheck
+from acceval.portability.evidence import Evidence, Verdict, declared, from_reference
+from acceval.portability.ledger import MigrationLedger
+from acceval.portability.spec import ArtifactSpec, Contract
+
+if TYPE_CHECKING:  # results -> metrics -> study -> portability.spec: no run-time import here
+    from acceval.results.result import PointResult, TargetResult
+
+LevelName = Literal["source", "artifact", "performance"]
+
+
+@dataclass(frozen=True, slots=True)
+class LevelResult:
+    level: LevelName
+    verdict: Verdict
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"level": self.level, "verdict": self.verdict, "summary": self.summary,
+                "evidence": [e.to_dict() for e in self.evidence], "details": self.details}
+
+
+def source_level(t: TargetResult, ledger: MigrationLedger | None) -> LevelResult:
+    details: dict[str, Any] = {}
+    ev: list[Evidence] = []
+    code = ledger.code if ledger is not None else None
+    change = ""
+    if code is not None:
+        details.update(lines_added=code.lines_added, lines_removed=code.lines_removed,
+                       files_changed=code.files_changed,
+                       unchanged_fraction=code.unchanged_fraction)
+        ev.append(code.evidence)
+        change = (f"; model/serving code changed by {code.lines_added + code.lines_removed} "
+                  f"lines in {code.files_changed} files")
+    if t.failure:
+        return LevelResult("source", "fail", f"the study could not run against it: {t.failure}",
+                           tuple(ev), details)
+    measured = [p for p in t.points if p.completed > 0]
+    if not measured:
+        return LevelResult("source", "not assessed", "no load point completed a request" + change,
+                           tuple(ev), details)
+    api = t.endpoint.get("api", "completions")
+    ev.insert(0, Evidence("measurement", f"{len(measured)} load point(s) measured through "
+                          f"acceval's one OpenAI-compatible client (/v1/{api})"))
+    return LevelResult("source", "pass", "the same study and client ran unchanged" + change,
+                       tuple(ev), details)
+
+
+def artifact_level(spec: ArtifactSpec | None, check: ArtifactCheck | None) -> LevelResult:
+    if check is not None:
+        ev = Evidence("command", f"check_artifact({check.path!r}, runtime_a={check.runtime_a!r}, "
+                      f"runtime_b={check.runtime_b!r})")
+        if check.verdict == "pass":
+            summary = (f"loads in {check.runtime_a} and {check.runtime_b}: agreement "
+                       f"{check.agreement_rate:.0%} on {check.prompts} prompts, checksums "
+                       f"{check.manifest_status}")
+        else:
+            summary = "; ".join(check.reasons) or check.verdict
+        return LevelResult("artifact", check.verdict, summary, (ev,), check.to_dict())
+    if spec is not None and spec.portable is not None:
+        ev = from_reference(spec.note) or declared(spec.note or "study file")
+        return LevelResult("artifact", "pass" if spec.portable else "fail",
+                           f"declared {'portable' if spec.portable else 'not portable'}"
+                           + (f": {spec.note}" if spec.note else ""), (ev,))
+    return LevelResult("artifact", "not assessed",
+                       "no artifact check ran and no verdict was declared")
+
+
+def _point(t: TargetResult) -> PointResult | None:
+    label = (t.economics or {}).get("operating_point")
+    hit = next((p for p in t.points if p.label == label), None)
+    if hit is not None:
+        return hit
+    ok = [p for p in t.points if p.summary.meets_slo and p.summary.request_throughput_rps]
+    if ok:
+        return max(ok, key=lambda p: p.summary.request_throughput_rps or 0.0)
+    return t.points[0] if t.points else None
+
+
+def _cost(t: TargetResult | None) -> float | None:
+    bill = (t.economics or {}).get("bill") if t is not None else None
+    v = bill.get("cost_per_correct_usd") if isinstance(bill, dict) else None
+    return float(v) if isinstance(v, int | float) else None
+
+
+def _check(name: str, measured: float | None, bound: float, upper: bool = True
+           ) -> dict[str, Any]:
+    if measured is None:
+        return {"name": name, "measured": None, "bound": bound, "ok": None, "margin": None,
+                "margin_pct": None}
+    margin = bound - measured if upper else measured - bound
+    return {"name": name, "measured": measured, "bound": bound, "ok": margin >= 0,
+            "margin": margin, "margin_pct": 100.0 * margin / bound if bound else None}
+
+
+def performance_level(t: TargetResult, contract: Contract,
+                      reference: TargetResult | None = None) -> LevelResult:
+    """Each bound of the contract at the target's operating point, with its margin."""
+    p = _point(t)
+    if p is None:
+        return LevelResult("performance", "not assessed", "no load point was measured")
+    s = p.summary
+    checks: list[dict[str, Any]] = []
+    for name, dist, bound in (("ttft_ms", s.ttft_ms, contract.ttft_ms),
+                              ("tpot_ms", s.tpot_ms, contract.tpot_ms),
+                              ("e2e_ms", s.e2e_ms, contract.e2e_ms)):
+        if bound is not None:
+            try:
+                value = dist.percentile(contract.percentile)
+            except ValueError:
+                value = None
+            checks.append(_check(f"p{contract.percentile:g} {name}", value, bound))
+    cost = _cost(t)
+    if contract.cost_per_correct_usd is not None:
+        checks.append(_check("cost_per_correct_usd", cost, contract.cost_per_correct_usd))
+    if contract.cost_ratio_to_reference is not None and reference is not None:
+        ref_cost = _cost(reference)
+        ratio = cost / ref_cost if cost is not None and ref_cost else None
+        checks.append(_check(f"cost ratio to {reference.name}", ratio,
+                             contract.cost_ratio_to_reference))
+    if contract.min_accuracy is not None:
+        acc = s.accuracy.accuracy if s.accuracy is not None else None
+        checks.append(_check("accuracy", acc, contract.min_accuracy, upper=False))
+    details: dict[str, Any] = {"operating_point": p.label, "checks": checks}
+    ref_p = _point(reference) if reference is not None and reference is not t else None
+    if ref_p is not None and ref_p.summary.correct_goodput_rps and s.correct_goodput_rps \
+            is not None:
+        # §9's performance score: correct goodput after the port over the origin's.
+        details["goodput_ratio_to_reference"] = (s.correct_goodput_rps
+                                                 / ref_p.summary.correct_goodput_rps)
+    ev = (Evidence("measurement", f"load point {p.label}: latency percentiles from records, "
+                   "cost per correct task from the bill"),)
+    if not checks:
+        return LevelResult("performance", "not assessed",
+                           "the contract sets no bound (set portability.contract or slo)",
+                           ev, details)
+    failed = [c for c in checks if c["ok"] is False]
+    unknown = [c for c in checks if c["ok"] is None]
+    if failed:
+        text = "; ".join(f"{c['name']} {c['measured']:.4g} > {c['bound']:.4g}"
+                         if c["name"] != "accuracy" else
+                         f"accuracy {c['measured']:.3f} < {c['bound']:.3f}" for c in failed)
+        return LevelResult("performance", "fail", f"contract broken at {p.label}: {text}",
+                           ev, details)
+    if unknown:
+        return LevelResult("performance", "not assessed", "not measured: "
+                           + ", ".join(c["name"] for c in unknown), ev, details)
+    worst = min(checks, key=lambda c: c["margin_pct"] if c["margin_pct"] is not None else 0.0)
+    return LevelResult("performance", "pass",
+                       f"contract holds at {p.label}; smallest margin {worst['name']} "
+                       f"{worst['margin_pct']:.1f} %", ev, details)
