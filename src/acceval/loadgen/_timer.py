@@ -60,12 +60,13 @@ class SpinWaker(Waker):
 
 class TimerFdWaker(Waker):
     # The final stretch is spun; its length adapts to how late the kernel wakes us: about
-    # twice the recent worst wake-up delay. On a quiet host that is ~0.1 ms (cheap); on a
-    # host whose CPUs are oversubscribed, wake-ups come milliseconds late and the waker
-    # degrades into the spin waker instead of falling behind (measured: a fixed 60 us window
-    # collapsed at 3,700 arrivals/s on the busy 2-core box; the spin waker kept up).
+    # twice the recent worst wake-up delay, capped. On a quiet host that is ~0.1 ms (cheap).
+    # On a host whose CPUs are oversubscribed wake-ups come late and the window grows, so
+    # high rates never sleep (a fixed 60 us window fell behind at 3,700 arrivals/s on the
+    # busy 2-core box while spinning kept up); the cap bounds the CPU burnt at low rates,
+    # where a longer spin did not improve the p99 lag (preemption dominates it there).
     spin_min_ns = 60_000
-    spin_max_ns = 1_000_000
+    spin_max_ns = 500_000
 
     def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, libc: ctypes.CDLL) -> None:
         self._loop = loop
