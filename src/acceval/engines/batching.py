@@ -1,0 +1,308 @@
+"""Dynamic batching for the local engines: the throughput-versus-waiting trade-off.
+
+Requests that arrive within ``batch_window_ms`` of the oldest waiting one (up to ``max_batch``)
+are decoded together, greedily, in one worker thread, so the event loop never blocks. Tokens
+stream back to each request as the batched decoder produces them.
+
+The window is counted from the oldest request's arrival (like Triton's ``max_queue_delay``):
+time spent queued behind a running batch counts towards it, so a busy engine never adds a
+window on top of the queueing. A batch holds prompts of one token length only; the built-in
+tasks all have the same length, and equal lengths need no padding, which runtimes handle
+differently (ONNX Runtime GenAI pads on the right). Other lengths wait for their own batch.
+
+An engine supplies a :data:`StepFn`: given equal-length prompts it yields, per decoding step,
+the next token of every row. The batcher owns stop rules (EOS, per-request ``max_tokens``),
+text decoding and delivery; it stops pulling steps once every row has finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from acceval.engines.base import EngineFault, GenerationChunk, GenerationRequest
+from acceval.errors import MissingExtra
+
+StepFn = Callable[[list[list[int]], int], Iterator[Sequence[int]]]
+"""``step_fn(prompts, max_new_tokens)`` yields the next token id of each row, step by step."""
+
+DecodeFn = Callable[[list[int]], str]
+
+_END = object()
+
+
+@dataclass(slots=True)
+class _Pending:
+    ids: list[int]
+    max_new_tokens: int
+    arrived_ns: int
+    loop: asyncio.AbstractEventLoop
+    out: asyncio.Queue[object]
+    cancelled: bool = False
+    generated: list[int] = field(default_factory=list)
+    text: str = ""
+
+
+@dataclass(slots=True)
+class BatchStats:
+    """Counters a server may expose; sizes of the batches actually run."""
+
+    batches: int = 0
+    requests: int = 0
+    max_batch_seen: int = 0
+
+    @property
+    def mean_batch(self) -> float | None:
+        return self.requests / self.batches if self.batches else None
+
+
+class DynamicBatcher:
+    """Collects requests into batches and runs them on one worker thread."""
+
+    def __init__(
+        self,
+        step_fn: StepFn,
+        decode: DecodeFn,
+        *,
+        eos_ids: Sequence[int],
+        max_batch: int = 16,
+        batch_window_ms: float = 2.0,
+        thread_name: str = "acceval-engine",
+    ) -> None:
+        if max_batch < 1:
+            raise ValueError("max_batch must be at least 1")
+        if batch_window_ms < 0:
+            raise ValueError("batch_window_ms must not be negative")
+        self._step_fn = step_fn
+        self._decode = decode
+        self._eos = frozenset(eos_ids)
+        self.max_batch = max_batch
+        self.batch_window_ms = batch_window_ms
+        self._thread_name = thread_name
+        self._pending: deque[_Pending] = deque()
+        self._wakeup: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self.stats = BatchStats()
+
+    async def start(self) -> None:
+        if self._task is not None:
+            return
+        # One thread: batches run one after another, as on a single accelerator stream.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=self._thread_name)
+        self._wakeup = asyncio.Event()
+        self._task = asyncio.create_task(self._collect(), name=f"{self._thread_name}-batcher")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        while self._pending:
+            p = self._pending.popleft()
+            p.out.put_nowait(RuntimeError("engine stopped"))
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+
+    async def submit(self, ids: list[int], max_new_tokens: int) -> AsyncIterator[GenerationChunk]:
+        """Queue one prompt; yield its chunks (one per generated token) as they are decoded."""
+        if self._task is None or self._wakeup is None:
+            raise RuntimeError("engine not started: await engine.start() first")
+        if max_new_tokens <= 0:
+            yield GenerationChunk(text="", n_tokens=0, finish_reason="length")
+            return
+        loop = asyncio.get_running_loop()
+        p = _Pending(list(ids), max_new_tokens, time.perf_counter_ns(), loop, asyncio.Queue())
+        self._pending.append(p)
+        self._wakeup.set()
+        try:
+            while True:
+                item = await p.out.get()
+                if item is _END:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                assert isinstance(item, GenerationChunk)
+                yield item
+        finally:
+            # A client that goes away leaves its row running; its tokens are dropped.
+            p.cancelled = True
+            with contextlib.suppress(ValueError):
+                self._pending.remove(p)
+
+    async def _collect(self) -> None:
+        assert self._wakeup is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            while not self._pending:
+                self._wakeup.clear()
+                await self._wakeup.wait()
+            deadline_ns = self._pending[0].arrived_ns + int(self.batch_window_ms * 1e6)
+            while len(self._pending) < self.max_batch:
+                wait_s = (deadline_ns - time.perf_counter_ns()) / 1e9
+                if wait_s <= 0:
+                    break
+                self._wakeup.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wakeup.wait(), wait_s)
+            batch = self._take_batch()
+            if not batch:
+                continue
+            self.stats.batches += 1
+            self.stats.requests += len(batch)
+            self.stats.max_batch_seen = max(self.stats.max_batch_seen, len(batch))
+            try:
+                await loop.run_in_executor(self._executor, self._run, batch)
+            except Exception as exc:  # the runtime failed: every row of the batch gets the error
+                for p in batch:
+                    p.loop.call_soon_threadsafe(p.out.put_nowait, exc)
+
+    def _take_batch(self) -> list[_Pending]:
+        """The oldest request and the next waiting ones with the same prompt length (FIFO)."""
+        while self._pending and self._pending[0].cancelled:
+            self._pending.popleft()
+        if not self._pending:
+            return []
+        n = len(self._pending[0].ids)
+        batch = [p for p in self._pending if len(p.ids) == n and not p.cancelled]
+        batch = batch[: self.max_batch]
+        for p in batch:
+            self._pending.remove(p)
+        return batch
+
+    def _run(self, batch: list[_Pending]) -> None:
+        """Worker thread: decode the batch, streaming each row's tokens to its request."""
+        max_new = max(p.max_new_tokens for p in batch)
+        live = list(range(len(batch)))
+        steps = self._step_fn([p.ids for p in batch], max_new)
+        try:
+            for step_tokens in steps:
+                still: list[int] = []
+                for row in live:
+                    finish = self._advance(batch[row], int(step_tokens[row]))
+                    if not finish:
+                        still.append(row)
+                live = still
+                if not live:
+                    break
+        finally:
+            close = getattr(steps, "close", None)
+            if close is not None:
+                close()
+        for row in live:  # the runtime ran out of context before EOS or max_tokens
+            p = batch[row]
+            self._emit(p, GenerationChunk(text="", n_tokens=0, finish_reason="length"))
+            p.loop.call_soon_threadsafe(p.out.put_nowait, _END)
+
+    def _advance(self, p: _Pending, token: int) -> bool:
+        """Add one token to a row; True when the row has finished."""
+        if token in self._eos:
+            # EOS counts as a generated token (it cost a decoding step) but adds no text.
+            self._emit(p, GenerationChunk(text="", n_tokens=1, finish_reason="stop"))
+            p.loop.call_soon_threadsafe(p.out.put_nowait, _END)
+            return True
+        p.generated.append(token)
+        text = self._decode(p.generated)
+        delta, p.text = text[len(p.text):], text
+        done = len(p.generated) >= p.max_new_tokens
+        self._emit(p, GenerationChunk(text=delta, n_tokens=1,
+                                      finish_reason="length" if done else None))
+        if done:
+            p.loop.call_soon_threadsafe(p.out.put_nowait, _END)
+        return done
+
+    @staticmethod
+    def _emit(p: _Pending, chunk: GenerationChunk) -> None:
+        if not p.cancelled:
+            p.loop.call_soon_threadsafe(p.out.put_nowait, chunk)
+
+
+class BatchedEngine:
+    """The shared half of the local engines: tokenizer, chat rendering and the batcher.
+
+    A subclass loads its runtime in :meth:`_load` and returns the :data:`StepFn` that decodes
+    a batch; everything a request sees (token counts, stop rules, streaming) is common, so
+    the ONNX Runtime and torch engines differ only in how they run the model.
+    """
+
+    model_id: str
+
+    def __init__(self, *, model_id: str, tokenizer_json: Path, eos_ids: Sequence[int],
+                 context_length: int, max_batch: int, batch_window_ms: float) -> None:
+        try:
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise MissingExtra("local", "tokenizers") from exc
+        self.model_id = model_id
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_json))
+        self.eos_ids = tuple(eos_ids)
+        self.context_length = context_length
+        self.max_batch = max_batch
+        self.batch_window_ms = batch_window_ms
+        self._batcher: DynamicBatcher | None = None
+
+    def _load(self) -> StepFn:
+        raise NotImplementedError
+
+    def _unload(self) -> None:
+        """Release the runtime's resources (called after the batcher has stopped)."""
+
+    async def start(self) -> None:
+        if self._batcher is not None:
+            return
+        step_fn = await asyncio.to_thread(self._load)
+        batcher = DynamicBatcher(step_fn, self._decode, eos_ids=self.eos_ids,
+                                 max_batch=self.max_batch, batch_window_ms=self.batch_window_ms,
+                                 thread_name=type(self).__name__)
+        await batcher.start()
+        self._batcher = batcher
+
+    async def stop(self) -> None:
+        batcher, self._batcher = self._batcher, None
+        if batcher is not None:
+            await batcher.stop()
+            self._unload()
+
+    @property
+    def stats(self) -> BatchStats | None:
+        return self._batcher.stats if self._batcher is not None else None
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = self._tokenizer.encode(text, add_special_tokens=False).ids
+        return ids
+
+    def _decode(self, ids: list[int]) -> str:
+        text: str = self._tokenizer.decode(ids, skip_special_tokens=True)
+        return text
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.encode(text))
+
+    def render_chat(self, messages: list[tuple[str, str]]) -> str:
+        # The tiny models have no chat template: the prompt is the users' text, concatenated.
+        return "".join(content for role, content in messages if role == "user")
+
+    async def generate(self, req: GenerationRequest) -> AsyncIterator[GenerationChunk]:
+        """Greedy decoding (``temperature`` is ignored), streamed one token per chunk."""
+        if self._batcher is None:
+            raise RuntimeError(f"{type(self).__name__} not started: await engine.start() first")
+        ids = self.encode(req.prompt)
+        if not ids:
+            raise EngineFault(EngineFault.HTTP, status=400, label="empty_prompt",
+                              message="empty prompt: the model needs at least one token")
+        room = self.context_length - len(ids)
+        if room <= 0:
+            # What vLLM does too: a prompt that leaves no room to generate is a client error.
+            raise EngineFault(EngineFault.HTTP, status=400, label="prompt_too_long",
+                              message=f"prompt of {len(ids)} tokens does not fit the model's "
+                                      f"context of {self.context_length} tokens")
+        async for chunk in self._batcher.submit(ids, min(req.max_tokens, room)):
+            yield chunk
