@@ -1,0 +1,128 @@
+"""Capacity of one measured target under the study's demand: the max rate under the SLO from
+its curve, the fleet hour by hour, utilization (the economics' idle-capacity input), the cost
+per correct task under demand, availability findings and the N+1 failure what-if.
+
+Pure over the study and a ``TargetResult`` (duck-typed, see :mod:`acceval.capacity.curve`),
+so a re-analysis reproduces it. How the pipeline calls it: docs/capacity.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from acceval.capacity.availability import AvailabilityCheck, check_availability
+from acceval.capacity.curve import MaxRate, curve_from_points, max_rate_under_slo
+from acceval.capacity.fleet import DemandCost, FleetPlan, demand_cost, plan_fleet
+from acceval.capacity.profile import DemandProfile, load_profile
+from acceval.capacity.simulate import SpareWhatIf, spare_capacity_whatif
+from acceval.economics.inputs import resolve_rate
+from acceval.economics.provenance import Sourced
+
+if TYPE_CHECKING:
+    from acceval.economics.catalog import Catalog
+    from acceval.results.result import TargetResult
+    from acceval.study import Study
+
+#: Restart time used by the what-if when neither the study nor the run gives one.
+DEFAULT_RESTART_S = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class TargetCapacity:
+    target: str
+    max_rate: MaxRate
+    saturation_rps: float | None
+    plan: FleetPlan | None
+    cost: DemandCost | None
+    availability: AvailabilityCheck
+    what_if: SpareWhatIf | None
+    declared_utilization: float
+
+    @property
+    def utilization(self) -> float | None:
+        return None if self.plan is None else self.plan.utilization
+
+    @property
+    def utilization_input(self) -> Sourced | None:
+        """The bill's utilization input, derived from the demand and the measured curve
+        (None when the curve gives no rate under the SLO)."""
+        u = self.utilization
+        if u is None or not u > 0 or self.plan is None:
+            return None
+        return Sourced(min(u, 1.0), "derived",
+                       f"demand / provisioned capacity: {self.plan.replica_hours:g} replica-hours "
+                       f"at {self.plan.per_replica_rps:.4g} rps each "
+                       f"({self.max_rate.method}; docs/capacity.md)")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "max_rate_under_slo": self.max_rate.to_dict(),
+            "saturation_rps": self.saturation_rps,
+            "utilization_under_demand": self.utilization,
+            "declared_utilization": self.declared_utilization,
+            "plan": None if self.plan is None else self.plan.to_dict(),
+            "cost": None if self.cost is None else self.cost.to_dict(),
+            "availability": self.availability.to_row(),
+            "what_if": None if self.what_if is None else self.what_if.to_dict(),
+        }
+
+
+def _usd_per_replica_hour(spec: Any, catalog: Catalog | None) -> float | None:
+    if spec.price is None:
+        return None
+    rate = resolve_rate(spec.name, spec.price, catalog, spec.platform.hardware)
+    v = rate.usd_per_chip_hour.value
+    return None if v is None else v * spec.platform.chips
+
+
+def capacity_for(study: Study, target: TargetResult, *, catalog: Catalog | None = None,
+                 base_dir: str | Path | None = None, profile: DemandProfile | None = None,
+                 simulate: bool = True) -> TargetCapacity | None:
+    """Everything capacity says about ``target`` under ``study.demand`` (None: no demand).
+
+    ``base_dir`` resolves a relative ``csv:PATH``; pass ``profile`` to reuse one already
+    loaded for several targets.
+    """
+    demand = study.demand
+    if demand is None:
+        return None
+    spec = next(t for t in study.targets if t.name == target.name)
+    prof = profile if profile is not None else load_profile(demand, base_dir)
+    curve = curve_from_points(target.points)
+    mr = max_rate_under_slo(curve)
+    sat = max((c.throughput_rps for c in curve if c.throughput_rps is not None), default=None)
+    chips = spec.platform.chips
+    plan = cost = what_if = None
+    if mr.rate_rps is not None and mr.rate_rps > 0:
+        plan = plan_fleet(prof, mr.rate_rps, chips_per_replica=chips, headroom=demand.headroom,
+                          spares=demand.spares, scaling=demand.scaling)
+        price = _usd_per_replica_hour(spec, catalog)
+        acc = target.accuracy.accuracy if target.accuracy is not None else None
+        if price is not None and acc is not None:
+            cost = demand_cost(plan, price, acc, saturation_rps=sat)
+        if simulate:
+            wi = demand.what_if
+            restart = wi.restart_s
+            if restart is None and target.local_server is not None:
+                restart = target.local_server.startup_s
+            seed = wi.seed if wi.seed is not None else study.seed
+            what_if = spare_capacity_whatif(
+                prof, plan, spares=1, mtbf_h=wi.mtbf_h,
+                restart_s=DEFAULT_RESTART_S if restart is None else restart,
+                timeout_s=wi.timeout_s, seed=seed, usd_per_replica_hour=price)
+    avail = check_availability(
+        spec.name, getattr(spec, "availability", None), demand,
+        peak_replicas=None if plan is None else plan.peak_replicas,
+        base_replicas=None if plan is None else plan.min_replicas, chips_per_replica=chips)
+    return TargetCapacity(spec.name, mr, sat, plan, cost, avail, what_if,
+                          spec.costs.utilization)
+
+
+def utilization_for(study: Study, target: TargetResult, *, catalog: Catalog | None = None,
+                    base_dir: str | Path | None = None) -> Sourced | None:
+    """The utilization input for ``target``'s bill under ``study.demand``, or None (no demand,
+    or no load point met the SLO). Skips the what-if simulation."""
+    cap = capacity_for(study, target, catalog=catalog, base_dir=base_dir, simulate=False)
+    return None if cap is None else cap.utilization_input
