@@ -15,6 +15,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from acceval.capacity.spec import Availability, Demand
 from acceval.economics.spec import Energy, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
 from acceval.portability.spec import ExitSpec, StudyPortability, TargetPortability
@@ -99,6 +100,10 @@ class Target(_Model):
     )
     energy: Energy = Field(
         default_factory=Energy, description="Energy probe and reporting boundary (L0-L4)."
+    )
+    availability: Availability | None = Field(
+        None, description="Where and when this hardware can be had: regions, quota, lead time, "
+        "reservations, failover (docs/capacity.md)."
     )
     portability: TargetPortability | None = Field(
         None, description="What moving to this target took: code diff, compile logs, "
@@ -251,6 +256,10 @@ class Study(_Model):
     output: Output = Field(default_factory=Output, description="Output location.")
     costs: StudyCosts = Field(
         default_factory=StudyCosts, description="Study-wide prices, horizon, sensitivity ranges."
+    )
+    demand: Demand | None = Field(
+        None, description="Real demand (hourly rates over a day or week) to size a fleet "
+        "against, for utilization and cost under demand (docs/capacity.md)."
     )
     portability: StudyPortability | None = Field(
         None, description="Reference target and performance contract for the portability "
