@@ -54,7 +54,7 @@ def reference_name(study: Study) -> str | None:
 
 def _fleet_rate(t: TargetResult) -> Sourced | None:
     """The chip rate × chips of the measured bill, keeping the bill's provenance."""
-    bill = (t.economics or {}).get("bill") or {}
+    bill = (t.economics or {}).get("bill") or (t.economics or {}).get("best") or {}
     rate = (bill.get("inputs") or {}).get("usd_per_chip_hour") or {}
     value = rate.get("value")
     if not isinstance(value, int | float):

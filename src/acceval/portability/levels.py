@@ -78,7 +78,9 @@ def artifact_level(spec: ArtifactSpec | None, check: ArtifactCheck | None) -> Le
             summary = "; ".join(check.reasons) or check.verdict
         return LevelResult("artifact", check.verdict, summary, (ev,), check.to_dict())
     if spec is not None and spec.portable is not None:
-        ev = from_reference(spec.note) or declared(spec.note or "study file")
+        note = spec.note or ""
+        ev = (from_reference(note) if note.startswith(("http://", "https://"))
+              else None) or declared(spec.note or "study file")
         return LevelResult("artifact", "pass" if spec.portable else "fail",
                            f"declared {'portable' if spec.portable else 'not portable'}"
                            + (f": {spec.note}" if spec.note else ""), (ev,))
@@ -98,7 +100,8 @@ def _point(t: TargetResult) -> PointResult | None:
 
 
 def _cost(t: TargetResult | None) -> float | None:
-    bill = (t.economics or {}).get("bill") if t is not None else None
+    e = (t.economics or {}) if t is not None else {}
+    bill = e.get("bill") or e.get("best")  # the operating point's bill
     v = bill.get("cost_per_correct_usd") if isinstance(bill, dict) else None
     return float(v) if isinstance(v, int | float) else None
 
