@@ -214,6 +214,10 @@ def summarize(tool: str, reqs: list[ClientReq], log: list[dict[str, Any]], token
         cpu.cpu_between(a, b) if cpu is not None else None)
     res["cpu_s"] = cpu_s
     res["cpu_ms_per_req"] = cpu_s * 1e3 / len(ok_lines) if cpu_s is not None else None
+    if cpu is not None and cpu.series:
+        # The whole process tree's life: start-up, data generation, the run, the report.
+        res["cpu_total_s"] = cpu.series[-1][1]
+        res["cpu_total_ms_per_req"] = cpu.series[-1][1] * 1e3 / len(ok_lines)
     j = join(reqs, log, tokens)
     err = [c - s for c, s in zip(j.client_ttft_ms, j.server_ttft_ms, strict=True)]
     res.update({

@@ -1,0 +1,70 @@
+"""The client benchmark's own logic: the client/server join, the summary, the tokenizer."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+
+from measure import join, summarize
+from peers import PEERS, ClientReq, Job, build_tokenizer
+
+MS = 1_000_000
+
+
+def _line(rid: str | None, recv_ms: float, ttft_ms: float, tokens: int = 16) -> dict:
+    recv = int(recv_ms * MS)
+    first = recv + int(ttft_ms * MS)
+    return {"request_id": rid, "recv_ns": recv, "first_chunk_ns": first, "done_ns": first + MS,
+            "status": 200, "error": None, "output_tokens": tokens}
+
+
+def test_join_by_id_pairs_each_request_with_its_own_line() -> None:
+    log = [_line("a", 0.0, 5.0), _line("b", 0.1, 50.0)]
+    reqs = [ClientReq(0, 51.0, None, "b", True), ClientReq(0, 6.0, None, "a", True)]
+    j = join(reqs, log, 16)
+    assert j.method == "X-Request-Id"
+    assert sorted(c - s for c, s in zip(j.client_ttft_ms, j.server_ttft_ms, strict=True)) == \
+        pytest.approx([1.0, 1.0])
+
+
+def test_join_by_send_order_skips_lines_received_before_the_send() -> None:
+    # A stray server line (another client's request) 10 ms before the first send.
+    log = [_line(None, 0.0, 1.0), _line(None, 10.2, 3.0), _line(None, 20.3, 4.0)]
+    reqs = [ClientReq(int(20 * MS), 4.5, None, None, True),
+            ClientReq(int(10 * MS), 3.5, None, None, True)]
+    j = join(reqs, log, 16)
+    assert j.method.startswith("send order")
+    assert j.server_ttft_ms == pytest.approx([3.0, 4.0])
+    assert j.unmatched == 0
+
+
+def test_summary_counts_only_complete_server_responses() -> None:
+    log = [_line("1", 0.0, 1.0), _line("2", 1000.0, 1.0), _line("3", 500.0, 1.0, tokens=3)]
+    reqs = [ClientReq(0, 1.5, 0.2, "1", True), ClientReq(int(1000 * MS), 2.0, 0.4, "2", True)]
+    res = summarize("t", reqs, log, 16, None)
+    assert res["server_ok"] == 2
+    assert res["rate_rps"] == pytest.approx(2 / 1.002)
+    assert res["ttft_err_p50_ms"] == pytest.approx(0.75)
+    assert res["ttft_err_p99_ms_order_join"] == pytest.approx(res["ttft_err_p99_ms"])
+    assert res["lag_p50_ms"] == pytest.approx(0.3)
+
+
+def test_tiny_tokenizer_round_trips_any_text(tmp_path: Path) -> None:
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(build_tokenizer(tmp_path / "tok") / "tokenizer.json"))
+    text = "Ünïcode, digits 123 and the quick brown fox"
+    assert tok.decode(tok.encode(text).ids) == text
+
+
+@pytest.mark.parametrize("name", sorted(PEERS))
+def test_peer_commands_name_the_server_and_the_tokenizer(name: str, tmp_path: Path) -> None:
+    job = Job(url="http://127.0.0.1:9", out=tmp_path, tokenizer=tmp_path / "tok",
+              output_tokens=16, requests=10, rate_rps=50.0)
+    cmd = PEERS[name](tmp_path).command(job)
+    text = " ".join(cmd) + "".join(p.read_text() for p in tmp_path.glob("*.yml"))
+    assert "127.0.0.1:9" in text and str(tmp_path / "tok") in text
