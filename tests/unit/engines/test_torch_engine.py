@@ -1,7 +1,8 @@
 """The transformers engine runs the shipped weights on torch (the ``[torch]`` extra), on CPU.
 
 It must agree with the ONNX Runtime GenAI fp32 build token for token: same weights, same
-tokenizer, greedy decoding.
+tokenizer, greedy decoding. Tests that run the model need the ``[torch]`` extra; the
+skip names it, and ``make test`` installs it so CI runs them.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
+from importlib.util import find_spec
 
 import pytest
 
@@ -18,6 +20,10 @@ from acceval.engines.ortgenai import OrtGenAIEngine
 from acceval.engines.torch_engine import TorchEngine
 from acceval.errors import MissingExtra, UsageError
 from acceval.models import resolve_model
+
+needs_torch = pytest.mark.skipif(
+    find_spec("torch") is None or find_spec("transformers") is None,
+    reason="the [torch] extra is not installed: pip install 'acceval[torch]'")
 
 KNOWN = {"045+123=": "0168", "000+000=": "0000", "999+999=": "1998", "500+500=": "1000"}
 
@@ -51,6 +57,7 @@ async def answers(e: BatchedEngine, prompts: list[str]) -> list[str]:
     return [text(c) for c in await asyncio.gather(*(answer(e, p) for p in prompts))]
 
 
+@needs_torch
 def test_known_prompts_get_the_right_sum_and_stop() -> None:
     async def body(e: BatchedEngine) -> list[list[GenerationChunk]]:
         return [await answer(e, p) for p in KNOWN]
@@ -63,6 +70,7 @@ def test_known_prompts_get_the_right_sum_and_stop() -> None:
         assert sum(c.n_tokens for c in chunks) == len(want) + 1
 
 
+@needs_torch
 def test_batched_answers_equal_onnx_runtime_fp32_and_reach_the_recorded_accuracy() -> None:
     items = heldout(200)
     prompts = [p for p, _ in items]
@@ -78,6 +86,7 @@ def test_batched_answers_equal_onnx_runtime_fp32_and_reach_the_recorded_accuracy
     assert acc >= 0.95
 
 
+@needs_torch
 def test_batches_follow_max_batch() -> None:
     prompts = [p for p, _ in heldout(10)]
 
@@ -90,6 +99,7 @@ def test_batches_follow_max_batch() -> None:
                        body) == (3, 4)
 
 
+@needs_torch
 def test_max_tokens_is_honoured() -> None:
     chunks = with_engine(TorchEngine("builtin:tiny"), lambda e: answer(e, "999+999=", 3))
     assert isinstance(chunks, list)
@@ -97,6 +107,7 @@ def test_max_tokens_is_honoured() -> None:
     assert sum(c.n_tokens for c in chunks) == 3
 
 
+@needs_torch
 def test_identity_tokens_and_registration() -> None:
     engine = load_engine("transformers", model="builtin:small")
     assert isinstance(engine, TorchEngine) and engine.model_id == "small-torch"
@@ -104,6 +115,7 @@ def test_identity_tokens_and_registration() -> None:
     assert engine.render_chat([("user", "001+002=")]) == "001+002="
 
 
+@needs_torch
 @pytest.mark.parametrize("kw", [{"device": "tpu"}, {"threads": 0}, {"max_batch": 0},
                                 {"model": "builtin:nope"}])
 def test_bad_options_are_usage_errors(kw: dict[str, object]) -> None:
@@ -111,6 +123,7 @@ def test_bad_options_are_usage_errors(kw: dict[str, object]) -> None:
         TorchEngine(**kw)  # type: ignore[arg-type]
 
 
+@needs_torch
 def test_an_ort_only_folder_is_refused() -> None:
     ort_dir = resolve_model("builtin:tiny").root / "ort-fp32"
     with pytest.raises(UsageError, match="no HF-format folder"):
