@@ -59,7 +59,7 @@ class CompileLog(_Model):
 
     path: str = Field(description="The compiler or server log.")
     regex: str = Field(
-        r"(?i)compil\w*\D{0,40}?(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)\b",
+        r"(?i)compil\w*\D{0,40}?(\d+(?:\.\d+)?)\s*s(?:ec(?:ond)?s?)?\b",
         description="Regular expression whose first group is a number of seconds.")
 
 
