@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 from collections import Counter
 from typing import Any
 
@@ -38,7 +39,7 @@ async def _run(spec: PointSpec, cfg: ServerConfig | None = None, prompts: list[P
         await target.start()
         try:
             res = await run_point(target, prompts, spec, recs.append,
-                                  t0_ns=asyncio.get_running_loop().time().__int__(), **kw)
+                                  t0_ns=time.perf_counter_ns(), **kw)
         finally:
             await target.close()
     return res, recs
@@ -124,13 +125,28 @@ def test_from_study_defaults_min_requests_to_every_task_attempt() -> None:
 
 
 def test_stop_event_interrupts_and_records_in_flight() -> None:
-    async def go() -> tuple[PointRun, list[Record]]:
-        stop = asyncio.Event()
-        asyncio.get_running_loop().call_later(0.2, stop.set)
-        return await _run(_spec(kind="constant", level=100.0, min_requests=10**6),
-                          ServerConfig(fault="hang"), stop=stop)
+    recs: list[Record] = []
 
-    res, recs = run(go())
+    async def go() -> PointRun:
+        stop = asyncio.Event()
+        async with SSEServer(ServerConfig(fault="hang")) as srv:
+
+            async def stop_after_ten() -> None:
+                while srv.stats.requests < 10:
+                    await asyncio.sleep(0.005)
+                stop.set()
+
+            target = OpenAITarget("t", Endpoint(base_url=srv.base_url, model="m"))
+            stopper = asyncio.ensure_future(stop_after_ten())
+            try:
+                return await run_point(target, PROMPTS, _spec(kind="constant", level=200.0,
+                                                              min_requests=10**6),
+                                       recs.append, t0_ns=0, stop=stop)
+            finally:
+                stopper.cancel()
+                await target.close()
+
+    res = run(go())
     _accounted(res, recs)
     assert res.stopped_by == "interrupted" and res.sent >= 10
     assert {(r.error_kind, r.error_detail) for r in recs} == {("client", "interrupted")}
@@ -144,7 +160,8 @@ def test_cancelling_the_point_still_records_every_request() -> None:
             target = OpenAITarget("t", Endpoint(base_url=srv.base_url, model="m"))
             task = asyncio.ensure_future(run_point(target, PROMPTS, _spec(level=3,
                                                    min_requests=100), recs.append, t0_ns=0))
-            await asyncio.sleep(0.1)
+            while srv.stats.requests < 3:   # all three workers have a request out
+                await asyncio.sleep(0.005)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
@@ -208,3 +225,26 @@ def test_collector_state_is_restored_after_a_point() -> None:
     assert gc.isenabled()
     run(_run(_spec(level=1, min_requests=2)))
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_failing_sink_stops_the_point_and_is_raised() -> None:
+    seen: list[Record] = []
+
+    def sink(rec: Record) -> None:
+        seen.append(rec)
+        if len(seen) == 3:
+            raise OSError(28, "No space left on device")
+
+    async def go() -> None:
+        async with SSEServer(ServerConfig(tokens=2)) as srv:
+            target = OpenAITarget("t", Endpoint(base_url=srv.base_url, model="m"))
+            try:
+                await run_point(target, PROMPTS, _spec(kind="constant", level=200.0,
+                                                       min_requests=10**6), sink, t0_ns=0)
+            finally:
+                await target.close()
+
+    with pytest.raises(OSError, match="No space left"):
+        run(go())
+    assert 3 <= len(seen) < 100
+    assert len({r.request_id for r in seen}) == len(seen)

@@ -23,6 +23,7 @@ import gc
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -168,6 +169,7 @@ class _Point:
         self.cancel_kind = ("client", "interrupted")
         self.held = 0
         self.lags: list[int] = []
+        self.sink_error: Exception | None = None
 
     # --- decisions ----------------------------------------------------------------------------
 
@@ -202,30 +204,63 @@ class _Point:
     # --- one request --------------------------------------------------------------------------
 
     async def one(self, prompt: Prompt, rec: Record) -> None:
+        """Closed loop: send in the worker's own task."""
         self.in_flight += 1
         try:
             await self.target.send(prompt, rec, self.t0)
         except asyncio.CancelledError:
-            if rec.done_ns is None or rec.error_kind is None:
-                rec.done_ns = _now() - self.t0
-                rec.error_kind, rec.error_detail = self.cancel_kind
+            self._cancelled(rec)
             raise
         except Exception as exc:  # a target broke its contract; keep the run going
-            rec.error_kind = "client"
-            rec.error_detail = f"target raised {type(exc).__name__}: {exc}"[:300]
-            if rec.done_ns is None:
-                rec.done_ns = _now() - self.t0
+            self._raised(rec, exc)
         finally:
-            self.in_flight -= 1
-            self.done += 1
-            if rec.error_kind is not None:
-                self.errors += 1
-            slot = self.slot
-            if slot is not None and not slot.done():
-                slot.set_result(None)
-            if self.progress is not None:
-                self.progress.record(rec)
+            self._account(rec)
+
+    def launch(self, prompt: Prompt, rec: Record) -> None:
+        """Open loop: send in a task of its own. The accounting is a done-callback, so it
+        also runs for a task cancelled before it ever started."""
+        self.in_flight += 1
+        task = asyncio.get_running_loop().create_task(self.target.send(prompt, rec, self.t0))
+        self.tasks.add(task)
+        task.add_done_callback(partial(self._landed, rec))
+
+    def _landed(self, rec: Record, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        if task.cancelled():
+            self._cancelled(rec)
+        else:
+            exc = task.exception()
+            if exc is not None:
+                self._raised(rec, exc)
+        self._account(rec)
+
+    def _cancelled(self, rec: Record) -> None:
+        if rec.done_ns is None or rec.error_kind is None:
+            rec.done_ns = _now() - self.t0
+            rec.error_kind, rec.error_detail = self.cancel_kind
+
+    def _raised(self, rec: Record, exc: BaseException) -> None:
+        rec.error_kind = "client"
+        rec.error_detail = f"target raised {type(exc).__name__}: {exc}"[:300]
+        if rec.done_ns is None:
+            rec.done_ns = _now() - self.t0
+
+    def _account(self, rec: Record) -> None:
+        self.in_flight -= 1
+        self.done += 1
+        if rec.error_kind is not None:
+            self.errors += 1
+        slot = self.slot
+        if slot is not None and not slot.done():
+            slot.set_result(None)
+        if self.progress is not None:
+            self.progress.record(rec)
+        try:
             self.sink(rec)
+        except Exception as exc:  # e.g. the disk is full: stop issuing, report after draining
+            if self.sink_error is None:
+                self.sink_error = exc
+            self.stopping = True
 
     # --- closed loop --------------------------------------------------------------------------
 
@@ -273,7 +308,7 @@ class _Point:
         sched = offsets.tolist()   # Python ints: cheaper to index than numpy scalars
         total = len(sched)
         i = 0
-        while i < total:
+        while i < total and not self.stopping:
             off = sched[i]
             if self.stop_due(off):
                 return
@@ -299,7 +334,7 @@ class _Point:
             while True:
                 lags.append(now - due)
                 prompt, rec = self.next_request(off, due - t0)
-                self._spawn(self.one(prompt, rec))
+                self.launch(prompt, rec)
                 i += 1
                 if i >= total or self.in_flight >= self.spec.max_in_flight:
                     break
@@ -408,6 +443,8 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
             gc.enable()
         if progress is not None:
             progress.end_point()
+    if p.sink_error is not None:
+        raise p.sink_error
     ended = _now()
     lag50, lag99, lagmax = _lag_stats(p.lags)
     return PointRun(
