@@ -27,6 +27,7 @@ from acceval.capacity.profile import (
     load_profile,
     nhpp_schedule,
     parse_profile_csv,
+    replay_seed,
 )
 from acceval.capacity.queueing import (
     QueueEstimate,
@@ -55,6 +56,6 @@ __all__ = [
     "builtin_profile", "capacity_for", "check_availability", "compress_factor",
     "curve_from_points", "demand_cost", "erlang_b", "erlang_c", "ggc", "load_profile",
     "max_rate_under_slo", "min_servers", "mmc", "nhpp_schedule", "parse_profile_csv",
-    "plan_fleet", "replicas_needed", "simulate_fleet", "spare_capacity_whatif",
+    "plan_fleet", "replay_seed", "replicas_needed", "simulate_fleet", "spare_capacity_whatif",
     "utilization_for", "variability_factor", "with_spares",
 ]

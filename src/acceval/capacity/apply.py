@@ -88,7 +88,9 @@ def capacity_for(study: Study, target: TargetResult, *, catalog: Catalog | None 
     demand = study.demand
     if demand is None:
         return None
-    spec = next(t for t in study.targets if t.name == target.name)
+    spec = next((t for t in study.targets if t.name == target.name), None)
+    if spec is None:
+        raise KeyError(f"target {target.name!r} is not in the study")
     prof = profile if profile is not None else load_profile(demand, base_dir)
     curve = curve_from_points(target.points)
     mr = max_rate_under_slo(curve)

@@ -33,6 +33,11 @@ HOUR_S = 3600.0
 DAY_S = 86_400.0
 _NS = 1_000_000_000
 
+# Spawn keys: capacity's random dimensions live under their own first slot, so they never
+# share draws with the load generator's (``loadgen.arrivals`` uses (0, point_index)).
+CAPACITY_SEED_SLOT = 100
+REPLAY = 0
+
 # Illustrative shapes (assumptions, not measurements), peak hour = 1. Index = hour of day.
 BUILTIN_SHAPES: dict[str, tuple[float, ...]] = {
     # Office traffic: quiet nights, a morning ramp, a lunch dip, a second peak mid-afternoon.
@@ -183,6 +188,13 @@ def nhpp_schedule(profile: DemandProfile, horizon_s: float, compress: float = 1.
     out = np.floor(t * _NS).astype(np.int64)
     out.sort()
     return out[out < int(horizon_s * _NS)]
+
+
+def replay_seed(study_seed: int, replay_seed: int | None = None) -> np.random.SeedSequence:
+    """The seed sequence of a demand replay: ``demand.replay.seed`` when given, else the
+    study seed, under capacity's own spawn key. Pass it to :func:`nhpp_schedule`."""
+    base = study_seed if replay_seed is None else replay_seed
+    return np.random.SeedSequence(base, spawn_key=(CAPACITY_SEED_SLOT, REPLAY))
 
 
 def compress_factor(profile: DemandProfile, compress_to_s: float) -> float:

@@ -33,14 +33,14 @@ import numpy as np
 import numpy.typing as npt
 
 from acceval.capacity.fleet import FleetPlan
-from acceval.capacity.profile import HOUR_S, DemandProfile
+from acceval.capacity.profile import CAPACITY_SEED_SLOT, HOUR_S, DemandProfile
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
-# Spawn-key slots for the simulation's random dimensions.
-SIM_ARRIVALS = 0
-SIM_FAILURES = 1
+# Spawn-key slots for the simulation's random dimensions, under capacity's first slot.
+SIM_ARRIVALS = 1
+SIM_FAILURES = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +86,14 @@ class FleetSimResult:
         return d
 
 
+def _seq(seed: int, *key: int) -> np.random.SeedSequence:
+    return np.random.SeedSequence(seed, spawn_key=(CAPACITY_SEED_SLOT, *key))
+
+
 def _slot_failures(slot: int, seed: int, horizon_s: float, mtbf_s: float,
                    restart_s: float) -> FloatArray:
     """Failure instants of one replica slot: up ~ Exp(mtbf), then down for restart_s."""
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SIM_FAILURES, slot)))
+    rng = np.random.default_rng(_seq(seed, SIM_FAILURES, slot))
     mean_cycles = horizon_s / (mtbf_s + restart_s)
     k = int(mean_cycles + 6 * math.sqrt(mean_cycles) + 4)
     while True:
@@ -184,7 +188,7 @@ def simulate_fleet(profile: DemandProfile, plan: FleetPlan, *, mtbf_h: float | N
     t = np.arange(seconds, dtype=np.float64)
     hour = np.minimum((t // HOUR_S).astype(np.int64), plan.hours - 1)
     n_slots = plan.replicas[hour]
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SIM_ARRIVALS,)))
+    rng = np.random.default_rng(_seq(seed, SIM_ARRIVALS))
     arrivals = rng.poisson(profile.rate_at(t + 0.5)).astype(np.float64)
 
     mtbf_s = None if mtbf_h is None else mtbf_h * HOUR_S
