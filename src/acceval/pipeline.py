@@ -32,6 +32,7 @@ from acceval.loadgen.progress import Progress
 from acceval.loadgen.runner import PointRun, PointSpec, run_point
 from acceval.metrics import accuracy, has_correctness, pass_at_1, summarize_point
 from acceval.metrics.derive import derive
+from acceval.portability import apply_portability
 from acceval.probes import ProbeSampler, make_probe, read_samples
 from acceval.quality import evaluate_gate
 from acceval.results.records import Record
@@ -249,7 +250,8 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
         writer.finalize()
     table = read_records(run_dir)
     result = build_result(study, table, meta, run_id=run_dir.name, created=started,
-                          t0_ns=t0_ns, interrupted=interrupted, samples=read_samples(run_dir))
+                          t0_ns=t0_ns, interrupted=interrupted, samples=read_samples(run_dir),
+                          base_dir=base_dir, run_artifact_checks=True)
     result.save(run_dir)
     _write_outputs(result, run_dir)
     if interrupted:
@@ -301,7 +303,8 @@ def _stop_sampler(sampler: ProbeSampler, info: dict[str, Any]) -> None:
 
 def build_result(study: Study, table: pa.Table, meta: dict[str, dict[str, Any]], *, run_id: str,
                  created: dt.datetime, t0_ns: int, interrupted: bool,
-                 samples: pa.Table | None = None) -> RunResult:
+                 samples: pa.Table | None = None, base_dir: Path | None = None,
+                 run_artifact_checks: bool = False) -> RunResult:
     """Every number from stored records (pure apart from reading the clock for finished_utc)."""
     targets: list[TargetResult] = []
     for tspec in study.targets:
@@ -337,14 +340,19 @@ def build_result(study: Study, table: pa.Table, meta: dict[str, dict[str, Any]],
     result = RunResult(
         run_id=run_id, study_name=study.name, created_utc=created.isoformat(),
         finished_utc=_utc_now().isoformat(), interrupted=interrupted,
-        study=study.model_dump(mode="json"), environment=_environment(), software=_software(),
+        study=study.model_dump(mode="json"),
+        environment={**_environment(),
+                     "study_dir": str(base_dir.resolve()) if base_dir else None},
+        software=_software(),
         seeds={"study": study.seed, "tasks": study.tasks.seed},
         tasks={"source": study.tasks.source, "count": study.tasks.count,
                "attempts": study.tasks.attempts},
         targets=targets,
         warnings=warnings,
     )
-    apply_economics(study, result, samples, load_catalog(None))
+    apply_economics(study, result, samples, load_catalog(None), base_dir=base_dir)
+    apply_portability(study, result, base_dir=base_dir or Path.cwd(), records=table,
+                      run_artifact_checks=run_artifact_checks)
     return result
 
 
@@ -375,7 +383,8 @@ def load_result(run_dir: Path, *, recompute: bool = False) -> RunResult:
                         if t.endpoint else None}
     created = dt.datetime.fromisoformat(stored.created_utc)
     return build_result(study, table, meta, run_id=stored.run_id, created=created, t0_ns=0,
-                        interrupted=stored.interrupted, samples=read_samples(run_dir))
+                        interrupted=stored.interrupted, samples=read_samples(run_dir),
+                        base_dir=Path(stored.environment.get("study_dir") or run_dir))
 
 
 __all__ = ["build_result", "check_study", "execute", "execute_file", "load_result"]

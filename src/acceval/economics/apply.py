@@ -6,7 +6,9 @@ Pure over the RunResult and the probe samples, so ``acceval report --recompute``
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -48,14 +50,22 @@ def _eligible(p: PointResult) -> bool:
 
 
 def apply_economics(study: Study, result: RunResult, samples_table: pa.Table | None,
-                    catalog: Catalog | None) -> None:
-    """Fill ``TargetResult.economics``/``energy`` and ``RunResult.economics`` in place."""
+                    catalog: Catalog | None, *, base_dir: Path | None = None) -> None:
+    """Fill ``TargetResult.economics``/``energy`` and ``RunResult.economics`` in place.
+
+    With a demand profile in the study, utilization is derived from the measured latency-load
+    curve and the demand (capacity planning) instead of the declared assumption.
+    """
+    from acceval.capacity import capacity_for
+
     samples = table_to_samples(samples_table) if samples_table is not None else []
     specs = {t.name: t for t in study.targets}
     op_inputs: list[CostInputs] = []
     op_bills: list[Bill] = []
     for t in result.targets:
         spec = specs[t.name]
+        cap = capacity_for(study, t, catalog=catalog, base_dir=base_dir)
+        utilization = cap.utilization_input if cap is not None else None
         per_point: list[tuple[PointResult, Bill, CostInputs, dict[str, Any] | None]] = []
         for p in t.points:
             if not p.summary.duration_s:
@@ -71,6 +81,8 @@ def apply_economics(study: Study, result: RunResult, samples_table: pa.Table | N
             ci = cost_inputs_for(spec, study, catalog, measured, load_label=p.label)
             if ci is None:
                 break
+            if utilization is not None:
+                ci = dataclasses.replace(ci, utilization=utilization)
             per_point.append((p, compute_bill(ci), ci, energy))
         if not per_point:
             continue
@@ -89,6 +101,9 @@ def apply_economics(study: Study, result: RunResult, samples_table: pa.Table | N
             "cost_per_correct_ci_usd": interval,
             "points": [b.to_dict() for _, b, _, _ in per_point],
         }
+        if cap is not None:
+            t.economics["capacity"] = cap.to_dict()
+            t.economics["utilization_under_demand"] = cap.utilization
         t.energy = energy
         op_inputs.extend(x[2] for x in eligible)
         op_bills.append(bill)

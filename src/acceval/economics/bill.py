@@ -40,6 +40,7 @@ class CostInputs:
     output_tokens: Sourced = MISSING
     utilization: Sourced = _FULL_USE
     compile_s: Sourced = MISSING
+    starts_per_month: Sourced = MISSING
     storage_usd_per_month: Sourced = MISSING
     observability_usd_per_month: Sourced = MISSING
     egress_gb_per_request: Sourced = MISSING
@@ -117,9 +118,18 @@ def bill_items(ci: CostInputs) -> tuple[BillItem, ...]:
     items = [BillItem("compute", rate * ci.chips * paid_h,
                       ("usd_per_chip_hour", "chips", "duration_s", "utilization"))]
 
-    cs = _v(ci.compile_s)
-    items.append(_item("compile", None if cs is None else cs / 3600.0 * rate * ci.chips,
-                       ("compile_s", "usd_per_chip_hour", "chips"), "compile_s not declared"))
+    # A start is paid once and then serves many requests: spread it over the expected volume
+    # rather than charging it whole to a short measurement window.
+    cs, starts = _v(ci.compile_s), _v(ci.starts_per_month)
+    volume = _v(ci.expected_requests_per_month)
+    compile_usd = None
+    if cs is not None and starts is not None and volume:
+        compile_usd = cs / 3600.0 * rate * ci.chips * starts * n / volume
+    items.append(_item("compile", compile_usd,
+                       ("compile_s", "usd_per_chip_hour", "chips", "starts_per_month",
+                        "expected_requests_per_month", "requests"),
+                       "needs compile_s (measured for local servers) and "
+                       "costs.expected_requests_per_month"))
     for name, key in (("storage", "storage_usd_per_month"),
                       ("observability", "observability_usd_per_month")):
         monthly = _v(getattr(ci, key))

@@ -121,6 +121,9 @@ def build_cost_inputs(
         utilization=assumed(tc.utilization, "study file" if "utilization" in tc.model_fields_set
                             else "default: fully used"),
         compile_s=compile_s,
+        starts_per_month=assumed(tc.starts_per_month,
+                                 "study file" if "starts_per_month" in tc.model_fields_set
+                                 else "default: one start a day"),
         storage_usd_per_month=opt(tc.storage_usd_per_month),
         observability_usd_per_month=opt(tc.observability_usd_per_month),
         egress_gb_per_request=opt(tc.egress_gb_per_request),

@@ -79,8 +79,13 @@ class TargetCosts(_Model):
         None, ge=0, description="GB sent out per request (priced at costs.egress_usd_per_gb).",
     )
     compile_s: float | None = Field(
-        None, ge=0, description="Compile and warm-up seconds per deployment, billed at the chip "
-        "rate. A measured value from the run overrides this.",
+        None, ge=0, description="Compile and warm-up seconds per replica start, billed at the "
+        "chip rate and spread over the requests served between starts. A measured value from "
+        "the run overrides this.",
+    )
+    starts_per_month: float = Field(
+        30.0, gt=0, description="Replica (re)starts per month (deploys, scale-ups, recoveries); "
+        "each pays compile/warm-up again.",
     )
     engineering_hours: float | None = Field(
         None, ge=0, description="Engineer hours to adapt and validate the model on this target; "

@@ -54,22 +54,24 @@ def test_every_item_of_the_whole_bill() -> None:
     b = _bill(
         costs=TargetCosts(storage_usd_per_month=730.0, observability_usd_per_month=146.0,
                           egress_gb_per_request=0.01, compile_s=900, engineering_hours=40,
-                          utilization=1.0),
+                          starts_per_month=2, utilization=1.0),
         study=StudyCosts(engineer_usd_per_hour=100, horizon_months=10,
                          expected_requests_per_month=1000, egress_usd_per_gb=0.09),
     )
-    assert _item(b, "compile").usd == pytest.approx(0.25 * 3 * 2)
+    # 0.25 h x $3 x 2 chips per start, 2 starts a month, 100 of 1000 monthly requests
+    assert _item(b, "compile").usd == pytest.approx(0.25 * 3 * 2 * 2 * 100 / 1000)
     assert _item(b, "storage").usd == pytest.approx(730.0 * 0.5 / 730)   # prorated by time
     assert _item(b, "observability").usd == pytest.approx(146.0 * 0.5 / 730)
     assert _item(b, "egress").usd == pytest.approx(100 * 0.01 * 0.09)
     assert _item(b, "engineering").usd == pytest.approx(40 * 100 * 100 / (10 * 1000))
-    expected = 3.0 + 1.5 + 0.5 + 0.1 + 0.09 + 40.0
+    expected = 3.0 + 0.3 + 0.5 + 0.1 + 0.09 + 40.0
     assert b.total_usd == pytest.approx(expected)
     assert b.cost_per_correct_usd == pytest.approx(expected / 80)
 
 
 def test_measured_compile_time_overrides_the_declared_one() -> None:
-    b = _bill(costs=TargetCosts(compile_s=900),
+    b = _bill(costs=TargetCosts(compile_s=900, starts_per_month=1),
+              study=StudyCosts(expected_requests_per_month=10),
               m=Measured(duration_s=1800, requests=10, correct=5, compile_s=1800))
     assert _item(b, "compile").usd == pytest.approx(0.5 * 3 * 2)
     assert b.inputs["compile_s"].origin == "measured"
