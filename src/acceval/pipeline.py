@@ -113,8 +113,10 @@ class _Scorer:
         self.by_id = {t.id: t for t in tasks}
         self.writer = writer
         self.on_record = on_record
+        self.seen = 0
 
     def __call__(self, rec: Record) -> None:
+        self.seen += 1
         task = self.by_id.get(rec.task_id)
         if task is not None:
             res = score(task, rec.output_text, rec.finish_reason, rec.error_kind)
@@ -146,14 +148,15 @@ def _endpoint_dict(ep: Endpoint) -> dict[str, Any]:
 
 
 async def _measure_target(target: OpenAITarget, prompts: list[Any], specs: list[PointSpec],
-                          sink: Callable[[Record], None], t0_ns: int, progress: Progress | None,
+                          sink: _Scorer, t0_ns: int, progress: Progress | None,
                           runs: list[PointRun]) -> dict[str, Any]:
     await target.start()
     try:
         fingerprint = await target.probe()
         for spec in specs:
+            # Request ids stay unique across the run, so they join with a server's own log.
             runs.append(await run_point(target, prompts, spec, sink, t0_ns=t0_ns,
-                                        progress=progress))
+                                        progress=progress, first_request_id=sink.seen))
         return fingerprint
     finally:
         await target.close()
@@ -210,6 +213,7 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     t0_ns = time.perf_counter_ns()
     meta: dict[str, dict[str, Any]] = {}
     prog = Progress(enabled=progress)
+    scorer = _Scorer(tasks, writer)
     interrupted = False
     try:
         for t_index, tspec in enumerate(study.targets):
@@ -228,7 +232,6 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
                     prompts = [to_prompt(t, api=endpoint.api, max_tokens=study.tasks.max_tokens)
                                for t in tasks]
                     specs = _point_specs(study, t_index, len(prompts))
-                    scorer = _Scorer(tasks, writer)
                     client = OpenAITarget(tspec.name, endpoint)
                     pids = [info["local"].pid] if info["local"] and info["local"].pid else []
                     probe = make_probe(tspec.energy, pids=pids)

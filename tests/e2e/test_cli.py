@@ -58,7 +58,7 @@ def test_run_writes_folder_and_gates_exit_3(cli_dir: Path) -> None:
     res = run_cli("run", str(path), "--out", str(cli_dir / "runs"), "--no-progress", cwd=cli_dir)
     assert res.returncode == 3, res.stdout + res.stderr
     assert "quality gate failed for: wrong" in res.stderr
-    (run_dir,) = list((cli_dir / "runs").iterdir())
+    (run_dir,) = [p for p in (cli_dir / "runs").iterdir() if p.is_dir()]
     assert {"study.yaml", "records.parquet", "result.json"} <= {p.name for p in run_dir.iterdir()}
     table = pq.read_table(run_dir / "records.parquet")
     assert table.num_rows == 80  # 40 tasks x 2 targets, nothing lost
@@ -99,7 +99,7 @@ def test_api_key_is_never_written(cli_dir: Path) -> None:
         finally:
             del os.environ["ACCEVAL_TEST_KEY"]
     assert res.returncode == 0, res.stderr
-    (run_dir,) = list((cli_dir / "runs").iterdir())
+    (run_dir,) = [p for p in (cli_dir / "runs").iterdir() if p.is_dir()]
     result = json.loads((run_dir / "result.json").read_text())
     assert result["targets"][0]["points"][0]["summary"]["ok"] == 40  # the key was accepted
     for p in (cli_dir / "runs").rglob("*"):
@@ -122,6 +122,6 @@ def test_missing_key_variable_is_a_clear_error(cli_dir: Path) -> None:
     assert res.returncode == 1
     assert "ACCEVAL_NOT_SET_ANYWHERE" in res.stderr
     assert "Traceback" not in res.stderr
-    (run_dir,) = list((cli_dir / "runs").iterdir())
+    (run_dir,) = [p for p in (cli_dir / "runs").iterdir() if p.is_dir()]
     result = json.loads((run_dir / "result.json").read_text())
     assert "ACCEVAL_NOT_SET_ANYWHERE" in result["targets"][0]["failure"]

@@ -39,7 +39,7 @@ def test_sigkill_halfway_leaves_readable_records(tmp_path: Path) -> None:
         # SIGKILL the run and its local server (same session): no cleanup code runs.
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    (run_dir,) = list(runs.iterdir())
+    (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
     assert not (run_dir / "result.json").exists()  # it really died mid-run
     table = read_records(run_dir)
     assert 0 < table.num_rows < 5000

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,7 +22,12 @@ PARTS_DIR = "records.parts"
 
 
 class RecordWriter:
-    """Buffers records and flushes a part every ``flush_every`` records or ``flush_s`` seconds."""
+    """Buffers records and flushes a part every ``flush_every`` records or ``flush_s`` seconds.
+
+    Parts are converted and written on one background thread, so the event loop that stamps
+    requests never waits for Parquet encoding or the disk. ``wait`` blocks until every part
+    handed over so far is on disk.
+    """
 
     def __init__(self, run_dir: Path, *, flush_every: int = 2000, flush_s: float = 1.0) -> None:
         self.run_dir = Path(run_dir)
@@ -32,6 +38,8 @@ class RecordWriter:
         self._buf: list[Record] = []
         self._n_parts = len(list(self.parts.glob("part-*.parquet")))
         self._last_flush = time.monotonic()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acceval-records")
+        self._pending: list[Future[int]] = []
         self.written = 0
 
     def add(self, rec: Record) -> None:
@@ -41,21 +49,27 @@ class RecordWriter:
             self.flush()
 
     def flush(self) -> None:
+        """Hand the buffered records to the writer thread (non-blocking)."""
         self._last_flush = time.monotonic()
         if not self._buf:
             return
-        table = records_to_table(self._buf)
+        batch, self._buf = self._buf, []
         self._n_parts += 1
         final = self.parts / f"part-{self._n_parts:06d}.parquet"
-        tmp = final.with_suffix(".tmp")
-        pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, final)
-        self.written += len(self._buf)
-        self._buf = []
+        self._pending = [f for f in self._pending if not f.done() or f.exception()]
+        self._pending.append(self._pool.submit(_write_part, batch, final))
+
+    def wait(self) -> None:
+        """Block until every handed-over part is written; re-raise a write error."""
+        for f in self._pending:
+            self.written += f.result()
+        self._pending = []
 
     def finalize(self) -> Path:
         """Flush, compact the parts into records.parquet, and remove the parts."""
         self.flush()
+        self.wait()
+        self._pool.shutdown()
         out = self.run_dir / RECORDS_FILE
         table = _read_parts(self.parts)
         tmp = out.with_suffix(".tmp")
@@ -65,6 +79,13 @@ class RecordWriter:
             p.unlink()
         self.parts.rmdir()
         return out
+
+
+def _write_part(batch: list[Record], final: Path) -> int:
+    tmp = final.with_suffix(".tmp")
+    pq.write_table(records_to_table(batch), tmp, compression="zstd")
+    os.replace(tmp, final)
+    return len(batch)
 
 
 def _read_parts(parts: Path) -> pa.Table:

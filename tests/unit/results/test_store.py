@@ -24,6 +24,7 @@ def test_parts_are_readable_before_finalize(tmp_path: Path) -> None:
     w = RecordWriter(tmp_path, flush_every=2, flush_s=3600)
     for i in range(5):
         w.add(_rec(i))
+    w.wait()
     # 4 flushed in two parts, 1 still buffered: a crash now keeps the 4.
     assert len(list((tmp_path / PARTS_DIR).glob("part-*.parquet"))) == 2
     assert read_records(tmp_path).num_rows == 4
@@ -43,5 +44,6 @@ def test_empty_run_reads_empty(tmp_path: Path) -> None:
 def test_stray_temp_file_is_ignored(tmp_path: Path) -> None:
     w = RecordWriter(tmp_path, flush_every=1)
     w.add(_rec(1))
+    w.wait()
     (tmp_path / PARTS_DIR / "part-000009.tmp").write_bytes(b"half written")
     assert read_records(tmp_path).num_rows == 1
