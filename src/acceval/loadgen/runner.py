@@ -368,8 +368,8 @@ def _lag_stats(lags: list[int]) -> tuple[float | None, float | None, float | Non
 async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
                     sink: Callable[[Record], None], *, t0_ns: int,
                     progress: Progress | None = None, stop: asyncio.Event | None = None,
-                    first_request_id: int = 0, drain_timeout_s: float | None = None
-                    ) -> PointRun:
+                    first_request_id: int = 0, drain_timeout_s: float | None = None,
+                    schedule_ns: npt.NDArray[np.int64] | None = None) -> PointRun:
     """Run one load point. Request ids are ``first_request_id + i`` in issue order.
 
     ``stop`` (optional) interrupts gracefully: issuing stops, in-flight requests are
@@ -377,6 +377,9 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     If the calling task is cancelled instead, in-flight requests are recorded the same way
     and the cancellation propagates. ``drain_timeout_s`` bounds the wait for in-flight
     requests after the last send (default: the target's ``timeout_s`` plus a margin).
+    ``schedule_ns`` (open loop only) replaces the drawn schedule with given send offsets
+    (sorted int64 ns from the point's start), e.g. a demand replay's
+    (:mod:`acceval.loadgen.replay`); ``spec.level`` is then its mean rate.
     """
     if not prompts:
         raise ValueError("run_point needs at least one prompt")
@@ -386,10 +389,15 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     rate: float | None = None
     if spec.kind != "concurrency":
         rate = spec.level
-        ss = arrivals.arrivals_seed(spec.seed, spec.index)
-        seeds["arrivals"] = arrivals.seed_info(ss)
-        offsets = arrivals.schedule(spec.kind, rate, spec.max_duration_s,
-                                    rng=np.random.default_rng(ss), burstiness=spec.burstiness)
+        if schedule_ns is not None:
+            offsets = np.asarray(schedule_ns, dtype=np.int64)
+            seeds["arrivals"] = "given schedule"
+        else:
+            ss = arrivals.arrivals_seed(spec.seed, spec.index)
+            seeds["arrivals"] = arrivals.seed_info(ss)
+            offsets = arrivals.schedule(spec.kind, rate, spec.max_duration_s,
+                                        rng=np.random.default_rng(ss),
+                                        burstiness=spec.burstiness)
     if drain_timeout_s is None:
         drain_timeout_s = float(getattr(target, "timeout_s", 600.0)) + DRAIN_MARGIN_S
     if progress is not None:
