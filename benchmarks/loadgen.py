@@ -130,10 +130,22 @@ class Bench:
                 sys.exit(f"{p.name} is not installed in {p.venv}: run with --setup-peers")
         self.results: list[dict[str, Any]] = []
         self.n = 0
+        # Other work may be editing src/ while the benchmark runs: server and worker import
+        # acceval from a snapshot of the committed tree (HEAD) unless --code tree.
+        self.commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
+                                     capture_output=True, text=True, check=False).stdout.strip()
+        self.env: dict[str, str] = {}
+        if args.code == "head":
+            snap = self.out / "src-snapshot"
+            snap.mkdir()
+            archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", "HEAD", "src"],
+                                     capture_output=True, check=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(snap)], input=archive, check=True)
+            self.env["PYTHONPATH"] = str(snap / "src")
 
     def _server(self, setting: str) -> MockServer:
         log = self.out / f"server-{self.n}.jsonl"
-        return MockServer(_free_port(), SETTINGS[setting], log, self.args.server_cpu)
+        return MockServer(_free_port(), SETTINGS[setting], log, self.args.server_cpu, self.env)
 
     def _client_prefix(self, tool: str) -> list[str]:
         if tool == "acceval":
@@ -162,7 +174,8 @@ class Bench:
                                          else self.args.poisson_duration)]
                 cmd += (["--concurrency", str(concurrency)] if concurrency
                         else ["--rate", str(rate)])
-                rc, cpu = run_client(self._client_prefix(tool) + cmd, work / "client.log", 300)
+                rc, cpu = run_client(self._client_prefix(tool) + cmd, work / "client.log", 300,
+                                     env=self.env)
             else:
                 peer = next(p for p in self.peers if p.name == tool)
                 assert self.tokenizer is not None
@@ -258,7 +271,8 @@ def _median(xs: list[float]) -> float | None:
 
 def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     """A Markdown table: medians over rounds per (setting, tool), and ratios to acceval."""
-    lines = [f"Run {meta['date']} on {meta['machine']} ({meta['cpu_model']}); load average"
+    lines = [f"Run {meta['date']}, acceval {meta['acceval_commit']}, peers {meta['peers']},"
+             f" on {meta['machine']} ({meta['cpu_model']}); load average"
              f" before: {meta['load_before']}, after: {meta['load_after']}.", ""]
     for setting in dict.fromkeys(r["setting"] for r in results):
         lines += [f"### Setting `{setting}`: {SETTINGS[setting]}", "",
@@ -321,10 +335,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--server-cpu", default="1", help="taskset CPU list for the server ('' off)")
     ap.add_argument("--client-cpu", default="",
                     help="taskset CPU list for the peers ('' = free to use every CPU)")
-    ap.add_argument("--acceval-cpu", default="0",
-                    help="taskset CPU list for acceval's single-process client ('' off)")
+    ap.add_argument("--acceval-cpu", default="",
+                    help="taskset CPU list for acceval's client ('' = free, like the peers);"
+                         " when set, an extra unpinned acceval run is added per round")
     ap.add_argument("--no-unpinned", dest="also_unpinned", action="store_false",
                     help="skip the extra acceval run without taskset")
+    ap.add_argument("--code", choices=["head", "tree"], default="head",
+                    help="acceval code to measure: the committed HEAD (a snapshot) or the tree")
     ap.add_argument("--quick", action="store_true", help="3 s runs, one round, no peers")
     ap.add_argument("--keep", action="store_true", help="keep the peers' full output files")
     ap.add_argument("--out", default=str(HERE / "out"))
@@ -350,6 +367,7 @@ def main(argv: list[str] | None = None) -> None:
         "peers": {p.name: p.version() for p in bench.peers},
         "args": {k: v for k, v in vars(args).items()},
         "cpu_model": _cpu_model(),
+        "acceval_commit": bench.commit if args.code == "head" else f"{bench.commit} + tree",
     }
     md = report(bench.results, meta)
     (bench.out / "results.json").write_text(json.dumps({"meta": meta, "results": bench.results},

@@ -47,7 +47,8 @@ def wall_minus_mono_ns() -> int:
 
 
 class MockServer:
-    def __init__(self, port: int, options: dict[str, Any], log: Path, cpu: str | None) -> None:
+    def __init__(self, port: int, options: dict[str, Any], log: Path, cpu: str | None,
+                 env: dict[str, str] | None = None) -> None:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.log = log
@@ -59,7 +60,8 @@ class MockServer:
             cmd = ["taskset", "-c", cpu, *cmd]
         if log.exists():
             log.unlink()
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     env={**os.environ, **(env or {})})
         deadline = time.monotonic() + 20
         while True:
             try:
