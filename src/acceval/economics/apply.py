@@ -169,7 +169,10 @@ def _verdict_lines(result: RunResult, ranking: list[Bill], passing: set[str],
                      f"{_usd(cheapest_tok.cost_per_mtok_output_usd)} per 1M output tokens) is not "
                      "the cheapest per correct task.")
     flips = sens.get("flips") or []
-    if flips:
+    if len(eligible) == 1:
+        lines.append("Only one target meets the quality level, so no assumption can change the "
+                     "winner; the sensitivity ranges move its cost only.")
+    elif flips:
         names = sorted({f"{f['input']} ({f['scope']}, {f['side']})" for f in flips})
         lines.append("The ranking FLIPS within the sensitivity ranges when these move: "
                      + ", ".join(names) + ".")

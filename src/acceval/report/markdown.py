@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import yaml
@@ -22,6 +23,11 @@ def _acc(t: TargetResult | PointResult) -> str:
     if a is None or a.accuracy is None:
         return NOT_MEASURED
     return f"{pct(a.accuracy)} [{pct(a.ci_low)}–{pct(a.ci_high)}] (n={a.n})"
+
+
+def _esc(text: str) -> str:
+    """User and model text is shown, never interpreted (Markdown renderers pass HTML through)."""
+    return html.escape(text, quote=False)
 
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
@@ -64,7 +70,7 @@ def render_markdown(result: RunResult) -> str:
         lines += ["", "**This run was interrupted; the numbers cover what was measured.**"]
     desc = result.study.get("description")
     if desc:
-        lines += ["", str(desc)]
+        lines += ["", _esc(str(desc))]
     lines.append("")
     lines += _verdict(result)
 
@@ -108,6 +114,7 @@ def render_markdown(result: RunResult) -> str:
     lines.append("")
 
     lines += _economics(result)
+    lines += _portability(result)
 
     lines += ["## Errors", ""]
     rows = []
@@ -148,7 +155,7 @@ def render_markdown(result: RunResult) -> str:
     lines += ["", "Software: " + ", ".join(f"{k} {v}" for k, v in sorted(result.software.items())),
               "", f"Seeds: {result.seeds}", ""]
     if result.warnings:
-        lines += ["Warnings:", ""] + [f"- {w}" for w in result.warnings] + [""]
+        lines += ["Warnings:", ""] + [f"- {_esc(w)}" for w in result.warnings] + [""]
     lines += ["<details><summary>Study as run</summary>", "", "```yaml",
               yaml.safe_dump(result.study, sort_keys=False).rstrip(), "```", "", "</details>", ""]
     return "\n".join(lines)
@@ -197,3 +204,47 @@ def _economics(result: RunResult) -> list[str]:
         lines += _table(["target", "item", "cost", "note"], rows)
         lines.append("")
     return lines
+
+
+def _portability(result: RunResult) -> list[str]:
+    if not any(t.portability or t.exit for t in result.targets):
+        return []
+    lines = ["## Portability and exit", "",
+             "Three levels: source (the same client and study ran unchanged), artifact (the "
+             "weights move and give the same answers in another runtime), performance (the cost "
+             "and latency contract holds, measured).", ""]
+    rows = []
+    for t in result.targets:
+        levels = (t.portability or {}).get("levels") or {}
+        cells = []
+        for name in ("source", "artifact", "performance"):
+            lv = levels.get(name) or {}
+            cells.append(f"{lv.get('verdict', NOT_MEASURED)}: {_esc(str(lv.get('summary', '')))}"
+                         if lv else NOT_MEASURED)
+        ex = t.exit or {}
+        readiness = ex.get("readiness") or NOT_MEASURED
+        cells.append(str(readiness))
+        rows.append([t.name, *cells])
+    lines += _table(["target", "source", "artifact", "performance", "exit readiness"], rows)
+    lines.append("")
+    rows = []
+    for t in result.targets:
+        ledger = (t.portability or {}).get("ledger") or {}
+        for e in ledger.get("entries", []):
+            value = e.get("value")
+            if isinstance(value, dict):
+                value = ", ".join(f"{k}={_short(v)}" for k, v in value.items())
+            ev = e.get("evidence") or {}
+            rows.append([t.name, str(e.get("item")), _esc(_short(value)), str(e.get("unit") or ""),
+                         f"{ev.get('kind', 'declared')}: {_esc(str(ev.get('detail') or ''))}"])
+    if rows:
+        lines += ["Migration ledger:", ""]
+        lines += _table(["target", "item", "value", "unit", "evidence"], rows)
+        lines.append("")
+    return lines
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
