@@ -3,7 +3,8 @@
 :func:`check_artifact` verifies the folder against a sha256 manifest, loads it in two runtimes
 (any registered engine, through the :class:`~acceval.engines.base.Engine` protocol), generates
 greedily on the same prompts and compares the answers; where a runtime exposes logits
-(ONNX Runtime GenAI, transformers) it also compares the last-position logits of each prompt.
+(ONNX Runtime GenAI, transformers, the NumPy reference) it also compares the last-position
+logits of each prompt.
 A corrupted or altered copy fails with the reason: a checksum mismatch, a load failure,
 disagreeing answers or non-finite logits.
 """
@@ -135,8 +136,19 @@ def _torch_logits(path: Path, ids: list[list[int]]) -> list[list[float]]:
     return out
 
 
+def _numpy_logits(path: Path, ids: list[list[int]]) -> list[list[float]]:
+    from acceval.engines.numpy_engine import NumpyLlama
+
+    art = resolve_model(str(path))
+    if art.hf_dir is None:
+        raise UsageError(f"{path}: no HF-format folder (config.json) for the numpy runtime")
+    logits: list[list[float]] = NumpyLlama.from_dir(art.hf_dir).next_token_logits(ids).tolist()
+    return logits
+
+
 #: Runtimes whose logits are reachable, by engine name.
-LOGIT_READERS: dict[str, LogitsFn] = {"ortgenai": _ort_logits, "transformers": _torch_logits}
+LOGIT_READERS: dict[str, LogitsFn] = {"ortgenai": _ort_logits, "transformers": _torch_logits,
+                                      "numpy": _numpy_logits}
 
 
 # --- the check -------------------------------------------------------------------------------
