@@ -9,12 +9,11 @@ import datetime as dt
 import os
 from pathlib import Path
 
-from helpers import run_fixture
-
 from acceval.loadgen.runner import PointRun
 from acceval.pipeline import build_result
 from acceval.report import render
 from acceval.results.store import read_records
+from helpers import run_fixture
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "fixture-report.md"
 
