@@ -16,6 +16,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from contextlib import ExitStack
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from acceval.economics import load_catalog
 from acceval.economics.apply import apply_economics
 from acceval.errors import AccevalError, StudyError
 from acceval.loadgen.progress import Progress
-from acceval.loadgen.runner import PointRun, PointSpec, run_point
+from acceval.loadgen.runner import PointRun, PointSpec
 from acceval.metrics import accuracy, has_correctness, pass_at_1, summarize_point
 from acceval.metrics.derive import derive
 from acceval.portability import apply_portability
@@ -43,6 +44,7 @@ from acceval.results.result import (
     TargetResult,
 )
 from acceval.results.store import RecordWriter, read_records
+from acceval.scenarios import TargetRun, apply_scenarios, meta_from_result, run_all
 from acceval.study import Endpoint, Study, load_study, study_to_yaml
 from acceval.study import Target as TargetSpec
 from acceval.targets.openai import OpenAITarget
@@ -147,23 +149,20 @@ def _endpoint_dict(ep: Endpoint) -> dict[str, Any]:
             "api_key_env": ep.api_key_env}
 
 
-async def _measure_target(target: OpenAITarget, prompts: list[Any], specs: list[PointSpec],
-                          sink: _Scorer, t0_ns: int, progress: Progress | None,
-                          runs: list[PointRun]) -> dict[str, Any]:
+async def _measure_target(target: OpenAITarget, run: TargetRun,
+                          specs: list[PointSpec]) -> dict[str, Any]:
     await target.start()
     try:
         fingerprint = await target.probe()
-        for spec in specs:
-            # Request ids stay unique across the run, so they join with a server's own log.
-            runs.append(await run_point(target, prompts, spec, sink, t0_ns=t0_ns,
-                                        progress=progress, first_request_id=sink.seen))
+        # Fixed points, then the sweep, demand replay and interruption the study asks for.
+        await run_all(run, specs)
         return fingerprint
     finally:
         await target.close()
 
 
 def _start_local(spec: TargetSpec, stack: ExitStack, tasks: list[Task],
-                 run_dir: Path) -> tuple[Endpoint, LocalServerInfo]:
+                 run_dir: Path, handles: dict[str, Any]) -> tuple[Endpoint, LocalServerInfo]:
     from acceval.serve import spawn_server
 
     assert spec.serve is not None
@@ -181,12 +180,20 @@ def _start_local(spec: TargetSpec, stack: ExitStack, tasks: list[Task],
         spawn_server(spec.serve.engine, options=options, port=spec.serve.port)
     )
     model_id = _served_model(server.base_url)
+    # An interruption may kill it and start it again on the same port.
+    handles["server"] = server
+    engine = spec.serve.engine
+    handles["respawn"] = lambda: spawn_server(engine, options=options, port=server.port)
     endpoint = spec.endpoint or Endpoint(base_url=server.base_url, model=model_id)
     info = LocalServerInfo(
         engine=spec.serve.engine, model=spec.serve.model, precision=spec.serve.precision,
         pid=server.pid, startup_s=(server.ready_ns - server.started_ns) / 1e9,
     )
     return endpoint, info
+
+
+def _stop_later(stack: ExitStack, server: Any) -> None:
+    stack.callback(server.stop)
 
 
 def _served_model(base_url: str) -> str:
@@ -221,10 +228,12 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
             info: dict[str, Any] = {"runs": runs, "fingerprint": {}, "local": None,
                                     "failure": None, "endpoint": None}
             meta[tspec.name] = info
+            handles: dict[str, Any] = {}
             with ExitStack() as stack:
                 try:
                     if tspec.serve is not None:
-                        endpoint, info["local"] = _start_local(tspec, stack, tasks, run_dir)
+                        endpoint, info["local"] = _start_local(tspec, stack, tasks, run_dir,
+                                                               handles)
                     else:
                         assert tspec.endpoint is not None
                         endpoint = tspec.endpoint
@@ -239,9 +248,13 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
                         sampler = ProbeSampler([probe], run_dir, t0_ns=t0_ns, interval_s=0.25)
                         stack.callback(_stop_sampler, sampler, info)
                         sampler.start()
-                    info["fingerprint"] = _run_async(
-                        _measure_target(client, prompts, specs, scorer, t0_ns, prog, runs)
-                    )
+                    run = TargetRun(
+                        study=study, name=tspec.name, t_index=t_index, base_dir=base_dir,
+                        target=client, prompts=prompts, sink=scorer, t0_ns=t0_ns,
+                        progress=prog, runs=runs, info=info, server=handles.get("server"),
+                        respawn=handles.get("respawn"),
+                        on_new_server=partial(_stop_later, stack))
+                    info["fingerprint"] = _run_async(_measure_target(client, run, specs))
                 except StudyError:
                     raise
                 except AccevalError as exc:
@@ -324,6 +337,7 @@ def build_result(study: Study, table: pa.Table, meta: dict[str, dict[str, Any]],
             points=[_point_result(r, sel, study) for r in info["runs"]],
             failure=info.get("failure"),
         )
+        apply_scenarios(study, tr, sel, info, base_dir)
         if sel.num_rows:
             d = derive(sel)
             if has_correctness(d):
@@ -383,7 +397,7 @@ def load_result(run_dir: Path, *, recompute: bool = False) -> RunResult:
         meta[t.name] = {"runs": runs, "fingerprint": t.fingerprint, "local": t.local_server,
                         "failure": t.failure,
                         "endpoint": Endpoint(**{k: v for k, v in t.endpoint.items()})
-                        if t.endpoint else None}
+                        if t.endpoint else None, **meta_from_result(t)}
     created = dt.datetime.fromisoformat(stored.created_utc)
     return build_result(study, table, meta, run_id=stored.run_id, created=created, t0_ns=0,
                         interrupted=stored.interrupted, samples=read_samples(run_dir),

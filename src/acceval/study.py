@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from acceval.capacity.spec import Availability, Demand
 from acceval.economics.spec import Energy, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
+from acceval.interruption.spec import Interruption, check_interruption
 from acceval.portability.spec import ExitSpec, StudyPortability, TargetPortability
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -222,6 +223,20 @@ class SLO(_Model):
     max_error_rate: float = Field(0.01, ge=0, le=1, description="Most errors a point may have.")
 
 
+class Sweep(_Model):
+    """A search for the highest Poisson rate that still meets the SLO, after the fixed points:
+    bisection between the last passing and the first failing rate (docs/demand-and-faults.md)."""
+
+    max_steps: int = Field(4, ge=1, le=50, description="Most extra load points the search runs.")
+    point_s: float = Field(3.0, gt=0, description="Seconds each search point sends for.")
+    max_s: float = Field(60.0, gt=0, description="Most seconds the whole search may take per "
+                         "target (a step that would pass it is not started).")
+    rel_tol: float = Field(0.05, gt=0, description="Stop when the bracket (high - low) / low is "
+                           "at most this.")
+    max_rate_rps: float | None = Field(None, gt=0, description="Never offer more than this "
+                                       "(caps the doubling while every point passes).")
+
+
 class Quality(_Model):
     """The quality level a target must reach for its answers to count."""
 
@@ -265,6 +280,14 @@ class Study(_Model):
         None, description="Reference target and performance contract for the portability "
         "levels (docs/portability.md)."
     )
+    sweep: Sweep | None = Field(
+        None, description="Search for the highest Poisson rate meeting the SLO after the fixed "
+        "load points (docs/demand-and-faults.md)."
+    )
+    interruption: Interruption | None = Field(
+        None, description="A fault injected into one target during one load point, and its "
+        "recovery measured (docs/demand-and-faults.md)."
+    )
 
     @field_validator("name")
     @classmethod
@@ -288,6 +311,9 @@ class Study(_Model):
         if ref and ref not in names:
             raise ValueError(f"portability.reference names '{ref}', which is not a target "
                              f"(targets: {', '.join(names)})")
+        if self.interruption is not None:
+            check_interruption(self.interruption, {t.name: t.serve is not None
+                                                   for t in self.targets})
         return self
 
 

@@ -82,7 +82,9 @@ class Demand(_Model):
         "None: no constraint.")
     need_by_days: float | None = Field(
         None, ge=0, description="Days from now by which the capacity must be serving.")
-    replay: Replay = Field(default_factory=Replay, description="Live replay settings.")
+    replay: Replay | None = Field(
+        None, description="Replay the profile live against every target after its load points "
+        "(docs/demand-and-faults.md); omit to skip the replay.")
     what_if: WhatIf = Field(default_factory=WhatIf, description="Failure what-if settings.")
 
     @field_validator("profile")

@@ -70,6 +70,9 @@ class TargetResult(_Model):
     portability: dict[str, Any] | None = None  # three levels + migration ledger (portability)
     exit: dict[str, Any] | None = None         # exit test: exports, cost, readiness
     failure: str | None = None  # the target could not be measured at all, and why
+    sweep: dict[str, Any] | None = None         # load-sweep search: steps, bracket, max rate
+    replay: dict[str, Any] | None = None        # demand replay: its point, achieved per hour
+    interruption: dict[str, Any] | None = None  # injected fault, its point and recovery
 
 
 class RunResult(_Model):
