@@ -69,7 +69,7 @@ def run(study_file: Path, out_dir: Path | None, no_progress: bool) -> None:
 
 @main.command()
 @click.option("--engine", default="mock", show_default=True,
-              help="Engine to host: mock, ortgenai, transformers, or a plugin.")
+              help="Engine to host: mock, ortgenai, numpy, transformers, or a plugin.")
 @click.option("--model", default=None, help="Model for real engines, e.g. builtin:tiny.")
 @click.option("--precision", default=None, help="Engine precision, e.g. fp32, int8, int4.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")

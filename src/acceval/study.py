@@ -72,7 +72,8 @@ class Platform(_Model):
 class LocalServer(_Model):
     """A local engine that acceval starts for this target and stops afterwards."""
 
-    engine: str = Field(description="Engine name: mock, ortgenai, transformers, or a plugin.")
+    engine: str = Field(description="Engine name: mock, ortgenai, numpy, transformers, or a "
+                        "plugin.")
     model: str | None = Field(None, description="Model to load, e.g. builtin:tiny (real engines).")
     precision: str | None = Field(None, description="Engine precision, e.g. fp32, int8, int4.")
     port: int = Field(0, ge=0, le=65535, description="Port on 127.0.0.1; 0 picks a free one.")

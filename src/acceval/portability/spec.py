@@ -74,7 +74,8 @@ class ArtifactSpec(_Model):
 
     path: str | None = Field(None, description="The artifact folder (or builtin:NAME).")
     runtime_a: str = Field("ortgenai", description="First runtime (an acceval engine name).")
-    runtime_b: str = Field("transformers", description="Second runtime.")
+    runtime_b: str = Field("numpy", description="Second runtime (numpy needs no torch; "
+                           "transformers is the eager torch reference).")
     prompts: int = Field(32, ge=1, description="Prompts from the artifact's heldout.tsv.")
     min_agreement: float = Field(0.95, ge=0, le=1,
                                  description="Share of identical answers needed to pass.")
