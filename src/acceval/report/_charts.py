@@ -283,14 +283,47 @@ def timeline(result: RunResult, records: pa.Table | None) -> Chart:
         data.append({"type": "bar", "x": x, "y": errors, "showlegend": False, "yaxis": "y3",
                      "legendgroup": _e(t.name), "marker": {"color": _colour(i)},
                      "hovertemplate": f"{_e(t.name)} t=%{{x}} s: %{{y}} errors<extra></extra>"})
+    shapes, notes = _fault_windows(result, origin)
     layout = _layout(title, height=640,
                      xaxis={"title": {"text": "seconds since the first measured send"},
                             "anchor": "y3"},
                      yaxis={"domain": [0.70, 1], "title": {"text": "sent/s"}},
                      yaxis2={"domain": [0.36, 0.64], "title": {"text": "TTFT p95"}},
-                     yaxis3={"domain": [0, 0.28], "title": {"text": "errors/s"}})
-    return Chart("chart-timeline", title, {"data": data, "layout": layout},
-                 "warm-up requests excluded; TTFT by send second, errors by completion second")
+                     yaxis3={"domain": [0, 0.28], "title": {"text": "errors/s"}},
+                     shapes=shapes, annotations=notes)
+    note = "warm-up requests excluded; TTFT by send second, errors by completion second"
+    if shapes:
+        note += ("; shaded: the injected interruption (fault to target back), lighter: until "
+                 "the rolling SLO recovered")
+    return Chart("chart-timeline", title, {"data": data, "layout": layout}, note)
+
+
+def _fault_windows(result: RunResult, origin_ns: float
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Shaded spans for each target's interruption, on the timeline's seconds axis."""
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    for t in result.targets:
+        i = t.interruption or {}
+        fault = i.get("fault_ns")
+        if fault is None:
+            continue
+        x0 = (float(fault) - origin_ns) / 1e9
+        back = i.get("ready_ns")
+        x1 = (float(back) - origin_ns) / 1e9 if back is not None else x0
+        shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": x0, "x1": x1,
+                       "y0": 0, "y1": 1, "fillcolor": "#D55E00", "opacity": 0.18,
+                       "line": {"width": 0}, "layer": "below"})
+        rec = i.get("slo_recovered_s")
+        if rec is not None and x0 + float(rec) > x1:
+            shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": x1,
+                           "x1": x0 + float(rec), "y0": 0, "y1": 1, "fillcolor": "#D55E00",
+                           "opacity": 0.08, "line": {"width": 0}, "layer": "below"})
+        notes.append({"x": x0, "y": 1.0, "xref": "x", "yref": "paper", "showarrow": False,
+                      "xanchor": "left", "yanchor": "bottom",
+                      "text": _e(f"{t.name}: {i.get('action')} ({i.get('point_label')})"),
+                      "font": {"size": 11, "color": "#D55E00"}})
+    return shapes, notes
 
 
 def all_charts(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon,

@@ -114,6 +114,7 @@ def render_markdown(result: RunResult) -> str:
     lines.append("")
 
     lines += _economics(result)
+    lines += _demand_and_faults(result)
     lines += _portability(result)
 
     lines += ["## Errors", ""]
@@ -248,3 +249,80 @@ def _short(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)
+
+
+def _demand_and_faults(result: RunResult) -> list[str]:
+    """Load sweep, demand replay and interruption (docs/demand-and-faults.md); empty when the
+    study asked for none of them."""
+    lines: list[str] = []
+    sweeps = [t for t in result.targets if t.sweep]
+    if sweeps:
+        lines += ["## Load sweep", "",
+                  "Bisection for the highest Poisson rate meeting the SLO, after the fixed "
+                  "points; the rate interpolates in the SLO ratio inside the last bracket.", ""]
+        rows = []
+        for t in sweeps:
+            sw = t.sweep or {}
+            mr = sw.get("max_rate") or {}
+            lo, hi = (sw.get("bracket_rps") or [None, None])[:2]
+            steps = ", ".join(f"{num(s.get('rate_rps'))} {'✓' if s.get('meets_slo') else '✗'}"
+                              for s in sw.get("steps", []))
+            rows.append([t.name, str(sw.get("runs")), steps or "—",
+                         f"{num(lo)} – {num(hi)}", num(mr.get("rate_rps")),
+                         str(mr.get("method")), str(sw.get("stopped_by"))])
+        lines += _table(["target", "runs", "rates tried (req/s, meets SLO)", "bracket req/s",
+                         "max rate under SLO", "method", "stopped by"], rows)
+        lines.append("")
+    replays = [t for t in result.targets if t.replay]
+    if replays:
+        r0 = replays[0].replay or {}
+        lines += ["## Demand replay", "",
+                  f"The {r0.get('profile')} profile compressed into {num(r0.get('compress_to_s'))}"
+                  f" s ({num(r0.get('bucket_s'), 3)} s per hour, rates unchanged), sent as a "
+                  "seeded non-homogeneous Poisson process. z is (sent − expected) / √expected "
+                  "per hour.", ""]
+        rows = []
+        for t in replays:
+            r = t.replay or {}
+            p = (r.get("point") or {}).get("summary") or {}
+            rows.append([t.name, str(r.get("sent")), num(r.get("expected_requests_replayed"), 1),
+                         num(r.get("chi2"), 1) + f" (dof {r.get('chi2_dof')}, "
+                         f"p {num(r.get('chi2_p'), 3)})", num(r.get("max_abs_z"), 2),
+                         pct(p.get("error_rate")),
+                         f"{r.get('hours_meeting_slo')}/{r.get('hours_judged')}",
+                         num(r.get("schedule_lag_p99_ms"), 3)])
+        lines += _table(["target", "sent", "expected", "chi-square", "max |z|", "errors",
+                         "hours meeting SLO", "lag p99 ms"], rows)
+        lines.append("")
+        rows = []
+        for h in r0.get("hours", []):
+            cells = [str(h["hour"]), num(h["intended_rps"], 1)]
+            for t in replays:
+                th = (t.replay or {}).get("hours", [])[h["hour"]]
+                cells.append(f"{num(th['achieved_rps'], 1)} ({yesno(th['meets_slo'])})")
+            rows.append(cells)
+        lines += _table(["hour", "profile req/s"]
+                        + [f"{t.name} achieved req/s (meets SLO)" for t in replays], rows)
+        lines.append("")
+    faults = [t for t in result.targets if t.interruption]
+    if faults:
+        lines += ["## Interruption", "",
+                  "Recovered: the start of the first rolling window (of send time) from which "
+                  "every later window meets the SLO; failed requests count as infinitely "
+                  "slow.", ""]
+        rows = []
+        for t in faults:
+            i = t.interruption or {}
+            kinds = ", ".join(f"{k}: {v}" for k, v in (i.get("failed_by_kind") or {}).items())
+            rows.append([
+                t.name, str(i.get("point_label")),
+                f"{i.get('action')} at {num(i.get('at_s'))} s for {num(i.get('down_s'))} s",
+                num(i.get("restart_s"), 2), f"{i.get('failed_after_fault')} of "
+                f"{i.get('requests')} ({kinds or 'none'})", yesno(i.get("accounted")),
+                num(i.get("time_to_first_success_s"), 2), num(i.get("slo_recovered_s"), 2),
+                num(i.get("slo_violation_s"), 2), str(i.get("error") or "—")])
+        lines += _table(["target", "point", "fault", "restart s", "failed", "all accounted",
+                         "first success s", "SLO recovered s", "SLO violated s", "problem"],
+                        rows)
+        lines.append("")
+    return lines
