@@ -401,8 +401,11 @@ class OpenAITarget:
         rec.sent_ns = _now() - t0_ns
         deadline = loop.time() + self.timeout_s
         pool = self._pool
-        for _ in range(2):
-            conn = pool.take_idle()
+        for attempt in range(2):
+            # The retry takes a fresh connection: the other idle ones may be just as dead
+            # (a server restart closes them all), and a second stale one used to leave the
+            # record cleared, with neither an answer nor an error.
+            conn = pool.take_idle() if attempt == 0 else None
             if conn is None:
                 try:
                     conn = await pool.connect()
@@ -428,7 +431,7 @@ class OpenAITarget:
                     ex._fail("client", f"client error: {_excerpt(repr(exc))}", _now())
             finally:
                 timer.cancel()
-            if not ex.retry:
+            if not ex.retry or attempt == 1:
                 return
             # The server closed an idle keep-alive connection under us: once more, fresh.
             rec.error_kind = rec.error_detail = rec.done_ns = None
