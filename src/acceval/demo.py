@@ -36,4 +36,10 @@ def demo_study(*, quick: bool = False) -> Study:
         data["name"] = f"{data['name']}-quick"
         data["tasks"] = {**data["tasks"], "count": min(int(data["tasks"].get("count", 100)), 60)}
         data["load"] = [_shrink_load(p) for p in data.get("load", [])]
+        if (data.get("demand") or {}).get("replay"):
+            # A day in 4 s still walks every hour's rate; the fault keeps its place in it.
+            data["demand"] = {**data["demand"], "replay": {**data["demand"]["replay"],
+                                                           "compress_to_s": 4}}
+        if data.get("interruption"):
+            data["interruption"] = {**data["interruption"], "at_s": 1.5, "down_s": 1.0}
     return study_from_dict(data, source=f"built-in {DEMO_STUDY}")

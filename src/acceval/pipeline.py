@@ -44,7 +44,13 @@ from acceval.results.result import (
     TargetResult,
 )
 from acceval.results.store import RecordWriter, read_records
-from acceval.scenarios import TargetRun, apply_scenarios, meta_from_result, run_all
+from acceval.scenarios import (
+    TargetRun,
+    apply_scenarios,
+    meta_from_result,
+    quality_records,
+    run_all,
+)
 from acceval.study import Endpoint, Study, load_study, study_to_yaml
 from acceval.study import Target as TargetSpec
 from acceval.targets.openai import OpenAITarget
@@ -339,7 +345,7 @@ def build_result(study: Study, table: pa.Table, meta: dict[str, dict[str, Any]],
         )
         apply_scenarios(study, tr, sel, info, base_dir)
         if sel.num_rows:
-            d = derive(sel)
+            d = derive(quality_records(sel, info))
             if has_correctness(d):
                 tr.accuracy = accuracy(d)
                 tr.pass_at_1 = pass_at_1(d)

@@ -240,6 +240,15 @@ def apply_scenarios(study: Study, t: TargetResult, table: pa.Table, info: dict[s
                           "point": point.model_dump(mode="json"), **rec}
 
 
+def quality_records(table: pa.Table, info: dict[str, Any]) -> pa.Table:
+    """The target's records that judge its answers: all but the interrupted point's, whose
+    failures are the fault's doing, not the model's."""
+    run: PointRun | None = info.get("interruption_run")
+    if run is None:
+        return table
+    return table.filter(pc.not_equal(table["load_index"], run.spec.index))
+
+
 def meta_from_result(t: TargetResult) -> dict[str, Any]:
     """What :func:`apply_scenarios` needs, rebuilt from a stored result (re-analysis)."""
     out: dict[str, Any] = {}
@@ -254,4 +263,4 @@ def meta_from_result(t: TargetResult) -> dict[str, Any]:
     return out
 
 
-__all__ = ["TargetRun", "apply_scenarios", "meta_from_result", "run_all"]
+__all__ = ["TargetRun", "apply_scenarios", "meta_from_result", "quality_records", "run_all"]

@@ -32,7 +32,7 @@ def test_kill_and_restart_recovers_after_the_downtime(tmp_path: Path) -> None:
     down_s = 1.0
     study = study_from_dict(_study(
         {"at_s": 1.0, "down_s": down_s, "action": "kill_restart", "point": "poisson 60 rps"},
-        load=[{"poisson_rps": [60], "min_duration_s": 3.0, "max_duration_s": 3.0}]))
+        load=[{"poisson_rps": [60], "min_duration_s": 4.0, "max_duration_s": 4.0}]))
     result, run_dir = execute(study, base_dir=tmp_path, out_dir=tmp_path / "runs",
                               progress=False)
     t = result.targets[0]
@@ -65,7 +65,7 @@ def test_freeze_makes_requests_wait_not_fail(tmp_path: Path) -> None:
         {"at_s": 1.0, "down_s": down_s, "action": "freeze"},
         load=[{"poisson_rps": [5], "min_duration_s": 0.3, "max_duration_s": 0.3}],
         demand={"profile": "builtin:flat", "peak_rps": 40,
-                "replay": {"compress_to_s": 3.0, "seed": 1}}))
+                "replay": {"compress_to_s": 3.5, "seed": 1}}))
     result, _ = execute(study, base_dir=tmp_path, out_dir=tmp_path / "runs", progress=False)
     t = result.targets[0]
     i = t.interruption

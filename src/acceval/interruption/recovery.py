@@ -116,10 +116,10 @@ def recovery(table: pa.Table, events: FaultEvents, *, slo: SLO, sent: int | None
         return out
     last_bad = bad[-1]
     # The first bad window holds a failure the window one step earlier did not.
-    out["slo_violation_start_s"] = max(0.0, (ends[bad[0]] - step_s * _NS - f) / _NS)
+    out["slo_violation_start_s"] = max(0.0, float(ends[bad[0]] - step_s * _NS - f) / _NS)
     if any(h is not None for h in health[last_bad + 1:]):
         # The window that ends one step after the last bad one starts here.
-        recovered = ends[last_bad] + step_s * _NS - window_s * _NS
+        recovered = float(ends[last_bad]) + step_s * _NS - window_s * _NS
         out["slo_recovered_s"] = max(0.0, (recovered - f) / _NS)
         out["slo_violation_s"] = out["slo_recovered_s"] - out["slo_violation_start_s"]
     return out
