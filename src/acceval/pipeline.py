@@ -405,9 +405,22 @@ def load_result(run_dir: Path, *, recompute: bool = False) -> RunResult:
                         "endpoint": Endpoint(**{k: v for k, v in t.endpoint.items()})
                         if t.endpoint else None, **meta_from_result(t)}
     created = dt.datetime.fromisoformat(stored.created_utc)
-    return build_result(study, table, meta, run_id=stored.run_id, created=created, t0_ns=0,
-                        interrupted=stored.interrupted, samples=read_samples(run_dir),
-                        base_dir=Path(stored.environment.get("study_dir") or run_dir))
+    fresh = build_result(study, table, meta, run_id=stored.run_id, created=created, t0_ns=0,
+                         interrupted=stored.interrupted, samples=read_samples(run_dir),
+                         base_dir=Path(stored.environment.get("study_dir") or run_dir))
+    _keep_artifact_checks(stored, fresh)
+    return fresh
+
+
+def _keep_artifact_checks(stored: RunResult, fresh: RunResult) -> None:
+    """Artifact checks load models, so a recompute keeps the verdicts the run measured."""
+    for old, new in zip(stored.targets, fresh.targets, strict=True):
+        old_level = ((old.portability or {}).get("levels") or {}).get("artifact")
+        levels = (new.portability or {}).get("levels")
+        if old_level and levels is not None and old_level.get("verdict") != "not assessed":
+            levels["artifact"] = old_level
+            if new.portability is not None and old.portability is not None:
+                new.portability["level"] = old.portability.get("level")
 
 
 __all__ = ["build_result", "check_study", "execute", "execute_file", "load_result"]

@@ -62,11 +62,14 @@ def apply_economics(study: Study, result: RunResult, samples_table: pa.Table | N
     specs = {t.name: t for t in study.targets}
     op_inputs: list[CostInputs] = []
     op_bills: list[Bill] = []
+    sat_bills: list[Bill] = []
     for t in result.targets:
         spec = specs[t.name]
         cap = capacity_for(study, t, catalog=catalog, base_dir=base_dir)
         utilization = cap.utilization_input if cap is not None else None
         per_point: list[tuple[PointResult, Bill, CostInputs, dict[str, Any] | None]] = []
+        # The same points billed at the declared utilization (busy replicas, no demand shape).
+        saturated: list[tuple[PointResult, Bill]] = []
         for p in t.points:
             if not p.summary.duration_s:
                 continue
@@ -81,11 +84,15 @@ def apply_economics(study: Study, result: RunResult, samples_table: pa.Table | N
             ci = cost_inputs_for(spec, study, catalog, measured, load_label=p.label)
             if ci is None:
                 break
+            saturated.append((p, compute_bill(ci)))
             if utilization is not None:
                 ci = dataclasses.replace(ci, utilization=utilization)
             per_point.append((p, compute_bill(ci), ci, energy))
         if not per_point:
             continue
+        sat_ok = [x for x in saturated if _eligible(x[0])] or saturated
+        sat_p, sat_bill = min(sat_ok, key=lambda x: x[1].cost_per_correct_usd)
+        sat_bills.append(sat_bill)
         eligible = [x for x in per_point if _eligible(x[0])] or per_point
         op = min(eligible, key=lambda x: x[1].cost_per_correct_usd)
         p, bill, ci, energy = op
@@ -100,6 +107,12 @@ def apply_economics(study: Study, result: RunResult, samples_table: pa.Table | N
             "bill": bill.to_dict(),
             "cost_per_correct_ci_usd": interval,
             "points": [b.to_dict() for _, b, _, _ in per_point],
+            "at_declared_utilization": {
+                "operating_point": sat_p.label,
+                "cost_per_correct_usd": sat_bill.cost_per_correct_usd,
+                "cost_per_attempt_usd": sat_bill.cost_per_attempt_usd,
+                "cost_per_mtok_output_usd": sat_bill.cost_per_mtok_output_usd,
+            },
         }
         if cap is not None:
             t.economics["capacity"] = cap.to_dict()
@@ -122,6 +135,42 @@ def apply_economics(study: Study, result: RunResult, samples_table: pa.Table | N
         "sensitivity": sens.to_dict(),
         "verdict_lines": _verdict_lines(result, ranking, passing, sens.to_dict()),
     }
+    if study.demand is not None:
+        sat_rank = sorted(sat_bills, key=lambda b: (b.target not in passing,
+                                                    b.cost_per_correct_usd))
+        result.economics["ranking_at_declared_utilization"] = [b.target for b in sat_rank]
+        result.economics["verdict_lines"] += _demand_lines(sat_rank, ranking, passing)
+
+
+def _per_token_line(bills: list[Bill], eligible: list[Bill], where: str = "") -> list[str]:
+    cheapest_tok = min((b for b in bills if b.cost_per_mtok_output_usd is not None),
+                       key=lambda b: b.cost_per_mtok_output_usd or math.inf, default=None)
+    if not eligible or cheapest_tok is None or cheapest_tok.target == eligible[0].target:
+        return []
+    head = f"{where}the" if where else "The"
+    return [f"{head} cheapest per token ({cheapest_tok.target}, "
+            f"{_usd(cheapest_tok.cost_per_mtok_output_usd)} per 1M output tokens) is not the "
+            f"cheapest per correct task ({eligible[0].target})."]
+
+
+def _demand_lines(sat: list[Bill], demand: list[Bill], passing: set[str]) -> list[str]:
+    """Set the cost under the study's demand beside the cost with every replica busy."""
+    sat_ok = [b for b in sat if b.target in passing and not math.isinf(b.cost_per_correct_usd)]
+    lines = []
+    if sat_ok:
+        lines.append(f"With every replica busy (declared utilization), the cheapest correct task "
+                     f"is {sat_ok[0].target} at {_usd(sat_ok[0].cost_per_correct_usd)}.")
+        lines += _per_token_line(sat, sat_ok, "With every replica busy, ")
+    by_target = {b.target: b for b in sat}
+    ratios = [d.cost_per_correct_usd / by_target[d.target].cost_per_correct_usd
+              for d in demand if d.target in by_target
+              and 0 < by_target[d.target].cost_per_correct_usd < math.inf
+              and d.cost_per_correct_usd < math.inf]
+    if ratios:
+        lines.append(f"Under the demand profile, capacity held for the peak sits idle: a correct "
+                     f"task costs {min(ratios):.1f}–{max(ratios):.1f}× what it costs at "
+                     "saturation (see Capacity).")
+    return lines
 
 
 def _div(a: float | None, b: float) -> float | None:
@@ -150,7 +199,8 @@ def _verdict_lines(result: RunResult, ranking: list[Bill], passing: set[str],
                 f"per correct task ({win.load_label})")
         if len(eligible) > 1:
             ratio = eligible[1].cost_per_correct_usd / win.cost_per_correct_usd
-            line += f", {ratio:.2f}× cheaper than {eligible[1].target}"
+            line += (f", {ratio:.2f}× cheaper than {eligible[1].target}" if ratio >= 1.01
+                     else f", tied with {eligible[1].target} (within 1%)")
         lines.append(line + ".")
     else:
         lines.append("No target met the quality level with a finite cost per correct task.")
@@ -162,12 +212,7 @@ def _verdict_lines(result: RunResult, ranking: list[Bill], passing: set[str],
         if t.economics and t.economics.get("operating_point_meets_slo") is False:
             lines.append(f"{b.target}: no load point met the SLO; its cost is at the cheapest "
                          "point regardless.")
-    cheapest_tok = min((b for b in ranking if b.cost_per_mtok_output_usd is not None),
-                       key=lambda b: b.cost_per_mtok_output_usd or math.inf, default=None)
-    if eligible and cheapest_tok is not None and cheapest_tok.target != eligible[0].target:
-        lines.append(f"The cheapest per token ({cheapest_tok.target}, "
-                     f"{_usd(cheapest_tok.cost_per_mtok_output_usd)} per 1M output tokens) is not "
-                     "the cheapest per correct task.")
+    lines += _per_token_line(ranking, eligible)
     flips = sens.get("flips") or []
     if len(eligible) == 1:
         lines.append("Only one target meets the quality level, so no assumption can change the "
