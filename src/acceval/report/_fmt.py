@@ -12,7 +12,19 @@ def num(v: float | None, digits: int = 1, unit: str = "") -> str:
         return NOT_MEASURED
     if isinstance(v, float) and math.isinf(v):
         return "∞"
+    if v and abs(v) < 0.5 * 10 ** -digits:
+        # Too small for the fixed decimals: keep two significant digits instead of "0.0".
+        return f"{v:.2g}{unit}"
     return f"{v:,.{digits}f}{unit}"
+
+
+def sig(v: float | None, digits: int = 3, unit: str = "") -> str:
+    """Significant digits, for quantities that span orders of magnitude (joules, dollars)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return NOT_MEASURED
+    if isinstance(v, float) and math.isinf(v):
+        return "∞"
+    return f"{v:.{digits}g}{unit}"
 
 
 def pct(v: float | None, digits: int = 1) -> str:

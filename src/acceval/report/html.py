@@ -32,7 +32,7 @@ from acceval.report._econ import (
     run_econ,
     target_econ,
 )
-from acceval.report._fmt import NOT_MEASURED, gate, num, pct, usd, yesno
+from acceval.report._fmt import NOT_MEASURED, gate, num, pct, sig, usd, yesno
 from acceval.results.result import PointResult, RunResult, TargetResult
 
 SAMPLES_PER_TARGET = 6
@@ -230,7 +230,7 @@ def _energy(c: TargetEcon) -> str:
         return NOT_MEASURED
     where = f" at {c.energy_level}" if c.energy_level else ""
     origin = f", {c.energy_origin}" if c.energy_origin and c.energy_origin != "measured" else ""
-    return f"{num(c.joules_per_correct, 1)} J{where}{origin}"
+    return f"{sig(c.joules_per_correct)} J{where}{origin}"
 
 
 def _decision(result: RunResult, econ: dict[str, TargetEcon]) -> str:

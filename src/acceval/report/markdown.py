@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from acceval.metrics import Distribution
-from acceval.report._fmt import NOT_MEASURED, gate, num, pct, usd, yesno
+from acceval.report._fmt import NOT_MEASURED, gate, num, pct, sig, usd, yesno
 from acceval.results.result import PointResult, RunResult, TargetResult
 
 
@@ -167,7 +167,7 @@ def _energy_cell(energy: dict[str, Any] | None) -> str:
         return NOT_MEASURED
     prov = energy.get("provenance") or {}
     origins = sorted({str(c.get("origin")) for c in prov.get("components", [])})
-    return (f"{num(energy['joules_per_correct'], 3)} J at {energy.get('level')} "
+    return (f"{sig(energy['joules_per_correct'])} J at {energy.get('level')} "
             f"({', '.join(origins) or 'measured'})")
 
 
