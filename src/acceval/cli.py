@@ -102,17 +102,24 @@ def serve(engine: str, model: str | None, precision: str | None, host: str, port
               help="Write to this file instead of standard output.")
 @click.option("--recompute", is_flag=True,
               help="Recompute every number from records.parquet instead of reading result.json.")
-def report(run_dir: Path, fmt: str, out_file: Path | None, recompute: bool) -> None:
-    """Re-render a run from its stored files; no target is needed."""
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
+              help="What-if override of the study (repeatable), e.g. "
+                   "--set targets.h200.price.usd_per_hour=40 --set slo.ttft_ms=300 "
+                   "--set 'targets.*.energy.pue=1.4'. Implies --recompute.")
+def report(run_dir: Path, fmt: str, out_file: Path | None, recompute: bool,
+           overrides: tuple[str, ...]) -> None:
+    """Re-render a run from its stored files; no target is needed.
+
+    With --set, ask "what if" without re-running: the study's prices, SLOs, quality level or
+    energy boundary change, and every number is recomputed from the stored records.
+    """
     from acceval.pipeline import load_result
     from acceval.report import render
 
-    result = load_result(run_dir, recompute=recompute)
-    # What-if overrides (other prices, utilization) belong here: recompute the economics
-    # with them into a new RunResult, then render that. The renderers only draw a result.
+    result = load_result(run_dir, recompute=recompute, overrides=list(overrides))
     text = render(result, fmt, run_dir=run_dir)
     if out_file is None and fmt == "html":
-        out_file = run_dir / "report.html"
+        out_file = run_dir / ("report-whatif.html" if overrides else "report.html")
     if out_file is None:
         click.echo(text)
     else:
@@ -199,6 +206,32 @@ def demo(quick: bool, out_dir: Path, no_progress: bool, print_study: bool) -> No
     for line in (result.economics or {}).get("verdict_lines", []):
         click.echo(f"  * {line}")
     click.echo(f"report: {run_dir / 'report.html'}")
+
+
+@main.command("artifact-check")
+@click.argument("artifact")
+@click.option("--runtime-a", default="ortgenai", show_default=True, help="First runtime.")
+@click.option("--runtime-b", default="numpy", show_default=True,
+              help="Second runtime (numpy needs no torch; transformers is torch eager).")
+@click.option("--prompts", default=32, show_default=True, type=click.IntRange(1, 10_000),
+              help="Held-out prompts to compare answers on.")
+@click.option("--min-agreement", default=0.95, show_default=True, type=click.FloatRange(0, 1),
+              help="Smallest share of identical answers that passes.")
+def artifact_check(artifact: str, runtime_a: str, runtime_b: str, prompts: int,
+                   min_agreement: float) -> None:
+    """Artifact portability: verify checksums, load the same weights in two runtimes and
+    compare their answers (and logits where reachable). Exit 3 when the check fails.
+
+    ARTIFACT is builtin:NAME or a model folder.
+    """
+    from acceval.errors import GateFailed
+    from acceval.portability import check_artifact
+
+    check = check_artifact(artifact, runtime_a=runtime_a, runtime_b=runtime_b,
+                           n_prompts=prompts, min_agreement=min_agreement)
+    click.echo(json.dumps(check.to_dict(), indent=2, default=str))
+    if check.verdict == "fail":
+        raise GateFailed(f"artifact check failed: {'; '.join(check.reasons) or 'see above'}")
 
 
 def entry(argv: list[str] | None = None) -> int:

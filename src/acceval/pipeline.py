@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acceval import __version__
-from acceval.economics import load_catalog
+from acceval.economics import Catalog, load_catalog
 from acceval.economics.apply import apply_economics
 from acceval.errors import AccevalError, StudyError
 from acceval.loadgen.progress import Progress
@@ -51,7 +51,14 @@ from acceval.scenarios import (
     quality_records,
     run_all,
 )
-from acceval.study import Endpoint, Study, load_study, study_to_yaml
+from acceval.study import (
+    Endpoint,
+    Study,
+    apply_overrides,
+    load_study,
+    study_from_dict,
+    study_to_yaml,
+)
 from acceval.study import Target as TargetSpec
 from acceval.targets.openai import OpenAITarget
 from acceval.tasks import Task, load_tasks, score, to_prompt, write_answers_jsonl
@@ -64,6 +71,7 @@ def check_study(path: Path) -> tuple[Study, list[str]]:
     """Validate a study and everything it names (task files, key variables)."""
     study = load_study(path)
     load_tasks(study.tasks, base_dir=Path(path).parent)
+    _catalog(study, Path(path).parent)
     notes = []
     for t in study.targets:
         env = t.endpoint.api_key_env if t.endpoint else None
@@ -219,6 +227,7 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
             progress: bool = True) -> tuple[RunResult, Path]:
     """Run every target through every load point; always leaves a readable run folder."""
     tasks = load_tasks(study.tasks, base_dir=base_dir)
+    _catalog(study, base_dir)  # a bad catalog file fails before anything is measured
     started = _utc_now()
     run_dir = _run_dir(study, out_dir, base_dir, started)
     (run_dir / "study.yaml").write_text(study_to_yaml(study), encoding="utf-8")
@@ -323,6 +332,18 @@ def _stop_sampler(sampler: ProbeSampler, info: dict[str, Any]) -> None:
     info["probe_notes"] = {**sampler.unavailable, **sampler.errors}
 
 
+def _catalog(study: Study, base_dir: Path | None) -> Catalog:
+    user = study.costs.catalog
+    if user is None:
+        return load_catalog(None)
+    path = Path(user) if Path(user).is_absolute() else (base_dir or Path.cwd()) / user
+    if not path.exists():
+        raise StudyError(f"costs.catalog: no such file {path}",
+                         [("costs.catalog", f"{path} does not exist",
+                           "give a path relative to the study file")])
+    return load_catalog(path)
+
+
 def build_result(study: Study, table: pa.Table, meta: dict[str, dict[str, Any]], *, run_id: str,
                  created: dt.datetime, t0_ns: int, interrupted: bool,
                  samples: pa.Table | None = None, base_dir: Path | None = None,
@@ -373,7 +394,7 @@ def build_result(study: Study, table: pa.Table, meta: dict[str, dict[str, Any]],
         targets=targets,
         warnings=warnings,
     )
-    apply_economics(study, result, samples, load_catalog(None), base_dir=base_dir)
+    apply_economics(study, result, samples, _catalog(study, base_dir), base_dir=base_dir)
     apply_portability(study, result, base_dir=base_dir or Path.cwd(), records=table,
                       run_artifact_checks=run_artifact_checks)
     return result
@@ -385,17 +406,23 @@ def _mean_output_tokens(table: pa.Table, target: str) -> float | None:
     return float(pc.mean(toks).as_py()) if len(toks) else None
 
 
-def load_result(run_dir: Path, *, recompute: bool = False) -> RunResult:
-    """Read result.json, or rebuild every summary from records.parquet with ``recompute``."""
+def load_result(run_dir: Path, *, recompute: bool = False,
+                overrides: list[str] | None = None) -> RunResult:
+    """Read result.json, or rebuild every summary from records.parquet with ``recompute``.
+
+    ``overrides`` (``path=value``, e.g. ``targets.h200.price.usd_per_hour=40``) change the
+    study before recomputing: a what-if on prices, SLOs or boundaries without re-running.
+    """
     from acceval.results.result import RESULT_FILE
 
     path = Path(run_dir) / RESULT_FILE
     if not path.exists():
         raise AccevalError(f"{run_dir}: no {RESULT_FILE}; is this a run folder?")
     stored = RunResult.load(run_dir)
-    if not recompute:
+    if not recompute and not overrides:
         return stored
-    study = Study.model_validate(stored.study)
+    study = study_from_dict(apply_overrides(stored.study, overrides or []),
+                            source=f"{run_dir} with overrides")
     table = read_records(run_dir)
     meta: dict[str, dict[str, Any]] = {}
     for t in stored.targets:
@@ -409,6 +436,9 @@ def load_result(run_dir: Path, *, recompute: bool = False) -> RunResult:
                          interrupted=stored.interrupted, samples=read_samples(run_dir),
                          base_dir=Path(stored.environment.get("study_dir") or run_dir))
     _keep_artifact_checks(stored, fresh)
+    if overrides:
+        fresh.warnings.insert(0, "what-if: recomputed from the stored records with "
+                              + ", ".join(overrides))
     return fresh
 
 

@@ -421,3 +421,51 @@ def load_study(path: str | Path) -> Study:
 def study_to_yaml(study: Study) -> str:
     """The study as it ran. Secrets are never part of a study (keys live in the environment)."""
     return yaml.safe_dump(study.model_dump(mode="json", exclude_defaults=False), sort_keys=False)
+
+
+# --- what-if overrides -----------------------------------------------------------------------
+
+def _set_path(node: Any, parts: list[str], value: Any, full: str) -> None:
+    head, rest = parts[0], parts[1:]
+    if isinstance(node, list):
+        # Lists of named items (targets) are addressed by name, or '*' for all of them.
+        hits = [item for item in node if isinstance(item, dict)
+                and (head == "*" or item.get("name") == head)]
+        if not hits:
+            names = [str(item.get("name")) for item in node if isinstance(item, dict)]
+            raise StudyError(f"override {full}: no item named '{head}'",
+                             [(full, f"no item named '{head}'",
+                               f"use one of: {', '.join(names)} or '*'")])
+        if not rest:
+            raise StudyError(f"override {full}: give a field of the item, not the item",
+                             [(full, "path ends at a list item", "add a field name")])
+        for item in hits:
+            _set_path(item, rest, value, full)
+        return
+    if not isinstance(node, dict):
+        raise StudyError(f"override {full}: '{head}' is not inside a section",
+                         [(full, "path goes through a value", "check the path")])
+    if not rest:
+        node[head] = value
+        return
+    if node.get(head) is None:
+        node[head] = {}
+    _set_path(node[head], rest, value, full)
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """A copy of a study dict with ``path=value`` overrides applied (values parsed as YAML).
+
+    Paths are dotted; targets are addressed by name: ``targets.h200.price.usd_per_hour=40``,
+    ``targets.*.energy.pue=1.4``, ``slo.ttft_ms=300``. The result is validated by the caller.
+    """
+    import copy
+
+    out = copy.deepcopy(data)
+    for item in overrides:
+        path, sep, raw = item.partition("=")
+        if not sep or not path:
+            raise StudyError(f"override '{item}': expected path=value",
+                             [(item, "missing '='", "e.g. slo.ttft_ms=300")])
+        _set_path(out, path.split("."), yaml.safe_load(raw), path)
+    return out

@@ -125,3 +125,68 @@ def test_missing_key_variable_is_a_clear_error(cli_dir: Path) -> None:
     (run_dir,) = [p for p in (cli_dir / "runs").iterdir() if p.is_dir()]
     result = json.loads((run_dir / "result.json").read_text())
     assert "ACCEVAL_NOT_SET_ANYWHERE" in result["targets"][0]["failure"]
+
+
+def test_report_what_if_recomputes_without_rerunning(cli_dir: Path) -> None:
+    study = _study(targets=[
+        {**mock_target("right", ttft_ms=5, itl_ms=1, answers="@tasks", correct_fraction=1.0),
+         "price": {"usd_per_hour": 1.0}},
+    ], quality={})
+    path = write_study(cli_dir / "s.yaml", study)
+    res = run_cli("run", str(path), "--out", str(cli_dir / "runs"), "--no-progress", cwd=cli_dir)
+    assert res.returncode == 0, res.stderr
+    (run_dir,) = [p for p in (cli_dir / "runs").iterdir() if p.is_dir()]
+    base = json.loads((run_dir / "result.json").read_text())
+    what = run_cli("report", str(run_dir), "--format", "json",
+                   "--set", "targets.right.price.usd_per_hour=3", cwd=cli_dir)
+    assert what.returncode == 0, what.stderr
+    new = json.loads(what.stdout)
+    old_cost = base["targets"][0]["economics"]["bill"]["cost_per_correct_usd"]
+    new_cost = new["targets"][0]["economics"]["bill"]["cost_per_correct_usd"]
+    assert new_cost > old_cost * 2  # the compute item tripled
+    assert new["warnings"][0].startswith("what-if:")
+    # the stored result is untouched
+    assert json.loads((run_dir / "result.json").read_text()) == base
+    html = run_cli("report", str(run_dir), "--format", "html", "--set", "slo.ttft_ms=1",
+                   cwd=cli_dir)
+    assert html.returncode == 0 and (run_dir / "report-whatif.html").exists()
+
+
+def test_user_catalog_extends_the_builtin_one(cli_dir: Path) -> None:
+    (cli_dir / "my-catalog.yaml").write_text(
+        "prices:\n"
+        "  - {id: my-cpu-box, hardware: cpu, provider: self, pricing: on_demand,\n"
+        "     usd_per_chip_hour: 0.5,\n"
+        "     source: 'our invoice', date: '2026-11'}\n", encoding="utf-8")
+    study = _study(targets=[
+        {**mock_target("right", ttft_ms=2, answers="@tasks", correct_fraction=1.0),
+         "price": {"catalog": "my-cpu-box"}},
+    ], quality={}, costs={"catalog": "my-catalog.yaml"})
+    path = write_study(cli_dir / "s.yaml", study)
+    res = run_cli("run", str(path), "--out", str(cli_dir / "runs"), "--no-progress", cwd=cli_dir)
+    assert res.returncode == 0, res.stderr
+    (run_dir,) = [p for p in (cli_dir / "runs").iterdir() if p.is_dir()]
+    bill = json.loads((run_dir / "result.json").read_text())["targets"][0]["economics"]["bill"]
+    rate = bill["inputs"]["usd_per_chip_hour"]
+    assert rate["value"] == 0.5 and rate["origin"] == "catalog"
+    assert "our invoice" in str(rate["source"])
+
+
+def test_artifact_check_command_passes_and_fails_on_a_corrupted_copy(cli_dir: Path) -> None:
+    import shutil
+
+    from acceval.models import resolve_model
+
+    ok = run_cli("artifact-check", "builtin:small", "--prompts", "8", cwd=cli_dir)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["verdict"] == "pass"
+    bad = cli_dir / "small-copy"
+    shutil.copytree(resolve_model("builtin:small").root, bad)
+    weights = bad / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    for i in range(len(data) - 4000, len(data) - 3000):  # inside the tensors, past the header
+        data[i] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    res = run_cli("artifact-check", str(bad), "--prompts", "8", cwd=cli_dir)
+    assert res.returncode == 3
+    assert "checksum mismatch" in res.stdout + res.stderr

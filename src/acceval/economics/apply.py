@@ -209,6 +209,10 @@ def _verdict_lines(result: RunResult, ranking: list[Bill], passing: set[str],
         if b.target not in passing:
             lines.append(f"{b.target} fails the quality level ({'; '.join(t.gate.reasons)}); "
                          f"its {_usd(b.cost_per_correct_usd)} per correct task does not qualify.")
+        avail = ((t.economics or {}).get("capacity") or {}).get("availability") or {}
+        if avail.get("status") in ("blocked", "at-risk"):
+            why = "; ".join(avail.get("blockers") or avail.get("warnings") or [])
+            lines.append(f"{b.target} is {avail['status'].upper()} for this demand: {why}.")
         if t.economics and t.economics.get("operating_point_meets_slo") is False:
             lines.append(f"{b.target}: no load point met the SLO; its cost is at the cheapest "
                          "point regardless.")

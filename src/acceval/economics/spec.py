@@ -144,6 +144,10 @@ class Sensitivity(_Model):
 class StudyCosts(_Model):
     """Study-wide economic inputs."""
 
+    catalog: str | None = Field(
+        None, description="A YAML hardware/price catalog (path relative to the study file) "
+        "that overrides or extends the built-in one by id.",
+    )
     engineer_usd_per_hour: float | None = Field(
         None, ge=0, description="Loaded engineer cost per hour, for engineering_hours.",
     )

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from acceval.metrics import derive
+from acceval.report._capacity import CapacityView
 from acceval.report._econ import RunEcon, TargetEcon
 from acceval.results.result import RunResult
 
@@ -324,6 +325,50 @@ def _fault_windows(result: RunResult, origin_ns: float
                       "text": _e(f"{t.name}: {i.get('action')} ({i.get('point_label')})"),
                       "font": {"size": 11, "color": "#D55E00"}})
     return shapes, notes
+
+
+def demand_vs_capacity(result: RunResult, view: CapacityView | None) -> Chart:
+    """Hourly demand as a line, each target's provisioned SLO-bounded capacity (replicas x
+    max rate under the SLO) as steps: the gap between them is the idle capacity paid for."""
+    hours = len(view.hourly_mean_rps) if view and view.hourly_mean_rps else 24
+    title = f"Demand vs provisioned capacity over {hours} h"
+    if view is None or not view.hourly_mean_rps:
+        why = "the study declares no demand profile" if view is None else (
+            view.demand_note or "no hourly demand")
+        return Chart("chart-capacity", title, None, why)
+    mean = list(view.hourly_mean_rps)
+    data: list[dict[str, Any]] = [{
+        "type": "scatter", "mode": "lines+markers", "x": [h + 0.5 for h in range(hours)],
+        "y": mean, "name": "demand (hourly mean)", "line": {"color": "#333", "width": 3},
+        "hovertemplate": "hour %{x:.0f}: %{y:.4g} req/s demanded<extra></extra>"}]
+    peak = list(view.hourly_peak_rps or ())
+    if len(peak) == hours and any(p > m * (1 + 1e-9) for p, m in zip(peak, mean, strict=True)):
+        data.append({"type": "scatter", "mode": "lines", "x": [h + 0.5 for h in range(hours)],
+                     "y": peak, "name": "demand (hour's peak: bursts)",
+                     "line": {"color": "#333", "dash": "dot"},
+                     "hovertemplate": "hour %{x:.0f}: peak %{y:.4g} req/s<extra></extra>"})
+    index = {t.name: i for i, t in enumerate(result.targets)}
+    drawn = 0
+    for name, c in view.targets.items():
+        cap = c.capacity_rps if c is not None else None
+        if c is None or c.replicas is None or cap is None or len(cap) != hours:
+            continue
+        drawn += 1
+        # A step per hour needs the last hour's value repeated at its end.
+        data.append({"type": "scatter", "mode": "lines", "x": list(range(hours + 1)),
+                     "y": [*cap, cap[-1]], "name": _e(f"{name} capacity"),
+                     "line": {"shape": "hv", "color": _colour(index.get(name, 0))},
+                     "customdata": [*c.replicas, c.replicas[-1]],
+                     "hovertemplate": f"{_e(name)} hour %{{x}}: %{{customdata}} replica(s), "
+                                      "%{y:.4g} req/s within the SLO<extra></extra>"})
+    layout = _layout(title, xaxis={"title": {"text": "hour of the planning horizon"},
+                                   "range": [0, hours], "dtick": 24 if hours > 48 else 2},
+                     yaxis={"title": {"text": "req/s"}, "rangemode": "tozero"})
+    note = ("steps: replicas × the max rate one replica serves within the SLO; the area "
+            "between a step and the demand is capacity paid for and idle")
+    if drawn < len(view.targets):
+        note += f"; {len(view.targets) - drawn} target(s) without a fleet plan are not drawn"
+    return Chart("chart-capacity", title, {"data": data, "layout": layout}, note)
 
 
 def all_charts(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon,

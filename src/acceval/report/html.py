@@ -23,7 +23,8 @@ import yaml
 from acceval import __version__
 from acceval.errors import MissingExtra
 from acceval.metrics import Distribution
-from acceval.report._charts import Chart, all_charts
+from acceval.report import _capacity as cap
+from acceval.report._charts import Chart, all_charts, demand_vs_capacity
 from acceval.report._econ import (
     RunEcon,
     TargetEcon,
@@ -274,20 +275,42 @@ def _decision(result: RunResult, econ: dict[str, TargetEcon]) -> str:
 
 # --- 3. charts ----------------------------------------------------------------------------------
 
+def _figure_html(ch: Chart) -> str:
+    if ch.figure is None:
+        return (f'<div class="chart-missing" data-chart="{esc(ch.id)}">'
+                f"<h3>{esc(ch.title)}</h3><p>{_nm()}: {esc(ch.note)}</p></div>")
+    # A fixed height keeps Plotly's responsive resize from shrinking the plot.
+    height = int(ch.figure["layout"].get("height", 400))
+    return (f'<figure><div class="chart" id="{esc(ch.id)}" style="height:{height}px"></div>'
+            f"<figcaption>{esc(ch.note)}</figcaption></figure>")
+
+
 def _charts_html(charts: list[Chart]) -> str:
-    parts = ['<section id="charts"><h2>3. Charts</h2>']
-    for ch in charts:
-        if ch.figure is None:
-            parts.append(f'<div class="chart-missing" data-chart="{esc(ch.id)}">'
-                         f"<h3>{esc(ch.title)}</h3><p>{_nm()}: {esc(ch.note)}</p></div>")
-        else:
-            # A fixed height keeps Plotly's responsive resize from shrinking the plot.
-            height = int(ch.figure["layout"].get("height", 400))
-            parts.append(f'<figure><div class="chart" id="{esc(ch.id)}" '
-                         f'style="height:{height}px"></div>'
-                         f"<figcaption>{esc(ch.note)}</figcaption></figure>")
-    parts.append("</section>")
-    return "".join(parts)
+    return ('<section id="charts"><h2>3. Charts</h2>' + "".join(map(_figure_html, charts))
+            + "</section>")
+
+
+# --- capacity under demand ----------------------------------------------------------------------
+
+def _capacity_html(view: cap.CapacityView | None, chart: Chart) -> str:
+    head = '<section id="capacity"><h2>Capacity under demand</h2>'
+    if view is None:
+        return (f"{head}<p>{_nm()}: the study declares no demand profile (add "
+                "<code>demand:</code>, docs/capacity.md) so utilization is the declared "
+                "assumption.</p></section>")
+    tables = "".join(
+        f'<h3>{esc(title)}</h3><div class="scroll">{_table(*build(view), cls)}</div>'
+        for title, build, cls in (
+            ("Fleet for the demand", cap.fleet_table, "capacity"),
+            ("Cost per correct task under the demand", cap.cost_table, "capacity"),
+            ("Fleet what-if over the horizon: failures, restarts, one spare (N+1)",
+             cap.whatif_table, "capacity")))
+    rank = cap.ranking_line(view)
+    notes = "".join(f"<li>{esc(n)}</li>" for n in cap.notes(view))
+    return (f"{head}<p>{esc(cap.intro(view))}</p>{_figure_html(chart)}{tables}"
+            + (f"<p>{esc(rank)}</p>" if rank else "")
+            + (f"<h3>How each rate was found; availability</h3><ul>{notes}</ul>" if notes
+               else "") + "</section>")
 
 
 # --- sample outputs -----------------------------------------------------------------------------
@@ -402,7 +425,10 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
     econ = {t.name: target_econ(t) for t in result.targets}
     run = run_econ(result, econ)
     charts = all_charts(result, econ, run, records)
-    specs = [{"id": c.id, "figure": c.figure} for c in charts if c.figure is not None]
+    capacity = cap.run_capacity(result)
+    cap_chart = demand_vs_capacity(result, capacity)
+    specs = [{"id": c.id, "figure": c.figure} for c in [*charts, cap_chart]
+             if c.figure is not None]
     plotly_js = _plotly_js() if specs else ""
     boot = _asset("report.js")
     scripts = [s for s in (plotly_js, boot) if s]
@@ -425,6 +451,7 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         f"acceval {esc(__version__)}</p>{banner}"
         f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
         _verdict(result, econ, run), _decision(result, econ), _charts_html(charts),
+        _capacity_html(capacity, cap_chart),
         _samples(result, records), _provenance(result),
         "<footer>Self-contained report: every number is computed from this run's stored "
         "records; nothing on this page is fetched from the network.</footer></main>",

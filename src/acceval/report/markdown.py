@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from acceval.metrics import Distribution
+from acceval.report import _capacity as cap
 from acceval.report._fmt import NOT_MEASURED, gate, num, pct, sig, usd, yesno
 from acceval.results.result import PointResult, RunResult, TargetResult
 
@@ -114,6 +115,7 @@ def render_markdown(result: RunResult) -> str:
     lines.append("")
 
     lines += _economics(result)
+    lines += _capacity(result)
     lines += _demand_and_faults(result)
     lines += _portability(result)
 
@@ -203,6 +205,41 @@ def _economics(result: RunResult) -> list[str]:
     if rows:
         lines += ["Bill at the operating point, by item:", ""]
         lines += _table(["target", "item", "cost", "note"], rows)
+        lines.append("")
+    return lines
+
+
+def _capacity(result: RunResult) -> list[str]:
+    """Capacity under the study's demand (docs/capacity.md): fleet, cost, what-if, and the
+    hourly demand beside each target's provisioned capacity."""
+    view = cap.run_capacity(result)
+    lines = ["## Capacity under demand", ""]
+    if view is None:
+        return [*lines, "Not measured: the study declares no demand profile (`demand:`, "
+                "docs/capacity.md), so utilization is the declared assumption.", ""]
+    lines += [_esc(cap.intro(view)), ""]
+    for title, build in (("Fleet for the demand:", cap.fleet_table),
+                         ("Cost per correct task under the demand:", cap.cost_table),
+                         ("Fleet what-if over the horizon (failures, restarts, one spare):",
+                          cap.whatif_table)):
+        head, rows = build(view)
+        lines += [title, "", *_table(head, [[_esc(c) for c in r] for r in rows]), ""]
+    rank = cap.ranking_line(view)
+    if rank:
+        lines += [_esc(rank), ""]
+    lines += [f"- {_esc(n)}" for n in cap.notes(view)]
+    lines.append("")
+    mean = view.hourly_mean_rps
+    if mean and len(mean) <= 48:
+        plans = [(n, c.replicas, c.capacity_rps) for n, c in view.targets.items()
+                 if c is not None and c.replicas is not None and c.capacity_rps is not None
+                 and len(c.replicas) == len(mean)]
+        rows = [[str(h), num(rps, 1)] + [f"{num(r[h], 0)} ({num(capacity[h], 1)})"
+                                         for _, r, capacity in plans]
+                for h, rps in enumerate(mean)]
+        lines += ["Demand vs provisioned capacity, hour by hour:", ""]
+        lines += _table(["hour", "demand req/s"] + [f"{_esc(n)} replicas (req/s within SLO)"
+                                                   for n, _, _ in plans], rows)
         lines.append("")
     return lines
 
