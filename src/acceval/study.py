@@ -10,10 +10,18 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from acceval.capacity.spec import Availability, Demand
 from acceval.economics.spec import Energy, Price, StudyCosts, TargetCosts
@@ -26,6 +34,16 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_name(v: str) -> str:
+    """Names go into folder names, records and reports."""
+    if not _NAME_RE.match(v):
+        raise ValueError("use letters, digits, '-', '_' or '.' only")
+    return v
+
+
+Name = Annotated[str, AfterValidator(_check_name)]
 
 
 class Endpoint(_Model):
@@ -85,7 +103,7 @@ class LocalServer(_Model):
 class Target(_Model):
     """One platform under test."""
 
-    name: str = Field(description="Short unique name used in records and reports.")
+    name: Name = Field(description="Short unique name used in records and reports.")
     endpoint: Endpoint | None = Field(
         None, description="The server to measure. Omit when `serve` starts a local engine."
     )
@@ -116,12 +134,6 @@ class Target(_Model):
         "exit-cost inputs, managed-service answers (docs/portability.md)."
     )
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not _NAME_RE.match(v):
-            raise ValueError("use letters, digits, '-', '_' or '.' only")
-        return v
 
     @model_validator(mode="after")
     def _reachable(self) -> Target:
@@ -259,7 +271,7 @@ class Output(_Model):
 class Study(_Model):
     """A comparison of targets on one task set at one quality level."""
 
-    name: str = Field(description="Study name; run folders are named <name>-<UTC time>.")
+    name: Name = Field(description="Study name; run folders are named <name>-<UTC time>.")
     description: str = Field("", description="Free text shown in the report.")
     seed: int = Field(0, description="Base seed for arrivals (each dimension derives its own).")
     tasks: Tasks = Field(default_factory=Tasks, description="The task set.")
@@ -290,12 +302,6 @@ class Study(_Model):
         "recovery measured (docs/demand-and-faults.md)."
     )
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not _NAME_RE.match(v):
-            raise ValueError("use letters, digits, '-', '_' or '.' only")
-        return v
 
     @model_validator(mode="after")
     def _cross(self) -> Study:

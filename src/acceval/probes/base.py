@@ -13,7 +13,6 @@ temporary name and renamed, so a killed run leaves only complete parts; ``finali
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -22,7 +21,8 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
-import pyarrow.parquet as pq
+
+from acceval.results.store import compact_parts, read_stream, write_part
 
 SAMPLES_FILE = "samples.parquet"
 PARTS_DIR = "samples.parts"
@@ -98,38 +98,16 @@ class SampleWriter:
         if not samples:
             return
         self._n += 1
-        final = self.parts / f"part-{self._n:06d}.parquet"
-        tmp = final.with_suffix(".tmp")
-        pq.write_table(samples_to_table(samples), tmp, compression="zstd")
-        os.replace(tmp, final)
+        write_part(samples_to_table(samples), self.parts / f"part-{self._n:06d}.parquet")
         self.written += len(samples)
 
     def finalize(self) -> Path:
-        out = self.run_dir / SAMPLES_FILE
-        tables = [pq.read_table(f, schema=SAMPLE_SCHEMA)
-                  for f in sorted(self.parts.glob("part-*.parquet"))]
-        if out.exists():
-            tables.insert(0, pq.read_table(out, schema=SAMPLE_SCHEMA))
-        table = pa.concat_tables(tables) if tables else SAMPLE_SCHEMA.empty_table()
-        tmp = out.with_suffix(".tmp")
-        pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, out)
-        for f in self.parts.glob("part-*.parquet"):
-            f.unlink()
-        self.parts.rmdir()
-        return out
+        return compact_parts(self.run_dir, SAMPLES_FILE, PARTS_DIR, SAMPLE_SCHEMA)
 
 
 def read_samples(run_dir: str | Path) -> pa.Table:
     """The samples of a run, finished (samples.parquet) or interrupted (parts only)."""
-    run = Path(run_dir)
-    tables = []
-    if (run / SAMPLES_FILE).exists():
-        tables.append(pq.read_table(run / SAMPLES_FILE, schema=SAMPLE_SCHEMA))
-    if (run / PARTS_DIR).is_dir():
-        tables += [pq.read_table(f, schema=SAMPLE_SCHEMA)
-                   for f in sorted((run / PARTS_DIR).glob("part-*.parquet"))]
-    return pa.concat_tables(tables) if tables else SAMPLE_SCHEMA.empty_table()
+    return read_stream(run_dir, SAMPLES_FILE, PARTS_DIR, SAMPLE_SCHEMA)
 
 
 class ProbeSampler:

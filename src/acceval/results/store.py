@@ -70,39 +70,45 @@ class RecordWriter:
         self.flush()
         self.wait()
         self._pool.shutdown()
-        out = self.run_dir / RECORDS_FILE
-        table = _read_parts(self.parts)
-        tmp = out.with_suffix(".tmp")
-        pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, out)
-        for p in self.parts.glob("part-*.parquet"):
-            p.unlink()
-        self.parts.rmdir()
-        return out
+        return compact_parts(self.run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA)
 
 
 def _write_part(batch: list[Record], final: Path) -> int:
-    tmp = final.with_suffix(".tmp")
-    pq.write_table(records_to_table(batch), tmp, compression="zstd")
-    os.replace(tmp, final)
+    write_part(records_to_table(batch), final)
     return len(batch)
 
 
-def _read_parts(parts: Path) -> pa.Table:
-    files = sorted(parts.glob("part-*.parquet"))
+# --- the parts-then-compact layout, shared by records and probe samples ----------------------
+
+def write_part(table: pa.Table, final: Path) -> None:
+    """Write one part under a temporary name and rename it: readers never see half a part."""
+    tmp = final.with_suffix(".tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, final)
+
+
+def read_stream(run_dir: str | Path, file: str, parts_dir: str, schema: pa.Schema) -> pa.Table:
+    """A finished file plus any parts not yet compacted (an interrupted run has only parts)."""
+    run = Path(run_dir)
+    files = [run / file] if (run / file).exists() else []
+    if (run / parts_dir).is_dir():
+        files += sorted((run / parts_dir).glob("part-*.parquet"))
     if not files:
-        return RECORD_SCHEMA.empty_table()
-    return pa.concat_tables([pq.read_table(f, schema=RECORD_SCHEMA) for f in files])
+        return schema.empty_table()
+    return pa.concat_tables([pq.read_table(f, schema=schema) for f in files])
+
+
+def compact_parts(run_dir: Path, file: str, parts_dir: str, schema: pa.Schema) -> Path:
+    """Merge the finished file and the parts into ``file``, then remove the parts."""
+    out = Path(run_dir) / file
+    write_part(read_stream(run_dir, file, parts_dir, schema), out)
+    parts = Path(run_dir) / parts_dir
+    for p in parts.glob("part-*.parquet"):
+        p.unlink()
+    parts.rmdir()
+    return out
 
 
 def read_records(run_dir: str | Path) -> pa.Table:
     """The records of a run, finished (records.parquet) or interrupted (parts only)."""
-    run = Path(run_dir)
-    tables = []
-    if (run / RECORDS_FILE).exists():
-        tables.append(pq.read_table(run / RECORDS_FILE, schema=RECORD_SCHEMA))
-    if (run / PARTS_DIR).is_dir():
-        tables.append(_read_parts(run / PARTS_DIR))
-    if not tables:
-        return RECORD_SCHEMA.empty_table()
-    return pa.concat_tables(tables)
+    return read_stream(run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA)
