@@ -417,7 +417,10 @@ def load_result(run_dir: Path, *, recompute: bool = False,
 
     path = Path(run_dir) / RESULT_FILE
     if not path.exists():
-        raise AccevalError(f"{run_dir}: no {RESULT_FILE}; is this a run folder?")
+        if (Path(run_dir) / "study.yaml").exists():
+            return _rebuild_killed(Path(run_dir))
+        raise AccevalError(f"{run_dir}: no {RESULT_FILE} and no study.yaml; is this a run "
+                           "folder?")
     stored = RunResult.load(run_dir)
     if not recompute and not overrides:
         return stored
@@ -440,6 +443,40 @@ def load_result(run_dir: Path, *, recompute: bool = False,
         fresh.warnings.insert(0, "what-if: recomputed from the stored records with "
                               + ", ".join(overrides))
     return fresh
+
+
+def _rebuild_killed(run_dir: Path) -> RunResult:
+    """A run killed before it wrote result.json: rebuild what its records support.
+
+    The fixed load points are recognised from the study; sweep, replay and fault points are
+    left out (their plans are not in the records).
+    """
+    study = load_study(run_dir / "study.yaml")
+    table = read_records(run_dir)
+    meta: dict[str, dict[str, Any]] = {}
+    for t_index, tspec in enumerate(study.targets):
+        sel = table.filter(pc.equal(table["target"], tspec.name))
+        runs = []
+        for spec in _point_specs(study, t_index, max(1, study.tasks.count)):
+            rows = sel.filter(pc.equal(sel["load_index"], spec.index))
+            if rows.num_rows == 0:
+                continue
+            sent = pc.min(rows["sent_ns"]).as_py()
+            done = pc.max(rows["done_ns"]).as_py()
+            ok = rows.num_rows - len(rows["error_kind"].drop_null())
+            runs.append(PointRun(
+                spec=spec, requested_rate_rps=None if spec.kind == "concurrency" else spec.level,
+                started_ns=int(sent or 0), ended_ns=int(done or 0), sent=rows.num_rows,
+                completed=ok, errors=rows.num_rows - ok, stopped_by="interrupted", seeds={}))
+        meta[tspec.name] = {"runs": runs, "fingerprint": {}, "local": None,
+                            "failure": None if runs else "not reached before the run ended",
+                            "endpoint": None}
+    created = dt.datetime.fromtimestamp((run_dir / "study.yaml").stat().st_mtime, dt.UTC)
+    result = build_result(study, table, meta, run_id=run_dir.name, created=created, t0_ns=0,
+                          interrupted=True, samples=read_samples(run_dir), base_dir=run_dir)
+    result.warnings.insert(0, "rebuilt from records.parquet: the run ended before writing "
+                           "result.json (killed); only the fixed load points are shown")
+    return result
 
 
 def _keep_artifact_checks(stored: RunResult, fresh: RunResult) -> None:

@@ -49,3 +49,10 @@ def test_sigkill_halfway_leaves_readable_records(tmp_path: Path) -> None:
     assert table["done_ns"].null_count == 0
     assert all(r["error_kind"] is not None or r["output_text"] is not None
                for r in table.select(["error_kind", "output_text"]).to_pylist())
+    # ... and the run can still be reported from what it kept.
+    from conftest import run_cli
+
+    rep = run_cli("report", str(run_dir), "--format", "md", cwd=tmp_path)
+    assert rep.returncode == 0, rep.stderr
+    assert "This run was interrupted" in rep.stdout and "rebuilt from records" in rep.stdout
+    assert "| m | concurrency 4 |" in rep.stdout
