@@ -13,7 +13,7 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from acceval.errors import UsageError
 from acceval.models import resolve_model
 from acceval.portability.artifact import LOGIT_READERS
 from acceval.serve import start_server
+from helpers.engines import text, with_engine
 
 MODELS = ("tiny", "small")
 N_LOGITS = 200  # prompts whose logits are compared with ORT's (one ORT generator each)
@@ -45,19 +46,7 @@ async def answer(engine: NumpyEngine | OrtGenAIEngine, prompt: str, max_tokens: 
     return [c async for c in engine.generate(GenerationRequest(request_id, prompt, max_tokens))]
 
 
-def text(chunks: list[GenerationChunk]) -> str:
-    return "".join(c.text for c in chunks)
 
-
-def with_engine(engine: NumpyEngine | OrtGenAIEngine,
-                body: Callable[[NumpyEngine | OrtGenAIEngine], Awaitable[object]]) -> object:
-    async def go() -> object:
-        await engine.start()
-        try:
-            return await body(engine)
-        finally:
-            await engine.stop()
-    return asyncio.run(go())
 
 
 @cache

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -12,6 +11,7 @@ from acceval.engines.base import EngineFault, GenerationChunk, GenerationRequest
 from acceval.engines.ortgenai import OrtGenAIEngine
 from acceval.errors import MissingExtra, UsageError
 from acceval.models import PRECISIONS, resolve_model
+from helpers.engines import text, with_engine
 
 KNOWN = {"045+123=": "0168", "000+000=": "0000", "999+999=": "1998", "500+500=": "1000",
          "123+877=": "1000", "007+093=": "0100"}
@@ -33,19 +33,7 @@ async def answer(engine: OrtGenAIEngine, prompt: str, max_tokens: int = 8,
     return [c async for c in engine.generate(req)]
 
 
-def text(chunks: list[GenerationChunk]) -> str:
-    return "".join(c.text for c in chunks)
 
-
-def with_engine(engine: OrtGenAIEngine,
-                body: Callable[[OrtGenAIEngine], Awaitable[object]]) -> object:
-    async def go() -> object:
-        await engine.start()
-        try:
-            return await body(engine)
-        finally:
-            await engine.stop()
-    return asyncio.run(go())
 
 
 def test_known_prompts_get_the_right_sum_and_stop() -> None:

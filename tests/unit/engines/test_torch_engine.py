@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
 from importlib.util import find_spec
 
 import pytest
@@ -20,6 +19,7 @@ from acceval.engines.ortgenai import OrtGenAIEngine
 from acceval.engines.torch_engine import TorchEngine
 from acceval.errors import MissingExtra, UsageError
 from acceval.models import resolve_model
+from helpers.engines import text, with_engine
 
 needs_torch = pytest.mark.skipif(
     find_spec("torch") is None or find_spec("transformers") is None,
@@ -38,19 +38,7 @@ async def answer(engine: BatchedEngine, prompt: str, max_tokens: int = 8) -> lis
     return [c async for c in engine.generate(GenerationRequest("r", prompt, max_tokens))]
 
 
-def text(chunks: list[GenerationChunk]) -> str:
-    return "".join(c.text for c in chunks)
 
-
-def with_engine(engine: BatchedEngine,
-                body: Callable[[BatchedEngine], Awaitable[object]]) -> object:
-    async def go() -> object:
-        await engine.start()
-        try:
-            return await body(engine)
-        finally:
-            await engine.stop()
-    return asyncio.run(go())
 
 
 async def answers(e: BatchedEngine, prompts: list[str]) -> list[str]:
