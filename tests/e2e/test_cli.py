@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from conftest import mock_target, run_cli, write_study
+
+from helpers.cli import mock_target, run_cli, write_study
 
 
 def _study(**over: object) -> dict[str, object]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_cli
+from helpers.cli import run_cli
 
 
 def test_demo_quick_runs_end_to_end(tmp_path: Path) -> None:

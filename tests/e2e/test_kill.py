@@ -9,9 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import mock_target, write_study
-
 from acceval.results.store import PARTS_DIR, read_records
+from helpers.cli import mock_target, run_cli, write_study
 
 
 def test_sigkill_halfway_leaves_readable_records(tmp_path: Path) -> None:
@@ -50,8 +49,6 @@ def test_sigkill_halfway_leaves_readable_records(tmp_path: Path) -> None:
     assert all(r["error_kind"] is not None or r["output_text"] is not None
                for r in table.select(["error_kind", "output_text"]).to_pylist())
     # ... and the run can still be reported from what it kept.
-    from conftest import run_cli
-
     rep = run_cli("report", str(run_dir), "--format", "md", cwd=tmp_path)
     assert rep.returncode == 0, rep.stderr
     assert "This run was interrupted" in rep.stdout and "rebuilt from records" in rep.stdout

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_cli
-
 from helpers import run_fixture
+from helpers.cli import run_cli
 
 
 def _runs(tmp_path: Path) -> Path:
