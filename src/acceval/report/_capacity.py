@@ -413,3 +413,39 @@ def ranking_line(v: CapacityView) -> str | None:
 __all__ = ["METHOD_WORDS", "CapacityView", "FleetRun", "TargetCap", "bracket", "cost_table",
            "fleet_table", "intro", "method_words", "notes", "ranking_line", "run_capacity",
            "target_cap", "whatif_table"]
+
+
+# --- batching: throughput gained against waiting added ----------------------------------------
+
+BATCHING_HEAD = ["target", "in flight", "req/s", "gain over the level below", "TTFT p50 ms",
+                 "wait added ms", "E2E p50 ms", "meets SLO", ""]
+
+
+def batching_rows(result: RunResult) -> list[list[str]]:
+    """One row per concurrency level and target, from the measured load points (the server's
+    dynamic batching is what turns more requests in flight into throughput or into waiting)."""
+    from acceval.capacity import batching_knee, batching_tradeoff
+    from acceval.report._fmt import yesno
+
+    rows: list[list[str]] = []
+    for t in result.targets:
+        steps = batching_tradeoff(t.points)
+        if len(steps) < 2:
+            continue
+        knee = batching_knee(steps)
+        for s in steps:
+            rows.append([
+                t.name, num(s.concurrency, 1), num(s.throughput_rps, 1),
+                pct(s.gain) if s.gain is not None else "—", num(s.ttft_p50_ms, 2),
+                num(s.wait_added_ms, 2), num(s.e2e_p50_ms, 2), yesno(s.meets_slo),
+                _knee_note(s is knee, s is steps[-1]),
+            ])
+    return rows
+
+
+def _knee_note(is_knee: bool, is_last: bool) -> str:
+    if not is_knee:
+        return ""
+    if is_last:
+        return "still gaining at the highest level measured: the knee lies beyond it"
+    return "knee: beyond this level more in flight buys mostly waiting"

@@ -313,6 +313,17 @@ def _capacity_html(view: cap.CapacityView | None, chart: Chart) -> str:
                else "") + "</section>")
 
 
+def _batching_html(result: RunResult) -> str:
+    rows = cap.batching_rows(result)
+    if not rows:
+        return ""
+    return ('<section id="batching"><h2>Batching: throughput gained against waiting added</h2>'
+            "<p>Each step up in requests in flight, against the level below it: what the "
+            "server's dynamic batching turned into throughput, and what into queueing.</p>"
+            f'<div class="scroll">{_table(cap.BATCHING_HEAD, rows, "capacity")}</div>'
+            "</section>")
+
+
 # --- sample outputs -----------------------------------------------------------------------------
 
 def _samples(result: RunResult, records: pa.Table | None) -> str:
@@ -451,7 +462,7 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         f"acceval {esc(__version__)}</p>{banner}"
         f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
         _verdict(result, econ, run), _decision(result, econ), _charts_html(charts),
-        _capacity_html(capacity, cap_chart),
+        _capacity_html(capacity, cap_chart), _batching_html(result),
         _samples(result, records), _provenance(result),
         "<footer>Self-contained report: every number is computed from this run's stored "
         "records; nothing on this page is fetched from the network.</footer></main>",

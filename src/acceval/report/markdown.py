@@ -117,6 +117,7 @@ def render_markdown(result: RunResult) -> str:
     lines += _economics(result)
     lines += _capacity(result)
     lines += _demand_and_faults(result)
+    lines += _batching(result)
     lines += _portability(result)
 
     lines += ["## Errors", ""]
@@ -363,3 +364,14 @@ def _demand_and_faults(result: RunResult) -> list[str]:
                         rows)
         lines.append("")
     return lines
+
+
+def _batching(result: RunResult) -> list[str]:
+    from acceval.report._capacity import BATCHING_HEAD, batching_rows
+
+    rows = batching_rows(result)
+    if not rows:
+        return []
+    return ["## Batching: throughput gained against waiting added", "",
+            "Each step up in requests in flight, against the level below it.", "",
+            *_table(BATCHING_HEAD, rows), ""]
