@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import run_fixture
-
 from acceval.report import render
 from acceval.report._capacity import batching_rows
+from helpers import run_fixture
 
 
 def test_batching_rows_follow_the_points(tmp_path: Path) -> None:
