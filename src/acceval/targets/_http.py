@@ -310,6 +310,13 @@ class Pool:
         self.all: set[Connection] = set()
         self.connects = 0
 
+    def has_idle(self) -> bool:
+        """Whether ``take_idle`` would return a connection (it takes from the end)."""
+        for conn in reversed(self.idle):
+            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
+                return True
+        return False
+
     def take_idle(self) -> Connection | None:
         idle = self.idle
         while idle:

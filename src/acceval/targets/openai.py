@@ -387,6 +387,11 @@ class OpenAITarget:
         self._bodies[prompt] = body
         return body
 
+    def ready_to_send(self) -> bool:
+        """True when ``send`` would write at once on an idle keep-alive connection, without
+        awaiting anything first (so the load generator may start it eagerly)."""
+        return self._pool.has_idle()
+
     async def send(self, prompt: Prompt, rec: Record, t0_ns: int) -> None:
         """Send one request and fill ``rec``; never raises except ``CancelledError``."""
         try:
