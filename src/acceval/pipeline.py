@@ -14,7 +14,6 @@ import platform
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
 from contextlib import ExitStack
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
@@ -124,11 +123,9 @@ def _run_dir(study: Study, out_dir: Path | None, base_dir: Path, now: dt.datetim
 class _Scorer:
     """Joins correctness to each record as it completes, then hands it to the writer."""
 
-    def __init__(self, tasks: list[Task], writer: RecordWriter,
-                 on_record: Callable[[Record], None] | None = None) -> None:
+    def __init__(self, tasks: list[Task], writer: RecordWriter) -> None:
         self.by_id = {t.id: t for t in tasks}
         self.writer = writer
-        self.on_record = on_record
         self.seen = 0
 
     def __call__(self, rec: Record) -> None:
@@ -141,8 +138,6 @@ class _Scorer:
                 rec.check_reason = res.reason
                 rec.extracted = res.extracted
         self.writer.add(rec)
-        if self.on_record is not None:
-            self.on_record(rec)
 
 
 def _point_specs(study: Study, t_index: int, n_prompts: int) -> list[PointSpec]:
