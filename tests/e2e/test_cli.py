@@ -174,20 +174,13 @@ def test_user_catalog_extends_the_builtin_one(cli_dir: Path) -> None:
 
 
 def test_artifact_check_command_passes_and_fails_on_a_corrupted_copy(cli_dir: Path) -> None:
-    import shutil
-
     from acceval.models import resolve_model
+    from helpers.artifacts import corrupt_copy
 
     ok = run_cli("artifact-check", "builtin:small", "--prompts", "8", cwd=cli_dir)
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["verdict"] == "pass"
-    bad = cli_dir / "small-copy"
-    shutil.copytree(resolve_model("builtin:small").root, bad)
-    weights = bad / "model.safetensors"
-    data = bytearray(weights.read_bytes())
-    for i in range(len(data) - 4000, len(data) - 3000):  # inside the tensors, past the header
-        data[i] ^= 0xFF
-    weights.write_bytes(bytes(data))
+    bad = corrupt_copy(resolve_model("builtin:small").root, cli_dir / "small-copy")
     res = run_cli("artifact-check", str(bad), "--prompts", "8", cwd=cli_dir)
     assert res.returncode == 3
     assert "checksum mismatch" in res.stdout + res.stderr

@@ -12,6 +12,7 @@ import pytest
 
 from acceval.models import MANIFEST, resolve_model
 from acceval.portability import check_artifact, compare_manifest, write_manifest
+from helpers.artifacts import corrupt_copy
 
 N = 12  # prompts; enough to see agreement, quick on 2 cores
 
@@ -39,18 +40,9 @@ def test_tiny_model_moves_between_runtimes(tiny_copy: Path) -> None:
     assert d["verdict"] == "pass" and json.dumps(d)
 
 
-def _corrupt(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
-    weights = dst / "model.safetensors"
-    data = bytearray(weights.read_bytes())
-    mid = len(data) // 2
-    data[mid:mid + 8192] = b"\xff" * 8192  # fp32 0xffffffff is NaN
-    weights.write_bytes(bytes(data))
-    return dst
-
 
 def test_corrupted_copy_fails_with_reasons(tiny_copy: Path, tmp_path: Path) -> None:
-    bad = _corrupt(tiny_copy, tmp_path / "bad")
+    bad = corrupt_copy(tiny_copy, tmp_path / "bad")
     r = check_artifact(bad, n_prompts=4)
     assert r.verdict == "fail"
     assert r.manifest_status == "mismatch"
@@ -60,7 +52,7 @@ def test_corrupted_copy_fails_with_reasons(tiny_copy: Path, tmp_path: Path) -> N
 
 
 def test_corruption_is_caught_without_a_manifest_too(tiny_copy: Path, tmp_path: Path) -> None:
-    bad = _corrupt(tiny_copy, tmp_path / "bad")
+    bad = corrupt_copy(tiny_copy, tmp_path / "bad")
     (bad / MANIFEST).unlink()
     r = check_artifact(bad, n_prompts=4)
     assert r.manifest_status == "unverified"

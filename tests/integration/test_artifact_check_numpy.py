@@ -12,6 +12,7 @@ import pytest
 
 from acceval.models import MANIFEST, resolve_model
 from acceval.portability import check_artifact, write_manifest
+from helpers.artifacts import corrupt_copy
 
 
 def _copy(name: str, dst: Path) -> Path:
@@ -56,19 +57,10 @@ def test_builtin_spec_works_as_is() -> None:
     assert r.manifest_status == "verified"
 
 
-def _corrupt(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
-    weights = dst / "model.safetensors"
-    data = bytearray(weights.read_bytes())
-    mid = len(data) // 2
-    data[mid:mid + 8192] = b"\xff" * 8192  # fp32 0xffffffff is NaN
-    weights.write_bytes(bytes(data))
-    return dst
-
 
 @pytest.mark.usefixtures("no_torch")
 def test_corrupted_copy_fails_with_clear_reasons(tiny_copy: Path, tmp_path: Path) -> None:
-    bad = _corrupt(tiny_copy, tmp_path / "bad")
+    bad = corrupt_copy(tiny_copy, tmp_path / "bad")
     r = check_artifact(bad, runtime_a="ortgenai", runtime_b="numpy", n_prompts=8)
     assert r.verdict == "fail"
     assert r.manifest_status == "mismatch"
@@ -80,7 +72,7 @@ def test_corrupted_copy_fails_with_clear_reasons(tiny_copy: Path, tmp_path: Path
 
 @pytest.mark.usefixtures("no_torch")
 def test_corruption_is_caught_without_a_manifest_too(tiny_copy: Path, tmp_path: Path) -> None:
-    bad = _corrupt(tiny_copy, tmp_path / "bad")
+    bad = corrupt_copy(tiny_copy, tmp_path / "bad")
     (bad / MANIFEST).unlink()
     r = check_artifact(bad, runtime_a="ortgenai", runtime_b="numpy", n_prompts=8)
     assert r.manifest_status == "unverified"
