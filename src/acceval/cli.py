@@ -203,9 +203,6 @@ def demo(quick: bool, out_dir: Path, no_progress: bool, print_study: bool) -> No
     result, run_dir = execute(study, base_dir=Path.cwd(), out_dir=out_dir,
                               progress=not no_progress)
     print_summary(result, run_dir)
-    for line in (result.economics or {}).get("verdict_lines", []):
-        click.echo(f"  * {line}")
-    click.echo(f"report: {run_dir / 'report.html'}")
 
 
 @main.command("artifact-check")

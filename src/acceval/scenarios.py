@@ -33,7 +33,14 @@ from acceval.loadgen.runner import PointRun, PointSpec, run_point
 from acceval.loadgen.sweep import search
 from acceval.metrics import summarize_point
 from acceval.results.records import Record, records_to_table
-from acceval.results.result import PointResult, TargetResult
+from acceval.results.result import TargetResult
+from acceval.results.runlog import FaultLog, PointLog, PointRole, SweepLog, TargetLog
+from acceval.results.sections import (
+    InterruptionResult,
+    PointResult,
+    ReplayResult,
+    SweepResult,
+)
 from acceval.study import SLO, Study
 
 # Seed-path slot of the sweep's points (the fixed points use (study seed, target, family,
@@ -78,23 +85,34 @@ class TargetRun:
     sink: Callable[[Record], None]
     t0_ns: int
     progress: Progress | None
-    runs: list[PointRun]
-    info: dict[str, Any]                           # the pipeline's meta for this target
+    log: TargetLog                                 # what this target ran, filled as it runs
     server: Any = None                             # acceval.serve.LocalServer, when local
     respawn: Callable[[], Any] | None = None       # starts it again on the same port
     on_new_server: Callable[[Any], None] | None = None
     _curve: list[CurvePoint] = field(default_factory=list)
 
 
-def _point_result(run: PointRun, table: pa.Table, slo: SLO) -> PointResult:
-    sel = table.filter(pc.equal(table["load_index"], run.spec.index))
-    summary = summarize_point(sel, slo=slo, requested_rate_rps=run.requested_rate_rps)
+def point_log(run: PointRun, role: PointRole = "fixed") -> PointLog:
+    """The raw log entry of one point the runner ran."""
     s = run.spec
+    return PointLog(
+        index=s.index, label=s.label, kind=s.kind, level=float(s.level), role=role,
+        requested_rate_rps=run.requested_rate_rps, started_ns=run.started_ns,
+        ended_ns=run.ended_ns, sent=run.sent, completed=run.completed, errors=run.errors,
+        stopped_by=run.stopped_by, seeds=dict(run.seeds), warmup=run.warmup,
+        held_by_cap=run.held_by_cap, lag_p50_ms=run.lag_p50_ms, lag_p99_ms=run.lag_p99_ms,
+        lag_max_ms=run.lag_max_ms)
+
+
+def point_result(log: PointLog, table: pa.Table, slo: SLO) -> PointResult:
+    """One point's summary from its records (``table``: the target's records)."""
+    sel = table.filter(pc.equal(table["load_index"], log.index))
+    summary = summarize_point(sel, slo=slo, requested_rate_rps=log.requested_rate_rps)
     return PointResult(
-        index=s.index, label=s.label, kind=s.kind, level=float(s.level),
-        requested_rate_rps=run.requested_rate_rps, stopped_by=run.stopped_by, sent=run.sent,
-        completed=run.completed, started_ns=run.started_ns, ended_ns=run.ended_ns,
-        seeds=dict(run.seeds), summary=summary,
+        index=log.index, label=log.label, kind=log.kind, level=log.level,
+        requested_rate_rps=log.requested_rate_rps, stopped_by=log.stopped_by, sent=log.sent,
+        completed=log.completed, started_ns=log.started_ns, ended_ns=log.ended_ns,
+        seeds=dict(log.seeds), summary=summary,
     )
 
 
@@ -131,9 +149,10 @@ async def run_all(tr: TargetRun, specs: list[PointSpec]) -> None:
     tap = _Tap(tr.sink)
     tap.keep = study.sweep is not None
     for spec in specs:
-        tr.runs.append(await _run(tr, tap, spec))
+        tr.log.points.append(point_log(await _run(tr, tap, spec)))
         if tap.keep:
-            tr._curve += curve_from_points([_point_result(tr.runs[-1], tap.take(), study.slo)])
+            tr._curve += curve_from_points([point_result(tr.log.points[-1], tap.take(),
+                                                         study.slo)])
     index = len(specs)
     if study.sweep is not None:
         index = await _sweep(tr, tap, index)
@@ -142,17 +161,18 @@ async def run_all(tr: TargetRun, specs: list[PointSpec]) -> None:
         injector = _injector(tr) if victim == "replay" else None
         run = await _run(tr, tap, plan.spec(index), schedule_ns=plan.schedule_ns,
                          injector=injector)
-        tr.info["replay_run"] = run
+        tr.log.replay = point_log(run, "replay")
         if injector is not None:
-            tr.info["interruption_run"] = run
-            tr.info["interruption_events"] = injector.events.to_dict()
+            tr.log.interruption = point_log(run, "replay")
+            tr.log.fault = FaultLog.model_validate(injector.events.to_dict())
         index += 1
     if isinstance(victim, PointSpec):
         injector = _injector(tr)
         again = dataclasses.replace(victim, index=index,
                                     label=f"{victim.label} + {injector.spec.action}")
-        tr.info["interruption_run"] = await _run(tr, tap, again, injector=injector)
-        tr.info["interruption_events"] = injector.events.to_dict()
+        tr.log.interruption = point_log(await _run(tr, tap, again, injector=injector),
+                                        "interruption")
+        tr.log.fault = FaultLog.model_validate(injector.events.to_dict())
 
 
 def _injector(tr: TargetRun) -> Injector:
@@ -195,72 +215,59 @@ async def _sweep(tr: TargetRun, tap: _Tap, index: int) -> int:
         spec = PointSpec(index=i, label=f"sweep {rate:.4g} rps", kind="poisson", level=rate,
                          seed=seed, min_duration_s=sw.point_s, min_requests=1,
                          max_duration_s=sw.point_s, max_in_flight=cap)
-        run = await _run(tr, tap, spec)
-        tr.runs.append(run)
-        pts = curve_from_points([_point_result(run, tap.take(), tr.study.slo)])
+        entry = point_log(await _run(tr, tap, spec), "sweep")
+        tr.log.points.append(entry)
+        pts = curve_from_points([point_result(entry, tap.take(), tr.study.slo)])
         return pts[0] if pts else None
 
     outcome = await search(measure, tr._curve, max_steps=sw.max_steps, point_s=sw.point_s,
                            max_s=sw.max_s, rel_tol=sw.rel_tol, max_rate_rps=sw.max_rate_rps)
-    tr.info["sweep"] = {k: v for k, v in outcome.to_dict().items()
-                        if k not in ("max_rate", "bracket_rps")}
+    tr.log.sweep = SweepLog(steps=list(outcome.steps), stopped_by=outcome.stopped_by,
+                            elapsed_s=outcome.elapsed_s)
     return counter[0]
 
 
 # --- after the run: the result's sections, from stored records --------------------------------
 
-def apply_scenarios(study: Study, t: TargetResult, table: pa.Table, info: dict[str, Any],
-                    base_dir: Path | None) -> None:
+def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: TargetLog,
+                      base_dir: Path | None) -> None:
     """Fill ``t.sweep``, ``t.replay`` and ``t.interruption`` from the target's records
-    (``table``) and what the run noted (``info``)."""
-    if info.get("sweep") is not None:
+    (``table``) and what the run logged."""
+    if log.sweep is not None:
         mr = max_rate_under_slo(curve_from_points(t.points))
-        t.sweep = {**info["sweep"], "bracket_rps": [mr.low_rps, mr.high_rps],
-                   "max_rate": mr.to_dict()}
-    run: PointRun | None = info.get("replay_run")
-    if run is not None and study.demand is not None and study.demand.replay is not None:
-        point = _point_result(run, table, study.slo)
-        sel = table.filter(pc.equal(table["load_index"], run.spec.index))
+        t.sweep = SweepResult(runs=len(log.sweep.steps), steps=log.sweep.steps,
+                              stopped_by=log.sweep.stopped_by, elapsed_s=log.sweep.elapsed_s,
+                              bracket_rps=(mr.low_rps, mr.high_rps),
+                              max_rate=dataclasses.asdict(mr))
+    if log.replay is not None and study.demand is not None and study.demand.replay is not None:
+        run = log.replay
+        sel = table.filter(pc.equal(table["load_index"], run.index))
         profile = load_profile(study.demand, base_dir)
-        t.replay = {"point": point.model_dump(mode="json"),
-                    **summarize_replay(sel, started_ns=run.started_ns, profile=profile,
-                                       compress_to_s=study.demand.replay.compress_to_s,
-                                       slo=study.slo)}
-    irun: PointRun | None = info.get("interruption_run")
-    events = info.get("interruption_events")
-    if irun is not None and events is not None and study.interruption is not None:
-        sel = table.filter(pc.equal(table["load_index"], irun.spec.index))
-        point = _point_result(irun, table, study.slo)
-        rec = recovery(sel, FaultEvents.from_dict(events), slo=study.slo, sent=irun.sent,
+        t.replay = ReplayResult.model_validate({
+            "point": point_result(run, table, study.slo),
+            **summarize_replay(sel, started_ns=run.started_ns, profile=profile,
+                               compress_to_s=study.demand.replay.compress_to_s,
+                               slo=study.slo)})
+    irun = log.interruption
+    if irun is not None and log.fault is not None and study.interruption is not None:
+        sel = table.filter(pc.equal(table["load_index"], irun.index))
+        events = FaultEvents.from_dict(log.fault.model_dump())
+        rec = recovery(sel, events, slo=study.slo, sent=irun.sent,
                        window_s=study.interruption.window_s)
-        t.interruption = {"point_label": irun.spec.label, "load_index": irun.spec.index,
-                          "target": study.interruption.target,
-                          "point_started_ns": irun.started_ns,
-                          "point_ended_ns": irun.ended_ns,
-                          "point": point.model_dump(mode="json"), **rec}
+        t.interruption = InterruptionResult.model_validate({
+            "point_label": irun.label, "load_index": irun.index,
+            "target": study.interruption.target, "point_started_ns": irun.started_ns,
+            "point_ended_ns": irun.ended_ns, "point": point_result(irun, table, study.slo),
+            **rec})
 
 
-def quality_records(table: pa.Table, info: dict[str, Any]) -> pa.Table:
+def quality_records(table: pa.Table, log: TargetLog) -> pa.Table:
     """The target's records that judge its answers: all but the interrupted point's, whose
     failures are the fault's doing, not the model's."""
-    run: PointRun | None = info.get("interruption_run")
-    if run is None:
+    if log.interruption is None:
         return table
-    return table.filter(pc.not_equal(table["load_index"], run.spec.index))
+    return table.filter(pc.not_equal(table["load_index"], log.interruption.index))
 
 
-def meta_from_result(t: TargetResult) -> dict[str, Any]:
-    """What :func:`apply_scenarios` needs, rebuilt from a stored result (re-analysis)."""
-    out: dict[str, Any] = {}
-    if t.sweep is not None:
-        out["sweep"] = {k: v for k, v in t.sweep.items() if k not in ("max_rate", "bracket_rps")}
-    if t.replay is not None:
-        out["replay_run"] = PointRun.from_result(PointResult.model_validate(t.replay["point"]))
-    if t.interruption is not None:
-        out["interruption_run"] = PointRun.from_result(
-            PointResult.model_validate(t.interruption["point"]))
-        out["interruption_events"] = FaultEvents.from_dict(t.interruption).to_dict()
-    return out
-
-
-__all__ = ["TargetRun", "apply_scenarios", "meta_from_result", "quality_records", "run_all"]
+__all__ = ["TargetRun", "point_log", "point_result", "quality_records", "run_all",
+           "scenario_sections"]

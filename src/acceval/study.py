@@ -262,6 +262,10 @@ class Quality(_Model):
         None, ge=0, description="Floor on mean output tokens per request (MLPerf-style)."
     )
     fail_exit: bool = Field(False, description="`acceval run` exits 3 when a target fails.")
+    min_point_requests: int = Field(
+        20, ge=1, description="Measured requests a load point needs before the verdict may use "
+        "it as an operating point (fewer say too little about its latency and cost)."
+    )
 
 
 class Output(_Model):

@@ -64,7 +64,7 @@ def test_run_writes_folder_and_gates_exit_3(cli_dir: Path) -> None:
     table = pq.read_table(run_dir / "records.parquet")
     assert table.num_rows == 80  # 40 tasks x 2 targets, nothing lost
     result = json.loads((run_dir / "result.json").read_text())
-    assert result["schema_version"] == 1
+    assert result["schema_version"] == 2
     gates = {t["name"]: t["gate"]["passed"] for t in result["targets"]}
     assert gates == {"right": True, "wrong": False}
     acc = {t["name"]: t["accuracy"]["accuracy"] for t in result["targets"]}
@@ -142,8 +142,8 @@ def test_report_what_if_recomputes_without_rerunning(cli_dir: Path) -> None:
                    "--set", "targets.right.price.usd_per_hour=3", cwd=cli_dir)
     assert what.returncode == 0, what.stderr
     new = json.loads(what.stdout)
-    old_cost = base["targets"][0]["economics"]["bill"]["cost_per_correct_usd"]
-    new_cost = new["targets"][0]["economics"]["bill"]["cost_per_correct_usd"]
+    old_cost = base["targets"][0]["economics"]["points"][0]["bill"]["cost_per_correct_usd"]
+    new_cost = new["targets"][0]["economics"]["points"][0]["bill"]["cost_per_correct_usd"]
     assert new_cost > old_cost * 2  # the compute item tripled
     assert new["warnings"][0].startswith("what-if:")
     # the stored result is untouched
@@ -167,7 +167,7 @@ def test_user_catalog_extends_the_builtin_one(cli_dir: Path) -> None:
     res = run_cli("run", str(path), "--out", str(cli_dir / "runs"), "--no-progress", cwd=cli_dir)
     assert res.returncode == 0, res.stderr
     (run_dir,) = [p for p in (cli_dir / "runs").iterdir() if p.is_dir()]
-    bill = json.loads((run_dir / "result.json").read_text())["targets"][0]["economics"]["bill"]
+    bill = json.loads((run_dir / "result.json").read_text())["targets"][0]["economics"]["points"][0]["bill"]
     rate = bill["inputs"]["usd_per_chip_hour"]
     assert rate["value"] == 0.5 and rate["origin"] == "catalog"
     assert "our invoice" in str(rate["source"])

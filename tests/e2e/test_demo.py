@@ -19,8 +19,10 @@ def test_demo_quick_runs_end_to_end(tmp_path: Path) -> None:
     for t in result["targets"]:
         assert t["failure"] is None, t["failure"]
         assert t["accuracy"]["n"] > 0
-        assert t["economics"]["bill"]["cost_per_correct_usd"] is not None
-    assert result["economics"]["verdict_lines"]
+        assert t["economics"]["points"][0]["bill"]["cost_per_correct_usd"] is not None
+    assert result["schema_version"] == 2
+    assert result["verdict"]["headline"] and result["verdict"]["status"] in ("winner", "tie")
+    assert result["verdict"]["headline"] in res.stdout  # the console says the same
     html = (run_dir / "report.html").read_text()
     assert "<script src=" not in html  # self-contained
 

@@ -1,33 +1,23 @@
 """A small but complete run folder for report, catalog and compare tests.
 
 Records are synthetic but go through the real path: ``Record`` → ``records_to_table`` →
-``records.parquet``, then ``summarize_point`` and the real economics functions build the
-RunResult. Some outputs carry HTML/JS payloads that must never run in the report.
+``records.parquet``, and a run log like the runner's; the real analysis builds the
+RunResult through ``acceval.analysis.analyze``, as a run would. Some outputs carry HTML/JS
+payloads that must never run in the report.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from acceval.economics import (
-    Measured,
-    build_cost_inputs,
-    compute_bill,
-    energy_at_boundary,
-    energy_outputs,
-    frontier,
-    sensitivity,
-)
-from acceval.economics.energy import BoundaryComponents
-from acceval.metrics import accuracy, pass_at_1, summarize_point
+from acceval.analysis import analyze
 from acceval.results.records import Record, records_to_table
-from acceval.results.result import Gate, PointResult, RunResult, TargetResult
+from acceval.results.result import RunResult
+from acceval.results.runlog import EndpointLog, PointLog, RunLog, TargetLog
 from acceval.results.store import RECORDS_FILE
 from acceval.study import Study
 
@@ -46,13 +36,17 @@ TARGETS: dict[str, tuple[float, float, float, float, int]] = {
 LOADS = (("concurrency=1", 1.0), ("concurrency=4", 4.0))
 
 
-def study(description: str = "Fixture <script>window.__acceval_pwned = 4;</script>") -> Study:
+def study(description: str = "Fixture <script>window.__acceval_pwned = 4;</script>",
+          *, economics: bool = True) -> Study:
+    priced = {n: {"price": {"usd_per_hour": TARGETS[n][3], "source": "fixture <quote>"},
+                  "energy": {"probe": "none", "device_tdp_w": 35.0, "boundary": "wall",
+                             "node_overhead_w": 20.0, "psu_efficiency": 0.94}}
+              if economics else {} for n in TARGETS}
     return Study.model_validate({
         "name": "fixture", "description": description, "seed": 3,
         "tasks": {"source": "builtin:arithmetic", "count": 40, "seed": 1},
         "targets": [{"name": n, "endpoint": {"base_url": "http://127.0.0.1:9/v1", "model": "m"},
-                     "platform": {"hardware": "cpu", "chips": 1},
-                     "price": {"usd_per_hour": TARGETS[n][3], "source": "fixture <quote>"}}
+                     "platform": {"hardware": "cpu", "chips": 1}, **priced[n]}
                     for n in TARGETS],
         "load": [{"concurrency": [1, 4]}],
         "slo": {"ttft_ms": 200, "tpot_ms": 30},
@@ -98,76 +92,32 @@ def records(*, n: int = 40, seed: int = 0, slow: float = 1.0) -> list[Record]:
     return out
 
 
-def _economics(s: Study, tr: TargetResult) -> tuple[dict[str, Any], list[Any]]:
-    spec = next(t for t in s.targets if t.name == tr.name)
-    assert spec.price is not None
-    cis, bills = [], []
-    for p in tr.points:
-        sm = p.summary
-        assert sm.duration_s is not None and sm.accuracy is not None
-        ci = build_cost_inputs(tr.name, chips=1, price=spec.price, load_label=p.label,
-                               measured_values=Measured(sm.duration_s, sm.requests,
-                                                        sm.accuracy.correct,
-                                                        sm.output_tokens_total),
-                               costs=spec.costs, study_costs=s.costs)
-        cis.append(ci)
-        bills.append(compute_bill(ci))
-    best = min(bills, key=lambda b: b.cost_per_correct_usd)
-    return {"best": best.to_dict(), "points": [b.to_dict() for b in bills]}, cis
-
-
 def build(run_dir: Path, *, economics: bool = True, seed: int = 0, slow: float = 1.0,
           run_id: str | None = None) -> RunResult:
-    """Write records.parquet and result.json into ``run_dir`` and return the RunResult."""
+    """Write records.parquet and result.json into ``run_dir`` and return the RunResult that
+    the real ``analyze`` makes of them and of the run log the runner would have written."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    s = study()
+    s = study(economics=economics)
     table = records_to_table(records(seed=seed, slow=slow))
     pq.write_table(table, run_dir / RECORDS_FILE)
-    targets: list[TargetResult] = []
-    all_inputs: list[Any] = []
+    log = RunLog(run_id=run_id or run_dir.name, created_utc="2025-01-02T03:04:05+00:00",
+                 finished_utc="2025-01-02T03:05:00+00:00")
     for name in TARGETS:
         sel = table.filter(pc.equal(table["target"], name))
-        points = []
+        tl = TargetLog(name=name, fingerprint={"server": "fixture/1.0"},
+                       endpoint=EndpointLog(base_url="http://127.0.0.1:9/v1", model="m"))
         for li, (label, level) in enumerate(LOADS):
-            pt = sel.filter(pc.equal(sel["load_index"], li))
-            summary = summarize_point(pt, slo=s.slo, requested_rate_rps=None)
-            rows = pt.to_pylist()
-            points.append(PointResult(
+            rows = sel.filter(pc.equal(sel["load_index"], li)).to_pylist()
+            tl.points.append(PointLog(
                 index=li, label=label, kind="concurrency", level=level, requested_rate_rps=None,
-                stopped_by="count", sent=len(rows), completed=len(rows),
+                stopped_by="count", sent=len(rows), completed=len(rows), errors=0,
                 started_ns=min(r["sent_ns"] for r in rows),
-                ended_ns=max(r["done_ns"] for r in rows), summary=summary))
-        acc = accuracy(sel)
-        tr = TargetResult(
-            name=name, endpoint={"base_url": "http://127.0.0.1:9/v1", "model": "m"},
-            platform={"hardware": "cpu", "chips": 1}, fingerprint={"server": "fixture/1.0"},
-            points=points, accuracy=acc, pass_at_1=pass_at_1(sel),
-            gate=Gate(passed=bool(acc.accuracy and acc.accuracy >= 0.7), required_accuracy=0.7))
-        if economics:
-            tr.economics, cis = _economics(s, tr)
-            all_inputs += cis
-            best = tr.points[0].summary
-            assert best.duration_s is not None and best.accuracy is not None
-            est = energy_at_boundary(35.0 * best.duration_s, "device", "wall",
-                                     BoundaryComponents(node_overhead_w=20.0,
-                                                        psu_efficiency=0.94),
-                                     duration_s=best.duration_s, measured_origin="estimated")
-            tr.energy = dataclasses.asdict(energy_outputs(
-                est, correct=best.accuracy.correct, output_tokens=best.output_tokens_total,
-                duration_s=best.duration_s))
-        targets.append(tr)
-    run_econ = None
-    if economics:
-        fr = frontier([compute_bill(ci) for ci in all_inputs])
-        rep = sensitivity(all_inputs, s.costs.sensitivity)
-        run_econ = {"frontier": dataclasses.asdict(fr), "sensitivity": dataclasses.asdict(rep)}
-    result = RunResult(
-        run_id=run_id or run_dir.name, study_name=s.name, created_utc="2025-01-02T03:04:05+00:00",
-        finished_utc="2025-01-02T03:05:00+00:00", study=s.model_dump(mode="json"),
-        environment={"host": "fixture-host", "cpu_count": 2},
-        software={"acceval": "0.1.0", "python": "3.11"}, seeds={"study": 3, "tasks": 1},
-        tasks={"source": "builtin:arithmetic", "count": 40, "attempts": 1},
-        targets=targets, economics=run_econ, warnings=["a warning with <b>markup</b>"],
-    )
+                ended_ns=max(r["done_ns"] for r in rows)))
+        log.targets.append(tl)
+    result = analyze(s, log, table, None, base_dir=run_dir)
+    # A known machine, so that snapshots do not depend on the one running the tests.
+    result.environment = {"host": "fixture-host", "cpu_count": 2}
+    result.software = {"acceval": "0.1.0", "python": "3.11"}
+    result.warnings.append("a warning with <b>markup</b>")
     result.save(run_dir)
     return result

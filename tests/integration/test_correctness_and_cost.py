@@ -54,22 +54,23 @@ def test_cheap_fast_but_wrong_loses_on_cost_per_correct_task(tmp_path: Path) -> 
         "load": [{"concurrency": [4]}],
     })
     result, _ = execute(study, base_dir=tmp_path, out_dir=tmp_path / "runs", progress=False)
-    fast = result.target("fast-wrong").economics
-    slow = result.target("slow-right").economics
+    v = result.verdict
+    fast, slow = v.standing("fast-wrong"), v.standing("slow-right")
     assert fast is not None and slow is not None
+    fast_bill = result.target("fast-wrong").economics.point(fast.operating_point).bill  # type: ignore[union-attr]
+    slow_bill = result.target("slow-right").economics.point(slow.operating_point).bill  # type: ignore[union-attr]
     # Per attempt and per token the fast one is cheaper ...
-    assert fast["bill"]["cost_per_attempt_usd"] < slow["bill"]["cost_per_attempt_usd"]
-    assert fast["bill"]["cost_per_mtok_output_usd"] < slow["bill"]["cost_per_mtok_output_usd"]
+    assert (fast_bill.cost_per_attempt_usd or 0) < (slow_bill.cost_per_attempt_usd or 0)
+    assert (fast_bill.cost_per_mtok_output_usd or 0) < (slow_bill.cost_per_mtok_output_usd or 0)
     # ... per correct task it is not.
-    assert fast["bill"]["cost_per_correct_usd"] > slow["bill"]["cost_per_correct_usd"]
-    assert not math.isinf(slow["bill"]["cost_per_correct_usd"])
-    econ = result.economics
-    assert econ is not None
-    assert econ["winner"] == "slow-right" and econ["ranking"][0] == "slow-right"
+    assert fast_bill.cost_per_correct_usd > slow_bill.cost_per_correct_usd
+    assert not math.isinf(slow_bill.cost_per_correct_usd)
+    assert v.winner == "slow-right" and slow.rank == 1
     # The breakdown says where the money went; the verdict says why the cheap one lost.
-    items = {i["name"]: i["usd"] for i in fast["bill"]["items"]}
+    items = {i.name: i.usd for i in fast_bill.items}
     assert items["compute"] is not None and items["compute"] > 0
-    assert any("cheapest per token (fast-wrong" in line for line in econ["verdict_lines"])
-    bars = econ["sensitivity"]["bars"]
-    assert {b["target"] for b in bars} == {"fast-wrong", "slow-right"}
-    assert any(b["input"] == "price" for b in bars)
+    assert any("cheapest per token (fast-wrong" in line for line in v.lines)
+    assert result.economics is not None
+    bars = result.economics.sensitivity.bars
+    assert {b.target for b in bars} == {"fast-wrong", "slow-right"}
+    assert any(b.input == "price" for b in bars)

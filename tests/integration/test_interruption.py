@@ -40,23 +40,23 @@ def test_kill_and_restart_recovers_after_the_downtime(tmp_path: Path) -> None:
     assert [p.label for p in t.points] == ["poisson 60 rps"]  # the clean run stays the curve
     assert t.points[0].summary.errors == 0
     i = t.interruption
-    assert i is not None and i["error"] is None
-    assert i["point_label"] == "poisson 60 rps + kill_restart"
+    assert i is not None and i.error is None
+    assert i.point_label == "poisson 60 rps + kill_restart"
 
     # Every request sent is accounted for: one record each, completed or classified.
     table = read_records(run_dir)
-    sel = table.filter(pc.equal(table["load_index"], i["load_index"]))
-    assert sel.num_rows == i["requests"] == i["point"]["sent"]
-    assert i["accounted"] and i["unfinished"] == 0
-    assert i["ok"] + i["failed"] == i["requests"]
-    assert i["failed_after_fault"] > 0 and "connect" in i["failed_by_kind"]
+    sel = table.filter(pc.equal(table["load_index"], i.load_index))
+    assert sel.num_rows == i.requests == i.point["sent"]
+    assert i.accounted and i.unfinished == 0
+    assert i.ok + i.failed == i.requests
+    assert i.failed_after_fault > 0 and "connect" in i.failed_by_kind
 
-    restart_s = i["restart_s"]
+    restart_s = i.restart_s
     assert restart_s is not None and restart_s > 0  # the restart's own start-up, measured
-    assert down_s <= i["outage_s"] <= down_s + restart_s + 0.5
-    assert down_s <= i["time_to_first_success_s"] <= down_s + restart_s + 2.0
-    assert down_s <= i["slo_recovered_s"] <= down_s + restart_s + 2.0
-    assert i["slo_violation_s"] is not None and i["slo_violation_s"] >= down_s * 0.9
+    assert down_s <= i.outage_s <= down_s + restart_s + 0.5
+    assert down_s <= i.time_to_first_success_s <= down_s + restart_s + 2.0
+    assert down_s <= i.slo_recovered_s <= down_s + restart_s + 2.0
+    assert i.slo_violation_s is not None and i.slo_violation_s >= down_s * 0.9
 
 
 def test_freeze_makes_requests_wait_not_fail(tmp_path: Path) -> None:
@@ -69,10 +69,10 @@ def test_freeze_makes_requests_wait_not_fail(tmp_path: Path) -> None:
     result, _ = execute(study, base_dir=tmp_path, out_dir=tmp_path / "runs", progress=False)
     t = result.targets[0]
     i = t.interruption
-    assert i is not None and i["error"] is None and i["point_label"] == "demand replay"
-    assert i["accounted"] and i["failed"] == 0  # held, then answered after SIGCONT
-    assert i["point"]["summary"]["ttft_ms"]["max"] >= down_s * 1000 * 0.8
-    assert down_s * 0.8 <= i["slo_recovered_s"] <= down_s + 2.0
+    assert i is not None and i.error is None and i.point_label == "demand replay"
+    assert i.accounted and i.failed == 0  # held, then answered after SIGCONT
+    assert i.point["summary"]["ttft_ms"]["max"] >= down_s * 1000 * 0.8
+    assert down_s * 0.8 <= i.slo_recovered_s <= down_s + 2.0
 
 
 def test_command_action_runs_the_command_and_the_restore(tmp_path: Path) -> None:

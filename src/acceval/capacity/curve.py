@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from acceval.results.result import PointResult
+    from acceval.results.sections import PointResult
 
 RateBasis = Literal["offered", "achieved"]
 Method = Literal["interpolated", "midpoint", "never-failed", "never-passed", "no-slo", "no-data"]

@@ -11,7 +11,6 @@ from acceval.portability.artifact import (
     write_manifest,
 )
 from acceval.portability.assess import (
-    apply_portability,
     assess_portability,
     assess_target,
     study_contract,
@@ -64,7 +63,7 @@ __all__ = [
     "Answer", "ArtifactCheck", "ArtifactSpec", "CodeChange", "Contract", "Evidence",
     "ExitCost", "ExitCostItem", "ExitSpec", "ExitTest", "FallbackOp", "FallbackReport",
     "LedgerEntry", "LevelResult", "ManagedService", "MigrationLedger", "StudyPortability",
-    "TargetPortability", "Verdict", "Warmup", "apply_portability", "artifact_level",
+    "TargetPortability", "Verdict", "Warmup", "artifact_level",
     "artifact_manifest", "assess_managed_service", "assess_portability", "assess_target",
     "build_ledger", "check_artifact", "compare_manifest", "dir_code_change", "exit_cost",
     "exit_test", "git_code_change", "parse_fallback", "parse_neuron_log",

@@ -13,9 +13,9 @@ their results are passed in ``artifact_checks``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -33,7 +33,8 @@ from acceval.portability.levels import (
 from acceval.portability.spec import Contract
 
 if TYPE_CHECKING:  # the study schema imports this package's spec; avoid the cycle at run time
-    from acceval.results.result import RunResult, TargetResult
+    from acceval.results.result import TargetResult
+    from acceval.results.sections import ExitResult, PortabilityResult
     from acceval.study import Study
 
 
@@ -52,17 +53,17 @@ def reference_name(study: Study) -> str | None:
     return study.quality.relative_to
 
 
-def _fleet_rate(t: TargetResult) -> Sourced | None:
-    """The chip rate × chips of the measured bill, keeping the bill's provenance."""
-    bill = (t.economics or {}).get("bill") or (t.economics or {}).get("best") or {}
-    rate = (bill.get("inputs") or {}).get("usd_per_chip_hour") or {}
-    value = rate.get("value")
-    if not isinstance(value, int | float):
+def _fleet_rate(t: TargetResult, label: str | None) -> Sourced | None:
+    """The chip rate × chips of the operating point's bill, keeping the bill's provenance."""
+    pc = t.economics.point(label) if t.economics is not None and label is not None else None
+    if pc is None and t.economics is not None and t.economics.points:
+        pc = t.economics.points[0]
+    rate = pc.bill.inputs.get("usd_per_chip_hour") if pc is not None else None
+    if rate is None or rate.value is None:
         return None
-    chips = int(t.platform.get("chips") or 1)
-    return Sourced(float(value) * chips, rate.get("origin", "assumption"),
-                   f"bill: usd_per_chip_hour × {chips} chips ({rate.get('source')})",
-                   rate.get("date"))
+    chips = t.chips
+    return Sourced(float(rate.value) * chips, rate.origin,  # type: ignore[arg-type]
+                   f"bill: usd_per_chip_hour × {chips} chips ({rate.source})", rate.date)
 
 
 def summary_label(levels: Mapping[str, LevelResult]) -> str:
@@ -70,10 +71,17 @@ def summary_label(levels: Mapping[str, LevelResult]) -> str:
     return " · ".join(f"{name} {lv.verdict}" for name, lv in levels.items())
 
 
-def assess_target(study: Study, result: RunResult, t: TargetResult, *, base_dir: Path,
+def assess_target(study: Study, targets: Sequence[TargetResult], t: TargetResult, *,
+                  base_dir: Path, operating: Mapping[str, str | None] | None = None,
                   records: pa.Table | None = None, artifact_check: ArtifactCheck | None = None,
-                  run_artifact_check: bool = False) -> tuple[dict[str, Any], dict[str, Any] | None]:
+                  run_artifact_check: bool = False
+                  ) -> tuple[PortabilityResult, ExitResult | None]:
+    """The three levels, the ledger and the exit test of ``t``; ``operating`` names each
+    target's operating point (the verdict's)."""
+    from acceval.results.sections import ExitResult, PortabilityResult  # see the guard above
+
     spec = next(s for s in study.targets if s.name == t.name)
+    op = operating or {}
     port = spec.portability
     ref = reference_name(study)
     ledger = build_ledger(t.name, port, reference=ref, base_dir=base_dir,
@@ -92,52 +100,39 @@ def assess_target(study: Study, result: RunResult, t: TargetResult, *, base_dir:
                                             min_agreement=art_spec.min_agreement)
         except UsageError as exc:
             problems.append(f"artifact check: {exc}")
-    reference = next((r for r in result.targets if r.name == ref), None)
+    reference = next((r for r in targets if r.name == ref), None)
     levels = {
         "source": source_level(t, ledger),
         "artifact": artifact_level(art_spec, artifact_check),
-        "performance": performance_level(t, study_contract(study), reference),
+        "performance": performance_level(t, study_contract(study), reference,
+                                         operating_point=op.get(t.name),
+                                         reference_point=op.get(ref or "")),
     }
-    portability = {
+    portability = PortabilityResult.model_validate({
         "level": summary_label(levels),
         "reference": ref,
         "levels": {k: v.to_dict() for k, v in levels.items()},
         "ledger": ledger.to_dict(),
         "problems": problems,
-    }
+    })
     exit_ = None
     if spec.exit is not None:
-        exit_ = exit_test(spec.exit, costs=study.costs, ledger=ledger,
-                          fleet_usd_per_hour=_fleet_rate(t),
-                          artifact_verdict=levels["artifact"].verdict).to_dict()
+        exit_ = ExitResult.model_validate(exit_test(
+            spec.exit, costs=study.costs, ledger=ledger,
+            fleet_usd_per_hour=_fleet_rate(t, op.get(t.name)),
+            artifact_verdict=levels["artifact"].verdict).to_dict())
     return portability, exit_
 
 
-def assess_portability(study: Study, result: RunResult, *, base_dir: Path,
+def assess_portability(study: Study, targets: Sequence[TargetResult], *, base_dir: Path,
+                       operating: Mapping[str, str | None] | None = None,
                        records: pa.Table | None = None,
                        artifact_checks: Mapping[str, ArtifactCheck] | None = None,
-                       run_artifact_checks: bool = False) -> dict[str, dict[str, Any]]:
-    """Per target: ``{"portability": {...}, "exit": {...} | None}`` (pure apart from reading
-    the files the study names, and loading models when ``run_artifact_checks``)."""
-    out: dict[str, dict[str, Any]] = {}
+                       run_artifact_checks: bool = False) -> None:
+    """Fill ``portability`` and ``exit`` of every target (pure apart from reading the files
+    the study names, and loading models when ``run_artifact_checks``)."""
     checks = artifact_checks or {}
-    for t in result.targets:
-        port, exit_ = assess_target(study, result, t, base_dir=base_dir, records=records,
-                                    artifact_check=checks.get(t.name),
-                                    run_artifact_check=run_artifact_checks)
-        out[t.name] = {"portability": port, "exit": exit_}
-    return out
-
-
-def apply_portability(study: Study, result: RunResult, *, base_dir: Path,
-                      records: pa.Table | None = None,
-                      artifact_checks: Mapping[str, ArtifactCheck] | None = None,
-                      run_artifact_checks: bool = False) -> dict[str, dict[str, Any]]:
-    """:func:`assess_portability`, stored into ``TargetResult.portability``/``.exit``."""
-    out = assess_portability(study, result, base_dir=base_dir, records=records,
-                             artifact_checks=artifact_checks,
-                             run_artifact_checks=run_artifact_checks)
-    for t in result.targets:
-        t.portability = out[t.name]["portability"]
-        t.exit = out[t.name]["exit"]
-    return out
+    for t in targets:
+        t.portability, t.exit = assess_target(
+            study, targets, t, base_dir=base_dir, operating=operating, records=records,
+            artifact_check=checks.get(t.name), run_artifact_check=run_artifact_checks)

@@ -22,7 +22,8 @@ from acceval.portability.ledger import MigrationLedger
 from acceval.portability.spec import ArtifactSpec, Contract
 
 if TYPE_CHECKING:  # results -> metrics -> study -> portability.spec: no run-time import here
-    from acceval.results.result import PointResult, TargetResult
+    from acceval.results.result import TargetResult
+    from acceval.results.sections import PointResult
 
 LevelName = Literal["source", "artifact", "performance"]
 
@@ -59,7 +60,7 @@ def source_level(t: TargetResult, ledger: MigrationLedger | None) -> LevelResult
     if not measured:
         return LevelResult("source", "not assessed", "no load point completed a request" + change,
                            tuple(ev), details)
-    api = t.endpoint.get("api", "completions")
+    api = t.endpoint.api if t.endpoint is not None else "completions"
     ev.insert(0, Evidence("measurement", f"{len(measured)} load point(s) measured through "
                           f"acceval's one OpenAI-compatible client (/v1/{api})"))
     return LevelResult("source", "pass", "the same study and client ran unchanged" + change,
@@ -88,22 +89,24 @@ def artifact_level(spec: ArtifactSpec | None, check: ArtifactCheck | None) -> Le
                        "no artifact check ran and no verdict was declared")
 
 
-def _point(t: TargetResult) -> PointResult | None:
-    label = (t.economics or {}).get("operating_point")
-    hit = next((p for p in t.points if p.label == label), None)
+def _point(t: TargetResult, label: str | None) -> PointResult | None:
+    """The verdict's operating point; without one, the fastest point meeting the SLO."""
+    hit = t.point(label)
     if hit is not None:
         return hit
-    ok = [p for p in t.points if p.summary.meets_slo and p.summary.request_throughput_rps]
+    ok = [p for p in t.points if p.trusted and p.summary.meets_slo
+          and p.summary.request_throughput_rps]
     if ok:
         return max(ok, key=lambda p: p.summary.request_throughput_rps or 0.0)
     return t.points[0] if t.points else None
 
 
-def _cost(t: TargetResult | None) -> float | None:
-    e = (t.economics or {}) if t is not None else {}
-    bill = e.get("bill") or e.get("best")  # the operating point's bill
-    v = bill.get("cost_per_correct_usd") if isinstance(bill, dict) else None
-    return float(v) if isinstance(v, int | float) else None
+def _cost(t: TargetResult | None, label: str | None) -> float | None:
+    """Cost per correct task at the operating point's bill."""
+    if t is None or t.economics is None or label is None:
+        return None
+    pc = t.economics.point(label)
+    return None if pc is None else pc.bill.cost_per_correct_usd
 
 
 def _check(name: str, measured: float | None, bound: float, upper: bool = True
@@ -117,9 +120,11 @@ def _check(name: str, measured: float | None, bound: float, upper: bool = True
 
 
 def performance_level(t: TargetResult, contract: Contract,
-                      reference: TargetResult | None = None) -> LevelResult:
+                      reference: TargetResult | None = None, *,
+                      operating_point: str | None = None,
+                      reference_point: str | None = None) -> LevelResult:
     """Each bound of the contract at the target's operating point, with its margin."""
-    p = _point(t)
+    p = _point(t, operating_point)
     if p is None:
         return LevelResult("performance", "not assessed", "no load point was measured")
     s = p.summary
@@ -133,11 +138,12 @@ def performance_level(t: TargetResult, contract: Contract,
             except ValueError:
                 value = None
             checks.append(_check(f"p{contract.percentile:g} {name}", value, bound))
-    cost = _cost(t)
+    cost = _cost(t, p.label)
     if contract.cost_per_correct_usd is not None:
         checks.append(_check("cost_per_correct_usd", cost, contract.cost_per_correct_usd))
     if contract.cost_ratio_to_reference is not None and reference is not None:
-        ref_cost = _cost(reference)
+        ref_at = _point(reference, reference_point)
+        ref_cost = _cost(reference, ref_at.label if ref_at is not None else None)
         ratio = cost / ref_cost if cost is not None and ref_cost else None
         checks.append(_check(f"cost ratio to {reference.name}", ratio,
                              contract.cost_ratio_to_reference))
@@ -145,7 +151,8 @@ def performance_level(t: TargetResult, contract: Contract,
         acc = s.accuracy.accuracy if s.accuracy is not None else None
         checks.append(_check("accuracy", acc, contract.min_accuracy, upper=False))
     details: dict[str, Any] = {"operating_point": p.label, "checks": checks}
-    ref_p = _point(reference) if reference is not None and reference is not t else None
+    ref_p = (_point(reference, reference_point)
+             if reference is not None and reference is not t else None)
     if ref_p is not None and ref_p.summary.correct_goodput_rps and s.correct_goodput_rps \
             is not None:
         # §9's performance score: correct goodput after the port over the origin's.

@@ -1,26 +1,32 @@
-"""A typed, read-only view of what a RunResult says about capacity under the study's demand.
+"""A read-only view of what a RunResult says about capacity under the study's demand.
 
-The economics stage stores ``TargetCapacity.to_dict()`` under ``TargetResult.economics
-["capacity"]`` (docs/capacity.md, "How the pipeline calls it"), the bill at the declared
-utilization under ``economics["at_declared_utilization"]`` and the ranking it gives under
-``RunResult.economics["ranking_at_declared_utilization"]``; the demand itself is
-``RunResult.study["demand"]``. This module is the one place the renderers read them, as
-``_econ.py`` is for money. Anything absent is ``None`` and is rendered "not measured".
+``analyze`` stores each target's capacity as :class:`~acceval.results.sections.CapacityResult`
+on ``TargetResult.capacity`` (docs/capacity.md, "How the pipeline calls it"), its bill at the
+declared utilization on ``TargetResult.economics.at_declared_utilization``, and the one ranking
+on ``RunResult.verdict``; the demand itself is ``RunResult.study["demand"]``. This module turns
+them into the rows the HTML and Markdown renderers print; it ranks nothing. Anything absent is
+rendered "not measured".
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
 from acceval.capacity.profile import load_profile
 from acceval.capacity.spec import Demand
 from acceval.errors import AccevalError
-from acceval.report._fmt import NOT_MEASURED, num, pct, usd
+from acceval.report._fmt import NOT_MEASURED, num, pct
 from acceval.results.result import RunResult, TargetResult
+from acceval.results.sections import (
+    CapacityResult,
+    FleetSimSummary,
+    MaxRateResult,
+    PointResult,
+    Standing,
+)
+from acceval.units import money_per, money_rate, ratio_text, scale_for
 
 #: How ``max_rate_under_slo`` found the rate, in words (docs/capacity.md, method table).
 METHOD_WORDS = {
@@ -33,183 +39,104 @@ METHOD_WORDS = {
 }
 
 
-def _f(v: Any) -> float | None:
-    """A finite-or-infinite number, or None for missing/NaN/non-numeric."""
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return None
-    return None if math.isnan(v) else float(v)
-
-
-def _i(v: Any) -> int | None:
-    f = _f(v)
-    return None if f is None or not math.isfinite(f) else int(f)
-
-
-def _d(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _floats(v: Any) -> tuple[float, ...] | None:
-    if not isinstance(v, list | tuple) or not v:
-        return None
-    out = [_f(x) for x in v]
-    return None if any(x is None for x in out) else tuple(x for x in out if x is not None)
-
-
-def _div(a: float | None, b: float | None) -> float | None:
-    if a is None or b is None or not b > 0 or not math.isfinite(b):
-        return None
-    return a / b
-
-
-@dataclass(frozen=True, slots=True)
-class FleetRun:
-    """One simulated day of the fleet (N, or N + spares)."""
-
-    slo_attainment: float | None
-    late: float | None
-    lost: float | None
-    lost_fraction: float | None
-    failures: int | None
-    arrivals: int | None
-    cost_usd: float | None
-
-
-def _fleet_run(d: dict[str, Any]) -> FleetRun | None:
-    if not d:
-        return None
-    return FleetRun(_f(d.get("slo_attainment")), _f(d.get("late")), _f(d.get("lost")),
-                    _f(d.get("lost_fraction")), _i(d.get("failures")), _i(d.get("arrivals")),
-                    _f(d.get("cost_usd")))
+def untrusted_reason(p: PointResult) -> str:
+    """``not trusted (why)`` for a point whose load generator fell behind its schedule."""
+    why = "; ".join(p.summary.degraded_reasons) or "the load generator fell behind"
+    return f"not trusted ({why})"
 
 
 @dataclass(frozen=True, slots=True)
 class TargetCap:
-    """Capacity of one target under the demand. ``None`` everywhere it was not measured."""
+    """Capacity of one target under the demand, as stored, with the figures read per day."""
 
     target: str
-    rate_rps: float | None = None          # max rate one replica serves within the SLO
-    low_rps: float | None = None           # bracket: last passing load point
-    high_rps: float | None = None          # bracket: first failing one (None: none failed)
-    method: str | None = None
-    method_note: str | None = None
-    saturation_rps: float | None = None
-    chips_per_replica: int | None = None
-    hours: int | None = None
-    replicas: tuple[float, ...] | None = None   # provisioned per hour
-    peak_replicas: int | None = None
-    min_replicas: int | None = None
-    utilization: float | None = None
-    declared_utilization: float | None = None
-    idle_chip_hours: float | None = None
-    fleet_usd: float | None = None
-    cost_under_demand_usd: float | None = None
-    cost_at_slo_rate_usd: float | None = None
-    cost_at_saturation_usd: float | None = None
+    capacity: CapacityResult
     cost_at_declared_utilization_usd: float | None = None
-    availability: str | None = None
-    blockers: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    spares: int | None = None              # what-if: replicas added to N
-    without: FleetRun | None = None
-    with_spares: FleetRun | None = None
-    spare_cost_usd: float | None = None
-    usd_per_request_saved: float | None = None
+    untrusted: tuple[tuple[str, str], ...] = ()  # (load label, "not trusted (why)")
 
     @property
-    def days(self) -> float | None:
-        return None if not self.hours else self.hours / 24.0
+    def max_rate(self) -> MaxRateResult:
+        return self.capacity.max_rate_under_slo
 
     @property
-    def idle_chip_hours_per_day(self) -> float | None:
-        return _div(self.idle_chip_hours, self.days)
+    def rate_rps(self) -> float | None:
+        """The highest rate one replica serves within the SLO."""
+        return self.capacity.max_rate_under_slo.rate_rps
 
     @property
-    def fleet_usd_per_day(self) -> float | None:
-        return _div(self.fleet_usd, self.days)
-
-    @property
-    def spare_cost_usd_per_day(self) -> float | None:
-        return _div(self.spare_cost_usd, self.days)
-
-    @property
-    def demand_vs_saturation(self) -> float | None:
-        """Cost per correct task under the demand / at saturation (how much idle capacity
-        the demand's shape adds)."""
-        return _div(self.cost_under_demand_usd, self.cost_at_saturation_usd)
+    def replicas(self) -> tuple[int, ...] | None:
+        """Replicas provisioned per hour of the planning horizon."""
+        plan = self.capacity.plan
+        return None if plan is None else tuple(plan.replicas)
 
     @property
     def capacity_rps(self) -> tuple[float, ...] | None:
         """Provisioned SLO-bounded capacity per hour: replicas x rate under the SLO."""
-        if self.replicas is None or self.rate_rps is None:
+        rate = self.rate_rps
+        if self.replicas is None or rate is None:
             return None
-        return tuple(n * self.rate_rps for n in self.replicas)
+        return tuple(n * rate for n in self.replicas)
+
+    @property
+    def hours(self) -> int | None:
+        return None if self.capacity.plan is None else self.capacity.plan.hours
+
+    @property
+    def idle_chip_hours_per_day(self) -> float | None:
+        plan = self.capacity.plan
+        if plan is None or plan.hours <= 0:
+            return None
+        return plan.idle_chip_hours * 24.0 / plan.hours
+
+    @property
+    def fleet_usd_per_hour(self) -> float | None:
+        plan, cost = self.capacity.plan, self.capacity.cost
+        if plan is None or cost is None or plan.hours <= 0:
+            return None
+        return cost.fleet_usd / plan.hours
+
+    @property
+    def spare_usd_per_hour(self) -> float | None:
+        w = self.capacity.what_if
+        if w is None or w.extra_cost_usd is None or w.with_spares.seconds <= 0:
+            return None
+        return w.extra_cost_usd * 3600.0 / w.with_spares.seconds
 
 
 def target_cap(t: TargetResult) -> TargetCap | None:
-    """What ``t`` says about capacity; None when the economics stage stored none."""
-    e = t.economics or {}
-    cap = e.get("capacity")
-    if not isinstance(cap, dict):
+    """What ``t`` says about capacity; None when ``analyze`` stored none."""
+    if t.capacity is None:
         return None
-    mr, plan, cost = _d(cap.get("max_rate_under_slo")), _d(cap.get("plan")), _d(cap.get("cost"))
-    av, wi = _d(cap.get("availability")), _d(cap.get("what_if"))
-    util = _f(cap.get("utilization_under_demand"))
-    if util is None:
-        util = _f(_first(e.get("utilization_under_demand"), plan.get("utilization")))
+    declared = t.economics.at_declared_utilization if t.economics is not None else None
     return TargetCap(
-        target=t.name,
-        rate_rps=_f(mr.get("rate_rps")), low_rps=_f(mr.get("low_rps")),
-        high_rps=_f(mr.get("high_rps")),
-        method=None if mr.get("method") is None else str(mr["method"]),
-        method_note=None if mr.get("note") is None else str(mr["note"]),
-        saturation_rps=_f(cap.get("saturation_rps")),
-        chips_per_replica=_i(plan.get("chips_per_replica")), hours=_i(plan.get("hours")),
-        replicas=_floats(plan.get("replicas")), peak_replicas=_i(plan.get("peak_replicas")),
-        min_replicas=_i(plan.get("min_replicas")), utilization=util,
-        declared_utilization=_f(cap.get("declared_utilization")),
-        idle_chip_hours=_f(plan.get("idle_chip_hours")),
-        fleet_usd=_f(cost.get("fleet_usd")),
-        cost_under_demand_usd=_f(cost.get("cost_per_correct_usd")),
-        cost_at_slo_rate_usd=_f(cost.get("cost_per_correct_at_slo_rate_usd")),
-        cost_at_saturation_usd=_f(cost.get("cost_per_correct_at_saturation_usd")),
-        cost_at_declared_utilization_usd=_f(
-            _d(e.get("at_declared_utilization")).get("cost_per_correct_usd")),
-        availability=None if av.get("status") is None else str(av["status"]),
-        blockers=_strs(av.get("blockers")), warnings=_strs(av.get("warnings")),
-        notes=_strs(av.get("notes")),
-        spares=_i(wi.get("spares")), without=_fleet_run(_d(wi.get("without"))),
-        with_spares=_fleet_run(_d(wi.get("with_spares"))),
-        spare_cost_usd=_f(wi.get("extra_cost_usd")),
-        usd_per_request_saved=_f(wi.get("usd_per_request_saved")),
-    )
-
-
-def _first(*vals: Any) -> Any:
-    return next((v for v in vals if v is not None), None)
-
-
-def _strs(v: Any) -> tuple[str, ...]:
-    return tuple(str(x) for x in v) if isinstance(v, list | tuple) else ()
+        target=t.name, capacity=t.capacity,
+        cost_at_declared_utilization_usd=(None if declared is None
+                                          else declared.cost_per_correct_usd),
+        untrusted=tuple((p.label, untrusted_reason(p)) for p in t.points if not p.trusted))
 
 
 @dataclass(frozen=True, slots=True)
 class CapacityView:
     """The demand and every target's capacity under it."""
 
-    profile: str | None
-    peak_rps: float | None
-    days: int | None
-    headroom: float | None
-    spares: int | None
-    scaling: str | None
+    demand: Demand | None
     hourly_mean_rps: tuple[float, ...] | None   # demand per hour over the planning horizon
     hourly_peak_rps: tuple[float, ...] | None   # the hour's highest rate (bursts)
-    demand_note: str | None                     # why the hourly demand is missing
+    demand_note: str | None                     # why the demand or its hours are missing
     targets: dict[str, TargetCap | None]        # study order; None: no capacity stored
-    ranking_at_declared_utilization: tuple[str, ...] = ()
-    failing_gate: frozenset[str] = frozenset()  # targets below the quality level
+    standings: tuple[Standing, ...] = ()        # the verdict's, as it ranked them
+
+    @property
+    def profile(self) -> str | None:
+        return None if self.demand is None else self.demand.profile
+
+    @property
+    def peak_rps(self) -> float | None:
+        return None if self.demand is None else self.demand.peak_rps
+
+    @property
+    def days(self) -> int | None:
+        return None if self.demand is None else self.demand.days
 
     @property
     def expected_requests_per_day(self) -> float | None:
@@ -221,19 +148,18 @@ class CapacityView:
 _Hourly = tuple[tuple[float, ...] | None, tuple[float, ...] | None, str | None]
 
 
-def _hourly(demand: dict[str, Any], result: RunResult) -> _Hourly:
+def _hourly(demand: Demand, result: RunResult) -> _Hourly:
     """Hourly mean and peak demand: from the profile itself, else from a stored plan (a
     relative csv: path may not resolve from the run folder)."""
     try:
-        mean, peak = load_profile(Demand.model_validate(demand)).hourly()
+        mean, peak = load_profile(demand).hourly()
         return tuple(float(x) for x in mean), tuple(float(x) for x in peak), None
     except (AccevalError, ValidationError, OSError, ValueError) as exc:
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     for t in result.targets:
-        plan = _d(_d((t.economics or {}).get("capacity")).get("plan"))
-        mean_t, peak_t = _floats(plan.get("hourly_mean_rps")), _floats(plan.get("hourly_peak_rps"))
-        if mean_t is not None:
-            return mean_t, peak_t, None
+        plan = t.capacity.plan if t.capacity is not None else None
+        if plan is not None and plan.hourly_mean_rps:
+            return tuple(plan.hourly_mean_rps), tuple(plan.hourly_peak_rps), None
     return None, None, f"the demand profile could not be loaded ({why})"
 
 
@@ -241,21 +167,25 @@ def run_capacity(result: RunResult) -> CapacityView | None:
     """The capacity view of ``result``; None when the study declares no demand and no target
     carries capacity figures."""
     caps = {t.name: target_cap(t) for t in result.targets}
-    demand = result.study.get("demand")
-    if not isinstance(demand, dict) and not any(caps.values()):
+    raw = result.study.get("demand")
+    if raw is None and not any(caps.values()):
         return None
-    demand = _d(demand)
-    mean, peak, note = (_hourly(demand, result) if demand
-                        else (None, None, "the study declares no demand"))
-    ranking = (result.economics or {}).get("ranking_at_declared_utilization")
-    return CapacityView(
-        profile=None if demand.get("profile") is None else str(demand["profile"]),
-        peak_rps=_f(demand.get("peak_rps")), days=_i(demand.get("days")),
-        headroom=_f(demand.get("headroom")), spares=_i(demand.get("spares")),
-        scaling=None if demand.get("scaling") is None else str(demand["scaling"]),
-        hourly_mean_rps=mean, hourly_peak_rps=peak, demand_note=note, targets=caps,
-        ranking_at_declared_utilization=_strs(ranking),
-        failing_gate=frozenset(t.name for t in result.targets if t.gate.passed is False))
+    demand: Demand | None = None
+    mean: tuple[float, ...] | None = None
+    peak: tuple[float, ...] | None = None
+    note: str | None
+    if raw is None:
+        note = "the study declares no demand"
+    else:
+        try:
+            demand = Demand.model_validate(raw)
+        except ValidationError as exc:
+            note = f"the study's demand could not be read ({exc.errors()[0]['msg']})"
+        else:
+            mean, peak, note = _hourly(demand, result)
+    return CapacityView(demand=demand, hourly_mean_rps=mean, hourly_peak_rps=peak,
+                        demand_note=note, targets=caps,
+                        standings=tuple(result.verdict.standings))
 
 
 def method_words(method: str | None) -> str | None:
@@ -267,9 +197,9 @@ def method_words(method: str | None) -> str | None:
 Table = tuple[list[str], list[list[str]]]
 
 
-def bracket(c: TargetCap) -> str:
+def bracket(m: MaxRateResult) -> str:
     """The load points around the max rate: last passing – first failing."""
-    lo, hi = c.low_rps, c.high_rps
+    lo, hi = m.low_rps, m.high_rps
     if lo is not None and lo <= 0:
         lo = None  # never-passed stores 0: no point passed
     if lo is not None and hi is not None:
@@ -286,19 +216,18 @@ def _nm_row(name: str, width: int) -> list[str]:
 
 
 def intro(v: CapacityView) -> str:
-    if v.profile is None:
+    d = v.demand
+    if d is None:
         return f"Demand: {NOT_MEASURED} ({v.demand_note or 'no demand declared'})."
-    spares = "spare" if v.spares == 1 else "spares"
+    spares = "spare" if d.spares == 1 else "spares"
     per_day = v.expected_requests_per_day
     day = (f"; {num(per_day, 0)} requests a day" if per_day is not None
            else f"; hourly demand {NOT_MEASURED} ({v.demand_note})")
-    return (f"Demand: {v.profile}, busiest hour {num(v.peak_rps, 1)} req/s, "
-            f"{v.days if v.days is not None else NOT_MEASURED} "
-            f"{'day' if v.days == 1 else 'days'}, headroom "
-            f"{pct(v.headroom, 0)}, {v.spares if v.spares is not None else NOT_MEASURED} "
-            f"{spares}, {v.scaling or NOT_MEASURED} scaling{day}. Each target's fleet is sized "
-            "hour by hour at the highest rate one replica serves within the SLO "
-            "(docs/capacity.md).")
+    return (f"Demand: {d.profile}, busiest hour {num(d.peak_rps, 1)} req/s, "
+            f"{d.days} {'day' if d.days == 1 else 'days'}, headroom "
+            f"{pct(d.headroom, 0)}, {d.spares} {spares}, {d.scaling} scaling{day}. Each "
+            "target's fleet is sized hour by hour at the highest rate one replica serves "
+            "within the SLO, from its trusted load points only (docs/capacity.md).")
 
 
 def fleet_table(v: CapacityView) -> Table:
@@ -310,36 +239,60 @@ def fleet_table(v: CapacityView) -> Table:
         if c is None:
             rows.append(_nm_row(name, len(head)))
             continue
-        reps = (NOT_MEASURED if c.peak_replicas is None
-                else f"{c.min_replicas if c.min_replicas is not None else '?'} – "
-                     f"{c.peak_replicas}")
-        util = pct(c.utilization)
-        if c.utilization is not None and c.declared_utilization is not None:
-            util += f" ({pct(c.declared_utilization, 0)})"
-        avail = c.availability or NOT_MEASURED
-        if c.blockers:
-            avail += f": {len(c.blockers)} blocker(s)"
-        elif c.warnings:
-            avail += f": {len(c.warnings)} warning(s)"
-        rows.append([name, num(c.rate_rps, 1), bracket(c), method_words(c.method) or NOT_MEASURED,
-                     reps, util, num(c.idle_chip_hours_per_day, 1), avail])
+        cap, plan = c.capacity, c.capacity.plan
+        reps = NOT_MEASURED if plan is None else f"{plan.min_replicas} – {plan.peak_replicas}"
+        util = pct(cap.utilization_under_demand)
+        if cap.utilization_under_demand is not None:
+            util += f" ({pct(cap.declared_utilization, 0)})"
+        av = cap.availability
+        avail = av.status
+        if av.blockers:
+            avail += f": {len(av.blockers)} blocker(s)"
+        elif av.warnings:
+            avail += f": {len(av.warnings)} warning(s)"
+        rows.append([name, num(c.rate_rps, 1), bracket(c.max_rate),
+                     method_words(c.max_rate.method) or NOT_MEASURED, reps, util,
+                     num(c.idle_chip_hours_per_day, 1), avail])
     return head, rows
 
 
+def _cost_scale(v: CapacityView) -> tuple[int, str]:
+    """One unit ("per 1M correct tasks") for the whole cost table: that of its cheapest cost."""
+    costs = []
+    for c in v.targets.values():
+        if c is None:
+            continue
+        if c.capacity.cost is not None:
+            k = c.capacity.cost
+            costs += [k.cost_per_correct_usd, k.cost_per_correct_at_slo_rate_usd,
+                      k.cost_per_correct_at_saturation_usd]
+        costs.append(c.cost_at_declared_utilization_usd)
+    finite = [x for x in costs if x is not None and 0 < x < float("inf")]
+    return scale_for(min(finite)) if finite else (1, "")
+
+
 def cost_table(v: CapacityView) -> Table:
-    head = ["target", "fleet cost per day", "cost per correct task under demand",
+    head = ["target", "fleet cost", "cost per correct task under demand",
             "at the SLO rate (every replica busy)", "at saturation",
-            "under demand ÷ at saturation", "bill at the declared utilization"]
+            "under demand ÷ at the SLO rate", "bill at the declared utilization"]
+    scale = _cost_scale(v)
+
+    def per(usd: float | None) -> str:
+        return money_per(usd, "correct task", scale=scale)
+
     rows = []
     for name, c in v.targets.items():
         if c is None:
             rows.append(_nm_row(name, len(head)))
             continue
-        ratio = c.demand_vs_saturation
-        rows.append([name, usd(c.fleet_usd_per_day), usd(c.cost_under_demand_usd),
-                     usd(c.cost_at_slo_rate_usd), usd(c.cost_at_saturation_usd),
-                     NOT_MEASURED if ratio is None else f"{num(ratio, 1)}×",
-                     usd(c.cost_at_declared_utilization_usd)])
+        k = c.capacity.cost
+        if k is None:
+            rows.append([name] + [NOT_MEASURED] * 5 + [per(c.cost_at_declared_utilization_usd)])
+            continue
+        rows.append([name, money_rate(c.fleet_usd_per_hour), per(k.cost_per_correct_usd),
+                     per(k.cost_per_correct_at_slo_rate_usd),
+                     per(k.cost_per_correct_at_saturation_usd), ratio_text(k.ratio),
+                     per(c.cost_at_declared_utilization_usd)])
     return head, rows
 
 
@@ -347,38 +300,34 @@ def _pair(a: str, b: str) -> str:
     return a if a == b == NOT_MEASURED else f"{a} → {b}"
 
 
-def _count(r: FleetRun | None, key: str) -> str:
-    if r is None:
-        return NOT_MEASURED
-    n: float | None = getattr(r, key)
-    if n is None:
-        return NOT_MEASURED
-    frac = _div(n, None if r.arrivals is None else float(r.arrivals))
+def _count(n: float, frac: float | None) -> str:
     return f"{num(n, 0)} ({pct(frac, 3)})" if frac is not None and n > 0 else num(n, 0)
 
 
 def whatif_table(v: CapacityView) -> Table:
     head = ["target", "failures", "SLO attainment N → N+1", "late requests N → N+1",
-            "lost requests N → N+1", "N+1 cost per day", "cost per request saved"]
+            "lost requests N → N+1", "N+1 extra cost", "cost per request saved"]
     rows = []
     for name, c in v.targets.items():
-        if c is None or c.without is None:
+        w = c.capacity.what_if if c is not None else None
+        if c is None or w is None:
             rows.append(_nm_row(name, len(head)))
             continue
-        w, s = c.without, c.with_spares
-        att = _pair(pct(w.slo_attainment, 3), pct(s.slo_attainment if s else None, 3))
-        saved = usd(c.usd_per_request_saved)
-        if c.usd_per_request_saved is None and c.spare_cost_usd is not None:
+        a: FleetSimSummary = w.without
+        b: FleetSimSummary = w.with_spares
+        saved = money_per(w.usd_per_request_saved, "request")
+        if w.usd_per_request_saved is None and w.extra_cost_usd is not None:
             saved = "nothing saved"
-        rows.append([name, NOT_MEASURED if w.failures is None else str(w.failures), att,
-                     _pair(_count(w, "late"), _count(s, "late")),
-                     _pair(_count(w, "lost"), _count(s, "lost")),
-                     usd(c.spare_cost_usd_per_day), saved])
+        rows.append([name, str(a.failures),
+                     _pair(pct(a.slo_attainment, 3), pct(b.slo_attainment, 3)),
+                     _pair(_count(a.late, a.late_fraction), _count(b.late, b.late_fraction)),
+                     _pair(_count(a.lost, a.lost_fraction), _count(b.lost, b.lost_fraction)),
+                     money_rate(c.spare_usd_per_hour), saved])
     return head, rows
 
 
 def notes(v: CapacityView) -> list[str]:
-    """How each rate was found, and every availability finding, one line each."""
+    """How each rate was found, untrusted points left out, and every availability finding."""
     out = []
     # The same finding for several targets (typically "not declared") is said once.
     findings: dict[tuple[str, str], list[str]] = {}
@@ -387,10 +336,13 @@ def notes(v: CapacityView) -> list[str]:
             out.append(f"{name}: capacity {NOT_MEASURED} (no priced load point, or the target "
                        "failed).")
             continue
-        if c.method_note:
-            out.append(f"{name}: {c.method_note}.")
-        for kind, items in (("blocker", c.blockers), ("warning", c.warnings),
-                            ("note", c.notes)):
+        if c.max_rate.note:
+            out.append(f"{name}: {c.max_rate.note}.")
+        out += [f"{name}: load point {label} {why}: not used for the max rate."
+                for label, why in c.untrusted]
+        av = c.capacity.availability
+        for kind, items in (("blocker", av.blockers), ("warning", av.warnings),
+                            ("note", av.notes)):
             for m in items:
                 findings.setdefault((kind, m), []).append(name)
     out += [f"Availability {kind} ({', '.join(names)}): {m}"
@@ -399,20 +351,25 @@ def notes(v: CapacityView) -> list[str]:
 
 
 def ranking_line(v: CapacityView) -> str | None:
-    if not v.ranking_at_declared_utilization:
+    """The verdict's order and the basis of each cost (under the demand, or at the declared
+    utilization), as the verdict ranked them."""
+    ranked = sorted((s for s in v.standings if s.rank is not None), key=lambda s: s.rank or 0)
+    if not ranked:
         return None
-    parts = []
-    for name in v.ranking_at_declared_utilization:
-        c = v.targets.get(name)
-        gate = ", fails the quality gate" if name in v.failing_gate else ""
-        parts.append(f"{name} ({usd(c.cost_at_declared_utilization_usd if c else None)}{gate})")
-    return ("Ranked at the declared utilization instead of the demand (every replica busy), "
-            "cheapest correct task first: " + ", ".join(parts) + ".")
+    parts = [f"{s.rank}. {s.target} ({money_per(s.cost_per_correct_usd, 'correct task')}"
+             f"{', ' + s.cost_basis if s.cost_basis else ''}"
+             f"{', at ' + s.operating_point if s.operating_point else ''})" for s in ranked]
+    line = "The verdict's order, cheapest correct task first: " + "; ".join(parts) + "."
+    out = [s for s in v.standings if not s.qualified]
+    if out:
+        line += " Not ranked: " + "; ".join(
+            f"{s.target} ({'; '.join(s.reasons)})" for s in out) + "."
+    return line
 
 
-__all__ = ["METHOD_WORDS", "CapacityView", "FleetRun", "TargetCap", "bracket", "cost_table",
+__all__ = ["METHOD_WORDS", "CapacityView", "TargetCap", "bracket", "cost_table",
            "fleet_table", "intro", "method_words", "notes", "ranking_line", "run_capacity",
-           "target_cap", "whatif_table"]
+           "target_cap", "untrusted_reason", "whatif_table"]
 
 
 # --- batching: throughput gained against waiting added ----------------------------------------
@@ -422,15 +379,17 @@ BATCHING_HEAD = ["target", "in flight", "req/s", "gain over the level below", "T
 
 
 def batching_rows(result: RunResult) -> list[list[str]]:
-    """One row per concurrency level and target, from the measured load points (the server's
-    dynamic batching is what turns more requests in flight into throughput or into waiting)."""
+    """One row per concurrency level and target, from the trusted load points (the server's
+    dynamic batching is what turns more requests in flight into throughput or into waiting);
+    an untrusted point is listed as such, not used."""
     from acceval.capacity import batching_knee, batching_tradeoff
     from acceval.report._fmt import yesno
 
     rows: list[list[str]] = []
     for t in result.targets:
-        steps = batching_tradeoff(t.points)
-        if len(steps) < 2:
+        steps = batching_tradeoff(p for p in t.points if p.trusted)
+        untrusted = [p for p in t.points if not p.trusted]
+        if len(steps) < 2 and not (steps and untrusted):
             continue
         knee = batching_knee(steps)
         for s in steps:
@@ -440,6 +399,10 @@ def batching_rows(result: RunResult) -> list[list[str]]:
                 num(s.wait_added_ms, 2), num(s.e2e_p50_ms, 2), yesno(s.meets_slo),
                 _knee_note(s is knee, s is steps[-1]),
             ])
+        for p in untrusted:
+            level = p.level if p.kind == "concurrency" else p.summary.mean_in_flight
+            rows.append([t.name, num(level, 1), "—", "—", "—", "—", "—", "—",
+                         f"{p.label}: {untrusted_reason(p)}"])
     return rows
 
 

@@ -16,9 +16,11 @@ import numpy as np
 import pyarrow as pa
 
 from acceval.metrics import derive
-from acceval.report._capacity import CapacityView
+from acceval.report._capacity import CapacityView, untrusted_reason
 from acceval.report._econ import RunEcon, TargetEcon
 from acceval.results.result import RunResult
+from acceval.results.sections import PointResult
+from acceval.units import money_per, scale_for
 
 Figure = dict[str, Any]
 
@@ -60,20 +62,37 @@ def _fin(v: float | None) -> bool:
     return v is not None and math.isfinite(v)
 
 
+def _untrusted_trace(name: str, colour: str, pts: list[PointResult], x: list[float | None],
+                     y: list[float | None], **axes: str) -> dict[str, Any]:
+    """Points the load generator flagged degraded: drawn as crosses, with the reason, and
+    left out of every line and frontier."""
+    return {"type": "scatter", "mode": "markers", "x": x, "y": y,
+            "text": [_e(f"{p.label}: {untrusted_reason(p)}") for p in pts],
+            "name": _e(f"{name} (not trusted)"), "legendgroup": _e(name), **axes,
+            "marker": {"symbol": "x-open", "size": 10, "color": colour},
+            "hovertemplate": f"{_e(name)} %{{text}}<extra></extra>"}
+
+
 def latency_vs_throughput(result: RunResult) -> Chart:
     title = "Latency (p95) vs throughput, per target"
     data: list[dict[str, Any]] = []
+    untrusted_drawn = False
     for i, t in enumerate(result.targets):
         pts = [p for p in t.points if _fin(p.summary.request_throughput_rps)]
         pts.sort(key=lambda p: p.summary.request_throughput_rps or 0.0)
         for metric, axis in (("ttft_ms", ""), ("tpot_ms", "2")):
             xs, ys, text = [], [], []
+            bad: list[PointResult] = []
             for p in pts:
                 v = getattr(p.summary, metric).p95
-                if _fin(v):
-                    xs.append(p.summary.request_throughput_rps)
-                    ys.append(v)
-                    text.append(_e(p.label))
+                if not _fin(v):
+                    continue
+                if not p.trusted:
+                    bad.append(p)
+                    continue
+                xs.append(p.summary.request_throughput_rps)
+                ys.append(v)
+                text.append(_e(p.label))
             if xs:
                 data.append({"type": "scatter", "mode": "lines+markers", "x": xs, "y": ys,
                              "text": text, "name": _e(t.name), "legendgroup": _e(t.name),
@@ -82,6 +101,14 @@ def latency_vs_throughput(result: RunResult) -> Chart:
                              "hovertemplate": f"{_e(t.name)} %{{text}}<br>%{{x:.3g}} req/s, "
                                               f"{metric[:4].upper()} p95 %{{y:.4g}} ms"
                                               "<extra></extra>"})
+            if bad:
+                untrusted_drawn = True
+                tr = _untrusted_trace(t.name, _colour(i), bad,
+                                      [p.summary.request_throughput_rps for p in bad],
+                                      [getattr(p.summary, metric).p95 for p in bad],
+                                      xaxis="x" + axis, yaxis="y" + axis)
+                tr["showlegend"] = axis == ""
+                data.append(tr)
     if not data:
         return Chart("chart-latency", title, None, "no load point completed a request")
     slo = result.study.get("slo") or {}
@@ -99,8 +126,11 @@ def latency_vs_throughput(result: RunResult) -> Chart:
                              "anchor": "y2"},
                      yaxis2={"title": {"text": "TPOT p95 (ms)"}, "anchor": "x2",
                              "rangemode": "tozero"})
-    return Chart("chart-latency", title, {"data": data, "layout": layout},
-                 "dashed red lines: the study's SLO bounds")
+    note = "dashed red lines: the study's SLO bounds"
+    if untrusted_drawn:
+        note += ("; crosses: load points not trusted (the load generator fell behind), "
+                 "not joined to the curve")
+    return Chart("chart-latency", title, {"data": data, "layout": layout}, note)
 
 
 def _pareto(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -118,90 +148,134 @@ def pareto(result: RunResult) -> Chart:
     title = "Throughput per chip vs interactivity (Pareto view)"
     data: list[dict[str, Any]] = []
     everything: list[tuple[float, float]] = []
+    untrusted_drawn = False
     for i, t in enumerate(result.targets):
-        chips = int(t.platform.get("chips") or 1)
         xs, ys, text = [], [], []
+        bad: list[PointResult] = []
+        bad_x: list[float | None] = []
+        bad_y: list[float | None] = []
         for p in t.points:
             tpot = p.summary.tpot_ms.p50
             tps = p.summary.output_token_throughput_tps
-            if _fin(tpot) and tpot and _fin(tps):
-                assert tpot is not None and tps is not None
-                xs.append(1000.0 / tpot)
-                ys.append(tps / chips)
-                text.append(_e(p.label))
+            if not (_fin(tpot) and tpot and _fin(tps)):
+                continue
+            assert tpot is not None and tps is not None
+            if not p.trusted:
+                bad.append(p)
+                bad_x.append(1000.0 / tpot)
+                bad_y.append(tps / t.chips)
+                continue
+            xs.append(1000.0 / tpot)
+            ys.append(tps / t.chips)
+            text.append(_e(p.label))
         everything += list(zip(xs, ys, strict=True))
         if xs:
             data.append({"type": "scatter", "mode": "markers", "x": xs, "y": ys, "text": text,
-                         "name": _e(t.name), "marker": {"size": 10, "color": _colour(i)},
+                         "name": _e(t.name), "legendgroup": _e(t.name),
+                         "marker": {"size": 10, "color": _colour(i)},
                          "hovertemplate": f"{_e(t.name)} %{{text}}<br>%{{x:.3g}} tok/s/user, "
                                           "%{y:.4g} tok/s/chip<extra></extra>"})
+        if bad:
+            untrusted_drawn = True
+            data.append(_untrusted_trace(t.name, _colour(i), bad, bad_x, bad_y))
     if not data:
         return Chart("chart-pareto", title, None,
                      "needs TPOT (answers longer than one token) and token throughput")
     front = _pareto(everything)
-    data.append({"type": "scatter", "mode": "lines", "x": [p[0] for p in front],
-                 "y": [p[1] for p in front], "name": "Pareto frontier",
-                 "line": {"color": "#555", "dash": "dot"}, "hoverinfo": "skip"})
+    if front:
+        data.append({"type": "scatter", "mode": "lines", "x": [p[0] for p in front],
+                     "y": [p[1] for p in front], "name": "Pareto frontier",
+                     "line": {"color": "#555", "dash": "dot"}, "hoverinfo": "skip"})
     layout = _layout(title, xaxis={"title": {"text": "interactivity: output tok/s per user "
                                              "(1000 / TPOT p50)"}, "rangemode": "tozero"},
                      yaxis={"title": {"text": "output tok/s per chip"}, "rangemode": "tozero"})
-    return Chart("chart-pareto", title, {"data": data, "layout": layout},
-                 "up and to the right is better; chips from each target's platform.chips")
+    note = "up and to the right is better; chips from each target's platform.chips"
+    if untrusted_drawn:
+        note += "; crosses: load points not trusted, left out of the frontier"
+    return Chart("chart-pareto", title, {"data": data, "layout": layout}, note)
 
 
-def cost_stack(result: RunResult, econ: dict[str, TargetEcon]) -> Chart:
+def cost_stack(result: RunResult) -> Chart:
+    """Each bill item's share of the cost per correct task at the operating point the verdict
+    names for the target (a target the verdict gives none is not drawn)."""
     title = "Cost per correct task, by bill item"
-    names: list[str] = []
+    bills = []
+    left_out: list[str] = []
     for t in result.targets:
-        for item in econ[t.name].items:
-            if item.name not in names:
-                names.append(item.name)
+        s = result.verdict.standing(t.name)
+        pc = (t.economics.point(s.operating_point)
+              if t.economics is not None and s is not None and s.operating_point else None)
+        if pc is None:
+            if t.economics is not None:
+                left_out.append(t.name)
+            continue
+        counted = sum(i.usd for i in pc.bill.items if i.usd is not None)
+        if _fin(pc.bill.cost_per_correct_usd) and counted > 0:
+            bills.append((t.name, pc.label, pc.bill, counted))
+    if not bills:
+        return Chart("chart-cost", title, None,
+                     "no target has a priced operating point (declare a price, meet the SLO) "
+                     "or nothing was answered correctly")
+    scale = scale_for(min(b.cost_per_correct_usd for _, _, b, _ in bills))
+    names: list[str] = []
+    for _, _, bill, _ in bills:
+        names += [i.name for i in bill.items if i.usd is not None and i.name not in names]
     data = []
     for j, item_name in enumerate(names):
-        xs, ys = [], []
-        for t in result.targets:
-            c = econ[t.name]
-            counted = sum(i.usd for i in c.items if i.usd is not None)
-            if not _fin(c.cost_per_correct_usd) or counted <= 0:
+        xs, ys, text = [], [], []
+        for target, label, bill, counted in bills:
+            item = bill.item(item_name)
+            if item is None or item.usd is None:
                 continue
-            assert c.cost_per_correct_usd is not None
-            usd = next((i.usd for i in c.items if i.name == item_name), None)
-            if usd is not None:
-                xs.append(_e(t.name))
-                ys.append(usd / counted * c.cost_per_correct_usd)
+            share = item.usd / counted * bill.cost_per_correct_usd
+            xs.append(_e(target))
+            ys.append(share * scale[0])
+            text.append(_e(f"{item_name} at {label}: "
+                           f"{money_per(share, 'correct task', scale=scale)}"))
         if xs:
-            data.append({"type": "bar", "x": xs, "y": ys, "name": _e(item_name),
-                         "marker": {"color": _colour(j + 2)},
-                         "hovertemplate": f"{_e(item_name)}: $%{{y:.4g}}<extra></extra>"})
-    if not data:
-        return Chart("chart-cost", title, None,
-                     "no target has a bill (declare a price) or nothing was answered correctly")
-    layout = _layout(title, barmode="stack", yaxis={"title": {"text": "USD per correct task"}})
-    return Chart("chart-cost", title, {"data": data, "layout": layout},
-                 "each item's share of the bill at the target's operating point")
+            data.append({"type": "bar", "x": xs, "y": ys, "name": _e(item_name), "text": text,
+                         "textposition": "none", "marker": {"color": _colour(j + 2)},
+                         "hovertemplate": "%{text}<extra></extra>"})
+    unit = f"per {scale[1]} correct tasks" if scale[1] else "per correct task"
+    layout = _layout(title, barmode="stack", yaxis={"title": {"text": f"USD {unit}"}})
+    note = "each item's share of the bill at the operating point the verdict names"
+    if left_out:
+        note += f"; no operating point (not drawn): {', '.join(left_out)}"
+    return Chart("chart-cost", title, {"data": data, "layout": layout}, note)
 
 
 def tornado(run: RunEcon) -> Chart:
     title = "Sensitivity of cost per correct task (one input at a time)"
-    bars = sorted(run.bars, key=lambda b: -abs(b.high_usd - b.low_usd))[:_MAX_TORNADO_BARS]
-    bars = [b for b in bars if b.high_usd != b.low_usd]
+    bars = [b for b in run.bars
+            if all(map(_fin, (b.base_usd, b.low_usd, b.high_usd))) and b.high_usd != b.low_usd]
+    bars = sorted(bars, key=lambda b: -abs(b.high_usd - b.low_usd))[:_MAX_TORNADO_BARS]
     if not bars:
         return Chart("chart-tornado", title, None,
                      "no sensitivity analysis in this run (needs a bill per target)")
     bars.reverse()  # Plotly draws the first category at the bottom
+    scale = scale_for(min(min(b.base_usd, b.low_usd, b.high_usd) for b in bars))
+    n = scale[0]
     labels = [_e(f"{b.target} · {b.input}") for b in bars]
     data = []
     for side, colour in (("low", "#56B4E9"), ("high", "#D55E00")):
+        ends = [(b.low_usd, b.low_value) if side == "low" else (b.high_usd, b.high_value)
+                for b in bars]
         data.append({"type": "bar", "orientation": "h", "y": labels,
-                     "x": [getattr(b, f"{side}_usd") - b.base_usd for b in bars],
-                     "base": [b.base_usd for b in bars], "name": f"input at its {side} end",
+                     "x": [(usd - b.base_usd) * n for b, (usd, _) in zip(bars, ends,
+                                                                         strict=True)],
+                     "base": [b.base_usd * n for b in bars], "name": f"input at its {side} end",
                      "marker": {"color": colour},
-                     "customdata": [getattr(b, f"{side}_value") for b in bars],
-                     "hovertemplate": f"%{{y}} {side}: input %{{customdata}} → "
-                                      "$%{base:.4g} %{x:+.4g}<extra></extra>"})
+                     "text": [_e(f"input {value:g}" if value is not None else "input unknown")
+                              + " → " + _e(money_per(usd, "correct task", scale=scale))
+                              + " (base " + _e(money_per(b.base_usd, "correct task",
+                                                         scale=scale)) + ")"
+                              for b, (usd, value) in zip(bars, ends, strict=True)],
+                     "textposition": "none",
+                     "hovertemplate": f"%{{y}} {side}: %{{text}}<extra></extra>"})
+    unit = f"per {scale[1]} correct tasks" if scale[1] else "per correct task"
     layout = _layout(title, barmode="overlay", height=max(300, 60 + 28 * len(bars)),
                      margin={"l": 220, "r": 20, "t": 50, "b": 60},
-                     xaxis={"title": {"text": "USD per correct task"}})
+                     xaxis={"title": {"text": f"USD {unit}"}})
     return Chart("chart-tornado", title, {"data": data, "layout": layout},
                  "bars start at each target's base cost; widest input on top")
 
@@ -305,24 +379,22 @@ def _fault_windows(result: RunResult, origin_ns: float
     shapes: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
     for t in result.targets:
-        i = t.interruption or {}
-        fault = i.get("fault_ns")
-        if fault is None:
+        i = t.interruption
+        if i is None or i.fault_ns is None:
             continue
-        x0 = (float(fault) - origin_ns) / 1e9
-        back = i.get("ready_ns")
-        x1 = (float(back) - origin_ns) / 1e9 if back is not None else x0
+        x0 = (i.fault_ns - origin_ns) / 1e9
+        x1 = (i.ready_ns - origin_ns) / 1e9 if i.ready_ns is not None else x0
         shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": x0, "x1": x1,
                        "y0": 0, "y1": 1, "fillcolor": "#D55E00", "opacity": 0.18,
                        "line": {"width": 0}, "layer": "below"})
-        rec = i.get("slo_recovered_s")
-        if rec is not None and x0 + float(rec) > x1:
+        rec = i.slo_recovered_s
+        if rec is not None and x0 + rec > x1:
             shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": x1,
-                           "x1": x0 + float(rec), "y0": 0, "y1": 1, "fillcolor": "#D55E00",
+                           "x1": x0 + rec, "y0": 0, "y1": 1, "fillcolor": "#D55E00",
                            "opacity": 0.08, "line": {"width": 0}, "layer": "below"})
         notes.append({"x": x0, "y": 1.0, "xref": "x", "yref": "paper", "showarrow": False,
                       "xanchor": "left", "yanchor": "bottom",
-                      "text": _e(f"{t.name}: {i.get('action')} ({i.get('point_label')})"),
+                      "text": _e(f"{t.name}: {i.action} ({i.point_label})"),
                       "font": {"size": 11, "color": "#D55E00"}})
     return shapes, notes
 
@@ -373,5 +445,9 @@ def demand_vs_capacity(result: RunResult, view: CapacityView | None) -> Chart:
 
 def all_charts(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon,
                records: pa.Table | None) -> list[Chart]:
-    return [latency_vs_throughput(result), pareto(result), cost_stack(result, econ),
+    """Every chart of the HTML report. ``econ`` is accepted for the caller's convenience; the
+    cost chart reads the operating point from ``result.verdict`` and the bill from the
+    result itself."""
+    del econ
+    return [latency_vs_throughput(result), pareto(result), cost_stack(result),
             tornado(run), accuracy(result), timeline(result, records)]

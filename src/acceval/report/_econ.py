@@ -1,9 +1,8 @@
-"""A typed, read-only view of what a RunResult says about money, energy and portability.
+"""What the renderers show about money, energy and portability, read from the typed result.
 
-``TargetResult.economics``, ``TargetResult.energy`` and ``RunResult.economics`` are open
-dicts filled by the economics stage; this module is the one place the renderers read them,
-so a change of their shape is absorbed here. Anything absent is ``None`` and is rendered
-"not measured". The keys read are listed in docs/report.md ("What the report reads").
+It selects and names; it computes nothing the result lacks. The operating point of a target
+and the ranking are the verdict's (:mod:`acceval.verdict`); a bill is
+``TargetResult.economics``'s. Anything absent is ``None`` and is rendered "not measured".
 """
 
 from __future__ import annotations
@@ -12,25 +11,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from acceval.results.result import PointResult, RunResult, TargetResult
-
-
-def _f(v: Any) -> float | None:
-    """A number, or None for missing/non-numeric. ``inf`` stays (nothing was correct)."""
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return None
-    return None if math.isnan(v) else float(v)
-
-
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _first(d: dict[str, Any], *keys: str) -> Any:
-    for k in keys:
-        if d.get(k) is not None:
-            return d[k]
-    return None
+from acceval.results.result import RunResult, TargetResult
+from acceval.results.sections import PointCost as StoredCost
+from acceval.results.sections import PointResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,100 +81,47 @@ class TargetEcon:
         return self.at_slo.items if self.at_slo else ()
 
 
-def _bills(e: dict[str, Any]) -> list[dict[str, Any]]:
-    for key in ("points", "bills"):
-        v = e.get(key)
-        if isinstance(v, list) and v:
-            return [p for p in v if isinstance(p, dict)]
-    for key in ("best", "bill"):
-        if isinstance(e.get(key), dict):
-            return [dict(e[key])]
-    return [e] if "cost_per_correct_usd" in e else []
+def _estimated(pc: StoredCost) -> tuple[str, ...]:
+    return tuple(f"{name} ({v.origin})" for name, v in sorted(pc.bill.inputs.items())
+                 if v.value is not None and v.origin != "measured")
 
 
-def _accuracy_ci(t: TargetResult, label: str) -> tuple[float, float] | None:
-    p = next((p for p in t.points if p.label == label), None)
-    acc = p.summary.accuracy if p is not None else t.accuracy
-    if acc is None or acc.ci_low is None or acc.ci_high is None:
-        return None
-    return acc.ci_low, acc.ci_high
+def _point_cost(pc: StoredCost) -> PointCost:
+    b = pc.bill
+    ci = pc.cost_per_correct_ci_usd
+    known = ci is not None and ci[0] is not None and ci[1] is not None
+    items = tuple(Item(i.name, i.usd, i.note) for i in b.items)
+    return PointCost(b.load_label, b.cost_per_correct_usd, b.cost_per_attempt_usd,
+                     b.cost_per_mtok_output_usd, items,
+                     (float(ci[0]), float(ci[1])) if known and ci is not None  # type: ignore[arg-type]
+                     else None, "accuracy interval" if known else None)
 
 
-def cost_interval(cost_per_attempt_usd: float | None,
-                  ci: tuple[float, float] | None) -> tuple[float, float] | None:
-    """Cost per correct task over the accuracy interval: attempt cost / [hi, lo] of the 95 %
-    Wilson interval of the success rate (the price itself is taken as exact)."""
-    if cost_per_attempt_usd is None or ci is None:
-        return None
-    lo, hi = ci
-    return (cost_per_attempt_usd / hi if hi > 0 else math.inf,
-            cost_per_attempt_usd / lo if lo > 0 else math.inf)
-
-
-def _estimated(bill: dict[str, Any]) -> tuple[str, ...]:
-    inputs = bill.get("inputs")
-    if not isinstance(inputs, dict):
-        return ()
-    out = []
-    for name, s in sorted(inputs.items()):
-        if isinstance(s, dict) and s.get("value") is not None and s.get("origin") not in (
-                "measured", None):
-            out.append(f"{name} ({s.get('origin')})")
-    return tuple(out)
-
-
-def _point_cost(t: TargetResult, bill: dict[str, Any]) -> PointCost:
-    label = str(bill.get("load_label", ""))
-    per_attempt = _f(bill.get("cost_per_attempt_usd"))
-    raw = bill.get("cost_per_correct_ci_usd")
-    if isinstance(raw, list | tuple) and len(raw) == 2 and all(_f(x) is not None for x in raw):
-        ci: tuple[float, float] | None = (float(raw[0]), float(raw[1]))
-        ci_from: str | None = "economics"
-    else:
-        ci = cost_interval(per_attempt, _accuracy_ci(t, label))
-        ci_from = "accuracy interval" if ci else None
-    items = tuple(Item(str(i.get("name", "?")), _f(i.get("usd")), str(i.get("note") or ""))
-                  for i in bill.get("items", []) if isinstance(i, dict))
-    return PointCost(label, _f(bill.get("cost_per_correct_usd")), per_attempt,
-                     _f(_first(bill, "cost_per_mtok_output_usd",
-                               "cost_per_million_output_tokens_usd")), items, ci, ci_from)
-
-
-def _cheapest(costs: list[PointCost]) -> PointCost | None:
+def target_econ(t: TargetResult, result: RunResult | None = None) -> TargetEcon:
+    """``at_slo`` is the bill at the verdict's operating point (None: the target has none)."""
+    costs = [_point_cost(pc) for pc in t.economics.points] if t.economics else []
+    by_label = {c.label: c for c in costs}
+    standing = result.verdict.standing(t.name) if result is not None else None
+    op = standing.operating_point if standing is not None else None
     known = [c for c in costs if c.cost_per_correct_usd is not None]
-    return min(known, key=lambda c: c.cost_per_correct_usd or 0.0) if known else None
-
-
-def target_econ(t: TargetResult) -> TargetEcon:
-    e = t.economics or {}
-    bills = _bills(e)
-    costs = [_point_cost(t, b) for b in bills]
-    meets = {p.label for p in t.points if p.summary.meets_slo is not False}
-    energy = _dict(t.energy) or _dict(e.get("energy"))
-    prov = _dict(energy.get("provenance"))
-    origins = [c.get("origin") for c in prov.get("components", []) if isinstance(c, dict)]
-    port = t.portability or e.get("portability")
-    exit_ = t.exit or e.get("exit")
+    energy = t.energy
+    origins = [c.origin for c in energy.provenance.components] if energy is not None else []
     return TargetEcon(
-        points={c.label: c for c in costs},
-        at_slo=_cheapest([c for c in costs if c.label in meets]),
-        cheapest=_cheapest(costs),
-        estimated=tuple(sorted({x for b in bills for x in _estimated(b)})),
-        joules_per_correct=_f(energy.get("joules_per_correct")),
-        energy_level=energy.get("level"),
-        energy_complete=prov.get("complete"),
+        points=by_label,
+        at_slo=by_label.get(op) if op is not None else None,
+        cheapest=min(known, key=lambda c: c.cost_per_correct_usd or 0.0) if known else None,
+        estimated=tuple(sorted({x for pc in (t.economics.points if t.economics else [])
+                                for x in _estimated(pc)})),
+        joules_per_correct=energy.joules_per_correct if energy is not None else None,
+        energy_level=energy.level if energy is not None else None,
+        energy_complete=energy.provenance.complete if energy is not None else None,
         energy_origin=("measured" if origins and all(o == "measured" for o in origins)
-                       else (", ".join(sorted({str(o) for o in origins})) or None)),
-        utilization_under_demand=_f(_first(e, "utilization_under_demand", "demand_utilization")),
-        portability_level=_label(port, "level"),
-        exit_readiness=_label(exit_, "readiness"),
+                       else (", ".join(sorted(set(origins))) or None)),
+        utilization_under_demand=(t.economics.utilization_under_demand
+                                  if t.economics is not None else None),
+        portability_level=t.portability.level if t.portability is not None else None,
+        exit_readiness=t.exit.readiness if t.exit is not None else None,
     )
-
-
-def _label(v: Any, key: str) -> str | None:
-    if isinstance(v, dict):
-        v = v.get(key)
-    return None if v is None else str(v)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,65 +157,34 @@ class RunEcon:
     verdict_lines: tuple[str, ...] = ()
 
 
-def _ranking(result: RunResult,
-             per_target: dict[str, TargetEcon]) -> tuple[list[str], dict[str, str]]:
-    ranked: list[tuple[float, str]] = []
-    excluded: dict[str, str] = {}
-    for t in result.targets:
-        c = per_target[t.name]
-        if c.cheapest is None:
-            excluded[t.name] = "no bill (no price declared)" if not c.points else "no cost"
-        elif t.gate.passed is False:
-            excluded[t.name] = "fails the quality gate"
-        elif c.at_slo is None:
-            excluded[t.name] = "no load point meets the SLO"
-        elif c.cost_per_correct_usd is None or not math.isfinite(c.cost_per_correct_usd):
-            excluded[t.name] = "nothing answered correctly"
-        else:
-            ranked.append((c.cost_per_correct_usd, t.name))
-    return [n for _, n in sorted(ranked)], excluded
-
-
-def run_econ(result: RunResult, per_target: dict[str, TargetEcon]) -> RunEcon:
-    e = result.economics or {}
-    sens = _dict(e.get("sensitivity"))
-    bars = []
-    for b in sens.get("bars", []):
-        if not isinstance(b, dict):
-            continue
-        vals = [_f(b.get(k)) for k in ("base_usd", "low_usd", "high_usd")]
-        if all(v is not None and math.isfinite(v) for v in vals):
-            base, low, high = (float(v) for v in vals if v is not None)
-            bars.append(Bar(str(b.get("target")), str(b.get("input")), base, low, high,
-                            _f(b.get("low_value")), _f(b.get("high_value"))))
-    flips = tuple(Flip(str(f.get("input")), str(f.get("scope")), str(f.get("side")),
-                       _f(f.get("value")), f.get("winner"), f.get("base_winner"))
-                  for f in sens.get("flips", []) if isinstance(f, dict))
-    fr = _dict(e.get("frontier"))
-    ranking, excluded = _ranking(result, per_target)
-    unconstrained = fr.get("winner") or sens.get("base_winner")
-    if unconstrained is None:
-        cheapest = [(c.cheapest.cost_per_correct_usd, n) for n, c in per_target.items()
-                    if c.cheapest and c.cheapest.cost_per_correct_usd is not None
-                    and math.isfinite(c.cheapest.cost_per_correct_usd)]
-        unconstrained = min(cheapest)[1] if cheapest else None
-    return RunEcon(winner=ranking[0] if ranking else None, ranking=tuple(ranking),
-                   unconstrained_winner=unconstrained, excluded=excluded, bars=tuple(bars),
-                   flips=flips, sensitivity_present=bool(sens),
-                   verdict_lines=tuple(str(x) for x in e.get("verdict_lines", [])))
+def run_econ(result: RunResult, per_target: dict[str, TargetEcon] | None = None) -> RunEcon:
+    """The verdict's ranking and the sensitivity, as the charts and tables use them."""
+    v = result.verdict
+    sens = result.economics.sensitivity if result.economics is not None else None
+    bars = tuple(Bar(b.target, b.input, b.base_usd, b.low_usd, b.high_usd, b.low_value,
+                     b.high_value) for b in (sens.bars if sens is not None else [])
+                 if all(math.isfinite(x) for x in (b.base_usd, b.low_usd, b.high_usd)))
+    flips = tuple(Flip(f.input, f.scope, f.side, f.value, f.winner, f.base_winner)
+                  for f in (sens.flips if sens is not None else []))
+    ranked = tuple(s.target for s in v.standings if s.rank is not None)
+    excluded = {s.target: "; ".join(s.reasons) for s in v.standings if not s.qualified}
+    return RunEcon(winner=v.winner, ranking=ranked,
+                   unconstrained_winner=(result.economics.frontier.winner
+                                         if result.economics is not None else None),
+                   excluded=excluded, bars=bars, flips=flips,
+                   sensitivity_present=sens is not None,
+                   verdict_lines=(v.headline, *v.lines))
 
 
 def assumptions(result: RunResult) -> list[Assumption]:
     """Every economic input with its provenance, then the study's own levels (SLO, quality)."""
     out: list[Assumption] = []
     for t in result.targets:
-        bills = _bills(t.economics or {})
-        inputs = bills[0].get("inputs") if bills else None
-        if isinstance(inputs, dict):
-            for name, s in sorted(inputs.items()):
-                if isinstance(s, dict) and name not in _PER_POINT_MEASURED:
-                    out.append(Assumption(t.name, name, s.get("value"), str(s.get("origin")),
-                                          s.get("source"), s.get("date")))
+        if t.economics is None or not t.economics.points:
+            continue
+        for name, s in sorted(t.economics.points[0].bill.inputs.items()):
+            if name not in _PER_POINT_MEASURED:
+                out.append(Assumption(t.name, name, s.value, s.origin, s.source, s.date))
     for section in ("slo", "quality"):
         for k, v in (result.study.get(section) or {}).items():
             if v is not None:
@@ -301,10 +200,7 @@ def assumptions(result: RunResult) -> list[Assumption]:
 _PER_POINT_MEASURED = frozenset({"duration_s", "requests", "correct", "output_tokens"})
 
 
-def operating_point(t: TargetResult, label: str | None = None) -> PointResult | None:
-    """The load point named ``label``; without one, the highest-throughput point that meets
-    the SLO (None when none does)."""
-    if label is not None:
-        return next((p for p in t.points if p.label == label), None)
-    ok = [p for p in t.points if p.summary.meets_slo and p.summary.request_throughput_rps]
-    return max(ok, key=lambda p: p.summary.request_throughput_rps or 0.0) if ok else None
+def operating_point(t: TargetResult, result: RunResult) -> PointResult | None:
+    """The verdict's operating point of ``t`` (None when it has none)."""
+    standing = result.verdict.standing(t.name)
+    return t.point(standing.operating_point) if standing is not None else None

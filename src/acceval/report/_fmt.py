@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 
+from acceval.results.sections import PointResult
+from acceval.units import money
+
 NOT_MEASURED = "not measured"
 
 
@@ -32,15 +35,15 @@ def pct(v: float | None, digits: int = 1) -> str:
 
 
 def usd(v: float | None) -> str:
-    if v is None:
-        return NOT_MEASURED
-    if math.isinf(v):
-        return "∞ (nothing correct)"
-    if v == 0:
-        return "$0"
-    if abs(v) < 0.01:
-        return f"${v:.3g}"
-    return f"${v:,.4f}" if abs(v) < 10 else f"${v:,.2f}"
+    """Dollars, never in scientific notation (see :mod:`acceval.units`)."""
+    return money(v)
+
+
+def trusted(p: PointResult) -> str:
+    """A point's standing for tables: meets the SLO or not, or why it is not trusted."""
+    if not p.trusted:
+        return "not trusted: " + ("; ".join(p.summary.degraded_reasons) or "client fell behind")
+    return yesno(p.summary.meets_slo)
 
 
 def yesno(v: bool | None) -> str:

@@ -7,6 +7,9 @@ A difference is called *beyond noise* only by a stated rule (docs/report.md, "Co
   requests, ``n_boot`` draws, seeded) whose 95 % interval excludes 0; without records, unknown;
 - cost per correct task: the two intervals (from the accuracy interval) do not overlap;
 - throughput: one run per side gives no run-to-run spread, so no call is made.
+
+A load point that either run's load generator flagged degraded (not trusted) is not compared:
+it gets one row saying so, with the reason.
 """
 
 from __future__ import annotations
@@ -20,12 +23,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acceval.metrics import derive
-from acceval.report._econ import target_econ
 from acceval.report._fmt import NOT_MEASURED
-from acceval.results.result import PointResult, RunResult
+from acceval.results.result import RunResult, TargetResult
+from acceval.results.sections import PointCost, PointResult
+from acceval.units import money, money_per, scale_for
 
 N_BOOT = 1000
 _CHUNK = 100
+COST_METRIC = "cost_per_correct_usd"
+UNTRUSTED = "not trusted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +76,27 @@ def _values(records: pa.Table | None, target: str, label: str, metric: str) -> n
     return np.asarray(getattr(d, metric)[d.measured & d.ok], dtype=np.float64)
 
 
-def _overlap(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool | None:
+Interval = tuple[float | None, float | None]
+
+
+def _overlap(a: Interval | None, b: Interval | None) -> bool | None:
     if a is None or b is None:
         return None
-    return a[0] <= b[1] and b[0] <= a[1]
+    a0, a1, b0, b1 = *a, *b
+    if a0 is None or a1 is None or b0 is None or b1 is None:
+        return None
+    return a0 <= b1 and b0 <= a1
+
+
+def _cost(t: TargetResult, label: str) -> PointCost | None:
+    return t.economics.point(label) if t.economics is not None else None
+
+
+def _untrusted(run: RunResult, p: PointResult) -> str | None:
+    if p.trusted:
+        return None
+    why = "; ".join(p.summary.degraded_reasons) or "the load generator fell behind"
+    return f"run {run.run_id}: not trusted ({why})"
 
 
 def _delta(a: float | None, b: float | None) -> float | None:
@@ -93,6 +116,11 @@ def _compare_point(base: RunResult, other: RunResult, target: str, pa_: PointRes
         rows.append(Row(target, pa_.label, metric, base.run_id, other.run_id, a, b,
                         _delta(a, b), beyond, rule))
 
+    untrusted = [w for w in (_untrusted(base, pa_), _untrusted(other, pb)) if w]
+    if untrusted:
+        add(UNTRUSTED, None, None, None, "not compared: " + "; ".join(untrusted))
+        return rows
+
     for metric in ("ttft_ms", "tpot_ms"):
         a, b = getattr(sa, metric).p95, getattr(sb, metric).p95
         va, vb = _values(rec_a, target, pa_.label, metric), _values(rec_b, target, pb.label,
@@ -106,19 +134,19 @@ def _compare_point(base: RunResult, other: RunResult, target: str, pa_: PointRes
     add("throughput_rps", sa.request_throughput_rps, sb.request_throughput_rps, None,
         "one run per side: no spread to test against")
     acc_a, acc_b = sa.accuracy, sb.accuracy
-    ia = (acc_a.ci_low, acc_a.ci_high) if acc_a and acc_a.ci_low is not None else None
-    ib = (acc_b.ci_low, acc_b.ci_high) if acc_b and acc_b.ci_low is not None else None
-    ov = _overlap(ia, ib)  # type: ignore[arg-type]
+    ia = (acc_a.ci_low, acc_a.ci_high) if acc_a else None
+    ib = (acc_b.ci_low, acc_b.ci_high) if acc_b else None
+    ov = _overlap(ia, ib)
     add("accuracy", acc_a.accuracy if acc_a else None, acc_b.accuracy if acc_b else None,
         None if ov is None else not ov,
         "beyond noise = Wilson 95% intervals do not overlap" if ov is not None
         else "no correctness information")
-    ca = target_econ(base.target(target)).points.get(pa_.label)
-    cb = target_econ(other.target(target)).points.get(pb.label)
+    ca, cb = _cost(base.target(target), pa_.label), _cost(other.target(target), pb.label)
     if ca is not None or cb is not None:
-        ov = _overlap(ca.ci_usd if ca else None, cb.ci_usd if cb else None)
-        add("cost_per_correct_usd", ca.cost_per_correct_usd if ca else None,
-            cb.cost_per_correct_usd if cb else None, None if ov is None else not ov,
+        ov = _overlap(ca.cost_per_correct_ci_usd if ca else None,
+                      cb.cost_per_correct_ci_usd if cb else None)
+        add(COST_METRIC, ca.bill.cost_per_correct_usd if ca else None,
+            cb.bill.cost_per_correct_usd if cb else None, None if ov is None else not ov,
             "beyond noise = cost intervals (from the accuracy interval) do not overlap")
     return rows
 
@@ -145,13 +173,34 @@ def _fmt(v: float | None) -> str:
     return NOT_MEASURED if v is None else f"{v:.4g}"
 
 
+def _signed_money(v: float | None, scale: tuple[int, str]) -> str:
+    if v is None:
+        return NOT_MEASURED
+    sign = "+" if v > 0 else "−" if v < 0 else ""
+    return sign + money(abs(v) * scale[0])
+
+
+def _cells(r: Row) -> list[str]:
+    """Base, other and delta as text; money in one unit per row, never in scientific form."""
+    if r.metric == UNTRUSTED:
+        return ["—", "—", "—"]
+    if r.metric != COST_METRIC:
+        return [_fmt(r.base), _fmt(r.other), _fmt(r.delta)]
+    known = [v for v in (r.base, r.other) if v is not None and 0 < v < math.inf]
+    scale = scale_for(min(known)) if known else (1, "")
+    unit = f" per {scale[1]} correct tasks" if scale[1] else " per correct task"
+    return [money_per(r.base, "correct task", scale=scale),
+            money_per(r.other, "correct task", scale=scale),
+            NOT_MEASURED if r.delta is None else _signed_money(r.delta, scale) + unit]
+
+
 def render_compare(rows: list[Row], fmt: str = "table") -> str:
     if fmt == "json":
         return json.dumps([asdict(r) for r in rows], indent=2)
     head = ["target", "load", "metric", "base run", "other run", "base", "other", "delta",
             "beyond noise", "rule"]
-    body = [[r.target, r.load, r.metric, r.base_run, r.other_run, _fmt(r.base), _fmt(r.other),
-             _fmt(r.delta), {True: "YES", False: "no", None: "—"}[r.beyond_noise], r.rule]
+    body = [[r.target, r.load, r.metric, r.base_run, r.other_run, *_cells(r),
+             {True: "YES", False: "no", None: "—"}[r.beyond_noise], r.rule]
             for r in rows]
     if fmt == "md":
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from acceval.report._fmt import gate, num, pct, yesno
+from acceval.report._fmt import gate, num, pct, trusted
 from acceval.results.result import RunResult
 
 
@@ -24,10 +24,10 @@ def _table(result: RunResult) -> Table:
             s = p.summary
             acc = s.accuracy
             acc_s = "not measured" if acc is None or acc.accuracy is None else (
-                f"{pct(acc.accuracy)} ±{pct((acc.ci_high or 0) - (acc.ci_low or 0), 1)}")
+                f"{pct(acc.accuracy)} [{pct(acc.ci_low)}–{pct(acc.ci_high)}]")
             tab.add_row(t.name, p.label, str(s.requests), pct(s.error_rate),
                         num(s.ttft_ms.p95), num(s.tpot_ms.p95),
-                        num(s.request_throughput_rps), num(s.goodput_rps), yesno(s.meets_slo),
+                        num(s.request_throughput_rps), num(s.goodput_rps), trusted(p),
                         acc_s, gate(t.gate.passed))
     return tab
 
@@ -38,13 +38,27 @@ def render_console(result: RunResult) -> str:
     return buf.getvalue()
 
 
+def verdict_text(result: RunResult) -> list[str]:
+    """The verdict as plain lines (the same sentences as every format), then the warnings."""
+    v = result.verdict
+    out = [f"Verdict: {v.headline}"]
+    out += [f"  * {line}" for line in v.lines]
+    out += [f"warning: {w}" for w in result.warnings]
+    return out
+
+
 def print_summary(result: RunResult, run_dir: Path) -> None:
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)
     console.print(_table(result))
-    degraded = [f"{t.name}/{p.label}" for t in result.targets for p in t.points
-                if p.summary.degraded]
-    if degraded:
-        console.print(f"[yellow]load generator fell behind at: {', '.join(degraded)}[/yellow]")
+    untrusted = [f"{t.name}/{p.label}" for t in result.targets for p in t.points
+                 if not p.trusted]
+    if untrusted:
+        console.print("[yellow]load generator fell behind (points not trusted): "
+                      f"{', '.join(untrusted)}[/yellow]")
+    for line in verdict_text(result):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(f"run folder: {run_dir}")
+    if (run_dir / "report.html").exists():
+        console.print(f"report: {run_dir / 'report.html'}")

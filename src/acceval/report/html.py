@@ -14,6 +14,7 @@ import base64
 import hashlib
 import html
 import json
+import math
 from importlib import resources
 from typing import Any
 
@@ -33,8 +34,9 @@ from acceval.report._econ import (
     run_econ,
     target_econ,
 )
-from acceval.report._fmt import NOT_MEASURED, gate, num, pct, sig, usd, yesno
-from acceval.results.result import PointResult, RunResult, TargetResult
+from acceval.report._fmt import NOT_MEASURED, gate, num, pct, sig, trusted, usd, yesno
+from acceval.results.result import RunResult, TargetResult
+from acceval.units import money_per, scale_for, usd_interval
 
 SAMPLES_PER_TARGET = 6
 _SAMPLE_CHARS = 800
@@ -98,80 +100,39 @@ def _acc(a: Any) -> str:
 def _usd_ci(c: TargetEcon) -> str:
     if c.cost_per_correct_usd is None:
         return NOT_MEASURED
-    out = usd(c.cost_per_correct_usd)
-    if c.cost_per_correct_ci_usd is not None:
-        lo, hi = c.cost_per_correct_ci_usd
-        out += f" [{usd(lo)}–{usd(hi)}]"
-    return out
-
-
-def _max_load(t: TargetResult) -> PointResult | None:
-    return operating_point(t)
+    cost = money_per(c.cost_per_correct_usd, "correct task")
+    return f"{cost} {usd_interval(c.cost_per_correct_ci_usd)}".strip()
 
 
 # --- 1. verdict ---------------------------------------------------------------------------------
 
-def _overlap(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool | None:
-    if a is None or b is None:
-        return None
-    return a[0] <= b[1] and b[0] <= a[1]
-
-
-def _target_line(t: TargetResult, c: TargetEcon, excluded: str | None) -> str:
+def _target_line(result: RunResult, t: TargetResult, c: TargetEcon) -> str:
+    st = result.verdict.standing(t.name)
     if t.failure:
         return f"<li><b>{esc(t.name)}</b>: {_nm()} — {esc(t.failure)}</li>"
     if c.at_slo is not None:
-        cost = f"<b>{esc(_usd_ci(c))}</b> per correct task at {esc(c.at_slo.label)}"
-        if c.at_slo.ci_from == "accuracy interval":
-            cost += esc(" (interval from the accuracy interval; prices taken as exact)")
-    elif c.cheapest is not None:
-        cost = (f"{_nm('not measured at the SLO')} (no priced load point meets it; "
-                f"{esc(usd(c.cheapest.cost_per_correct_usd))} at {esc(c.cheapest.label)}, "
-                "outside the SLO)")
+        cost = (f"<b>{esc(_usd_ci(c))}</b> at {esc(c.at_slo.label)}"
+                + esc(" (interval from the accuracy interval; prices taken as exact)"
+                      if c.at_slo.ci_from else ""))
     else:
-        cost = _nm()
+        cost = _nm("no operating point")
     g = t.gate.passed
     gate_html = (f'<span class="{"good" if g else "bad" if g is False else "nm"}">'
                  f"{esc(gate(g))}</span>")
-    best = _max_load(t)
-    load = (f"{num(best.summary.request_throughput_rps, 2)} req/s ({esc(best.label)})"
-            if best else _nm("no load point meets the SLO"))
+    op = operating_point(t, result)
+    load = (f"{num(op.summary.request_throughput_rps, 2)} req/s ({esc(op.label)})"
+            if op else _nm("none"))
     out = (f"<li><b>{esc(t.name)}</b>: cost {cost}; quality gate {gate_html}, "
-           f"accuracy {esc(_acc(t.accuracy))}; highest load meeting the SLO: {load}")
-    if excluded and c.cheapest is not None:
-        out += f' <span class="bad">— not ranked: {esc(excluded)}</span>'
+           f"accuracy {esc(_acc(t.accuracy))}; operating point: {load}")
+    if st is not None and not st.qualified:
+        out += f' <span class="bad">— does not qualify: {esc("; ".join(st.reasons))}</span>'
     return out + ".</li>"
 
 
-def _winner_html(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon) -> str:
-    if not any(c.points for c in econ.values()):
-        return (f"<p>Cost per correct task: {_nm()} (no target declares a price; add "
-                "<code>price:</code> to a target to get a bill).</p>")
-    if run.winner is None:
-        return ('<p class="headline bad">No target qualifies: none has a priced load point that '
-                "meets the SLO and the quality level with a correct answer.</p>")
-    w = econ[run.winner]
-    parts = [f'<p class="headline"><b>{esc(run.winner)}</b> is the cheapest per correct task '
-             f"at the SLO and quality level: {esc(_usd_ci(w))}.</p>"]
-    rest = list(run.ranking[1:])
-    if rest:
-        r = econ[rest[0]]
-        wc, rc = w.cost_per_correct_usd, r.cost_per_correct_usd
-        if wc is not None and rc is not None and wc > 0:
-            parts.append(f"<p>Margin over the runner-up, <b>{esc(rest[0])}</b> "
-                         f"({esc(usd(rc))}): {esc(pct(rc / wc - 1))} "
-                         f"({esc(usd(rc - wc))} per correct task).</p>")
-        if _overlap(w.cost_per_correct_ci_usd, r.cost_per_correct_ci_usd):
-            parts.append('<p class="warn">Their intervals overlap: this run does not separate '
-                         "the two; measure more tasks before deciding on cost alone.</p>")
-    else:
-        parts.append("<p>No other target qualifies, so there is no runner-up.</p>")
-    if run.unconstrained_winner and run.unconstrained_winner != run.winner:
-        why = run.excluded.get(run.unconstrained_winner, "a load point outside the SLO")
-        parts.append(f'<p class="warn">Ignoring the SLO and the quality level, '
-                     f"<b>{esc(run.unconstrained_winner)}</b> would be cheapest; it is not "
-                     f"ranked here ({esc(why)}).</p>")
-    return "".join(parts)
+def _winner_html(result: RunResult) -> str:
+    v = result.verdict
+    cls = {"winner": "headline", "tie": "headline warn"}.get(v.status, "headline bad")
+    return f'<p class="{cls}">{esc(v.headline)}</p>'
 
 
 def _flips_html(run: RunEcon) -> str:
@@ -211,16 +172,17 @@ def _verdict(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon) -> st
     slo = result.study.get("slo") or {}
     bounds = ", ".join(f"{k} ≤ {v}" for k, v in slo.items()
                        if k.endswith("_ms") and v is not None) or "none set"
-    lines = "".join(_target_line(t, econ[t.name], run.excluded.get(t.name))
-                    for t in result.targets)
-    extra = "".join(f"<li>{esc(v)}</li>" for v in run.verdict_lines)
+    lines = "".join(_target_line(result, t, econ[t.name]) for t in result.targets)
+    extra = "".join(f"<li>{esc(v)}</li>" for v in result.verdict.lines)
+    rules = "".join(f"<li>{esc(r)}</li>" for r in result.verdict.rules)
     return (
         '<section id="verdict"><h2>1. Verdict</h2>'
         f"<p>At the study's SLO ({esc(bounds)} at p{esc(num(slo.get('percentile'), 0))}, "
         f"errors ≤ {esc(pct(slo.get('max_error_rate')))}):</p>"
-        f"{_winner_html(result, econ, run)}<ul>{lines}</ul>"
+        f"{_winner_html(result)}<ul>{lines}</ul>"
         f"{'<ul>' + extra + '</ul>' if extra else ''}"
-        f"{_flips_html(run)}{_estimated_html(result, econ)}</section>"
+        f"{_flips_html(run)}{_estimated_html(result, econ)}"
+        f"<details><summary>Rules of the verdict</summary><ul>{rules}</ul></details></section>"
     )
 
 
@@ -238,7 +200,7 @@ def _decision(result: RunResult, econ: dict[str, TargetEcon]) -> str:
     rows = []
     for t in result.targets:
         c = econ[t.name]
-        best = _max_load(t)
+        best = operating_point(t, result)
         rows.append([
             t.name, gate(t.gate.passed), _acc(t.accuracy),
             (f"{num(best.summary.request_throughput_rps, 2)} req/s ({best.label})"
@@ -248,11 +210,14 @@ def _decision(result: RunResult, econ: dict[str, TargetEcon]) -> str:
             pct(c.utilization_under_demand), c.portability_level or NOT_MEASURED,
             c.exit_readiness or NOT_MEASURED,
         ])
-    table = _table(["target", "quality gate", "accuracy [95% CI]", "max load meeting SLO",
+    table = _table(["target", "quality gate", "accuracy [95% CI]", "operating point",
                     "correct goodput req/s", "cost per correct task", "cost per 1M output tok",
                     "J per correct task", "utilization under demand", "portability",
                     "exit readiness"], rows, "decision")
     per_load = []
+    costs = [pc_.cost_per_correct_usd for c in econ.values() for pc_ in c.points.values()
+             if pc_.cost_per_correct_usd is not None and math.isfinite(pc_.cost_per_correct_usd)]
+    scale = scale_for(min(costs) if costs else None)
     for t in result.targets:
         c = econ[t.name]
         for p in t.points:
@@ -263,11 +228,12 @@ def _decision(result: RunResult, econ: dict[str, TargetEcon]) -> str:
                 t.name, p.label, str(s.requests), pct(s.error_rate), _d3(s.ttft_ms),
                 _d3(s.tpot_ms), num(s.request_throughput_rps, 2),
                 num(s.output_token_throughput_tps), num(s.correct_goodput_rps, 2),
-                yesno(s.meets_slo), yesno(s.degraded), usd(cost),
+                trusted(p), usd(None if cost is None else cost * scale[0]),
             ])
     loads = _table(["target", "load", "requests", "errors", "TTFT ms p50/p95/p99",
                     "TPOT ms p50/p95/p99", "req/s", "out tok/s", "correct goodput req/s",
-                    "meets SLO", "client degraded", "cost per correct"], per_load, "loads")
+                    "meets SLO", f"cost per {scale[1] or 'one'} correct task"
+                    + ("s" if scale[1] else ""), ], per_load, "loads")
     return ('<section id="decision"><h2>2. Decision table</h2>'
             f'<div class="scroll">{table}</div><h3>At each load point</h3>'
             f'<div class="scroll">{loads}</div></section>')
@@ -378,8 +344,8 @@ def _provenance(result: RunResult) -> str:
         ls = t.local_server
         local = (f"{ls.engine} {ls.model or ''} {ls.precision or ''} pid {ls.pid}, "
                  f"startup {num(ls.startup_s, 2)} s" if ls else "—")
-        targets.append([t.name, str(t.endpoint.get("base_url", "—")),
-                        str(t.endpoint.get("model", "—")), _kv(t.platform) or "—",
+        targets.append([t.name, t.endpoint.base_url if t.endpoint else "—",
+                        t.endpoint.model if t.endpoint else "—", _kv(t.platform) or "—",
                         _kv(t.fingerprint) or NOT_MEASURED, local])
     check = []
     for t in result.targets:
@@ -433,7 +399,7 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
     A what-if (other prices, utilization, SLO) is a new RunResult: re-run the economics with
     the overrides and render that; this function only renders what it is given.
     """
-    econ = {t.name: target_econ(t) for t in result.targets}
+    econ = {t.name: target_econ(t, result) for t in result.targets}
     run = run_econ(result, econ)
     charts = all_charts(result, econ, run, records)
     capacity = cap.run_capacity(result)

@@ -9,8 +9,10 @@ import yaml
 
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
-from acceval.report._fmt import NOT_MEASURED, gate, num, pct, sig, usd, yesno
-from acceval.results.result import PointResult, RunResult, TargetResult
+from acceval.report._fmt import NOT_MEASURED, gate, num, pct, sig, trusted, usd, yesno
+from acceval.results.result import RunResult, TargetResult
+from acceval.results.sections import BillResult, EnergyResult, ExitResult, PointResult
+from acceval.units import money_per, scale_for, usd_interval
 
 
 def _d3(d: Distribution) -> str:
@@ -38,31 +40,25 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _verdict(result: RunResult) -> list[str]:
-    lines = ["## Verdict", ""]
-    econ = result.economics or {}
-    ranking = econ.get("ranking")
-    if ranking:
-        for line in econ.get("verdict_lines", []):
-            lines.append(f"- {line}")
-        lines.append("")
-        return lines
-    for t in result.targets:
-        if t.failure:
-            lines.append(f"- **{t.name}**: not measured ({t.failure})")
-            continue
-        best = _best_point(t)
-        rate = num(best.summary.request_throughput_rps) if best else NOT_MEASURED
-        lines.append(
-            f"- **{t.name}**: accuracy {_acc(t)}, quality gate {gate(t.gate.passed)}; "
-            f"best throughput meeting the SLO: {rate} req/s"
-        )
+    v = result.verdict
+    lines = ["## Verdict", "", f"**{_esc(v.headline)}**", ""]
+    lines += [f"- {_esc(line)}" for line in v.lines]
     lines.append("")
+    rows = []
+    for st in v.standings:
+        t = result.target(st.target)
+        rows.append([st.target, str(st.rank) if st.rank else "—",
+                     st.operating_point or NOT_MEASURED,
+                     num(st.operating_rate_rps, 1),
+                     money_per(st.cost_per_correct_usd, "correct task")
+                     if st.cost_per_correct_usd is not None else NOT_MEASURED,
+                     usd_interval(st.cost_per_correct_ci_usd) or NOT_MEASURED,
+                     f"{_acc(t)} ({gate(t.gate.passed)})",
+                     "yes" if st.qualified else "no: " + _esc("; ".join(st.reasons))])
+    lines += _table(["target", "rank", "operating point", "req/s", "cost per correct task",
+                     "interval", "accuracy (gate)", "qualifies"], rows)
+    lines += ["", "Rules: " + " ".join(_esc(r) for r in v.rules), ""]
     return lines
-
-
-def _best_point(t: TargetResult) -> PointResult | None:
-    ok = [p for p in t.points if p.summary.meets_slo and p.summary.request_throughput_rps]
-    return max(ok, key=lambda p: p.summary.request_throughput_rps or 0.0) if ok else None
 
 
 def render_markdown(result: RunResult) -> str:
@@ -89,7 +85,7 @@ def render_markdown(result: RunResult) -> str:
                 t.name, p.label, str(s.requests), pct(s.error_rate),
                 _d3(s.ttft_ms), _d3(s.tpot_ms), num(s.e2e_ms.p95),
                 num(s.request_throughput_rps), num(s.output_token_throughput_tps),
-                num(s.goodput_rps), yesno(s.meets_slo),
+                num(s.goodput_rps), trusted(p),
             ])
     lines += _table(["target", "load", "requests", "errors", "TTFT ms p50/p95/p99",
                      "TPOT ms p50/p95/p99", "E2E ms p95", "req/s", "out tok/s",
@@ -153,8 +149,8 @@ def render_markdown(result: RunResult) -> str:
             ls = t.local_server
             local = (f"{ls.engine} {ls.model or ''} {ls.precision or ''} "
                      f"startup {num(ls.startup_s, 2)} s")
-        rows.append([t.name, str(t.endpoint.get("base_url", "")), str(t.endpoint.get("model", "")),
-                     fp, local])
+        rows.append([t.name, t.endpoint.base_url if t.endpoint else "",
+                     t.endpoint.model if t.endpoint else "", fp, local])
     lines += _table(["target", "endpoint", "model", "fingerprint", "local server"], rows)
     lines += ["", "Software: " + ", ".join(f"{k} {v}" for k, v in sorted(result.software.items())),
               "", f"Seeds: {result.seeds}", ""]
@@ -165,12 +161,11 @@ def render_markdown(result: RunResult) -> str:
     return "\n".join(lines)
 
 
-def _energy_cell(energy: dict[str, Any] | None) -> str:
-    if not energy or energy.get("joules_per_correct") is None:
+def _energy_cell(energy: EnergyResult | None) -> str:
+    if energy is None or energy.joules_per_correct is None:
         return NOT_MEASURED
-    prov = energy.get("provenance") or {}
-    origins = sorted({str(c.get("origin")) for c in prov.get("components", [])})
-    return (f"{sig(energy['joules_per_correct'])} J at {energy.get('level')} "
+    origins = sorted({c.origin for c in energy.provenance.components})
+    return (f"{sig(energy.joules_per_correct)} J at {energy.level} "
             f"({', '.join(origins) or 'measured'})")
 
 
@@ -178,34 +173,60 @@ def _economics(result: RunResult) -> list[str]:
     if not any(t.economics for t in result.targets):
         return ["## Cost", "", "Not measured: no target declares a price.", ""]
     lines = ["## Cost and energy at the operating point", "",
-             "The operating point is the load point that meets the SLO at the lowest cost per "
-             "correct task; the interval follows from the accuracy interval.", ""]
+             "The operating point is the verdict's: the trusted load point that meets the SLO "
+             "at the lowest cost per correct task; the interval follows from the accuracy "
+             "interval.", ""]
     rows = []
+    bills: list[tuple[str, BillResult]] = []
     for t in result.targets:
-        e = t.economics or {}
-        bill = e.get("bill") or {}
-        ci = e.get("cost_per_correct_ci_usd")
-        estimated = sorted(f"{k} ({v.get('origin')})" for k, v in (bill.get("inputs") or {}).items()
-                           if v.get("value") is not None and v.get("origin") != "measured")
+        st = result.verdict.standing(t.name)
+        pc = (t.economics.point(st.operating_point)
+              if t.economics is not None and st is not None and st.operating_point else None)
+        if pc is None:
+            rows.append([t.name, NOT_MEASURED, NOT_MEASURED, NOT_MEASURED, NOT_MEASURED,
+                         NOT_MEASURED, _energy_cell(t.energy), "—"])
+            continue
+        bill = pc.bill
+        bills.append((t.name, bill))
+        estimated = sorted(f"{k} ({v.origin})" for k, v in bill.inputs.items()
+                           if v.value is not None and v.origin != "measured")
         rows.append([
-            t.name, str(e.get("operating_point", NOT_MEASURED)),
-            usd(bill.get("cost_per_correct_usd")),
-            f"{usd(ci[0])} – {usd(ci[1])}" if ci else NOT_MEASURED,
-            usd(bill.get("cost_per_attempt_usd")), usd(bill.get("cost_per_mtok_output_usd")),
+            t.name, pc.label, money_per(bill.cost_per_correct_usd, "correct task"),
+            usd_interval(pc.cost_per_correct_ci_usd) or NOT_MEASURED,
+            money_per(bill.cost_per_attempt_usd, "attempt"),
+            money_per(bill.cost_per_mtok_output_usd, "1M output tokens", scale=(1, "")),
             _energy_cell(t.energy), ", ".join(estimated) or "—",
         ])
     lines += _table(["target", "operating point", "cost per correct task", "95% interval",
                      "cost per attempt", "cost per 1M output tokens", "energy per correct task",
                      "inputs not measured"], rows)
     lines.append("")
-    rows = []
-    for t in result.targets:
-        for item in ((t.economics or {}).get("bill") or {}).get("items", []):
-            rows.append([t.name, str(item.get("name")), usd(item.get("usd")),
-                         str(item.get("note") or "—")])
+    rows = [[name, item.name, usd(item.usd), item.note or "—"]
+            for name, bill in bills for item in bill.items]
     if rows:
-        lines += ["Bill at the operating point, by item:", ""]
+        lines += ["Bill of the measured window at the operating point, by item:", ""]
         lines += _table(["target", "item", "cost", "note"], rows)
+        lines.append("")
+    lines += _sensitivity(result)
+    return lines
+
+
+def _sensitivity(result: RunResult) -> list[str]:
+    sens = result.economics.sensitivity if result.economics is not None else None
+    if sens is None or not sens.bars:
+        return []
+    scale = scale_for(min((b.base_usd for b in sens.bars if b.base_usd > 0), default=None))
+    unit = f"per {scale[1]} correct tasks" if scale[1] else "per correct task"
+    rows = [[b.target, b.input, f"{_short(b.low_value)} – {_short(b.high_value)}",
+             usd(b.low_usd * scale[0]), usd(b.base_usd * scale[0]), usd(b.high_usd * scale[0])]
+            for b in sorted(sens.bars, key=lambda b: -b.width_usd)]
+    lines = [f"Sensitivity of the cost per correct task ({unit}), widest swing first:", ""]
+    lines += _table(["target", "input", "range", "low", "base", "high"], rows)
+    lines.append("")
+    for f in sens.flips:
+        lines.append(f"- With {f.input} ({f.scope}) at its {f.side} end ({_short(f.value)}), "
+                     f"{f.winner or 'no target'} wins instead of {f.base_winner or 'no target'}.")
+    if sens.flips:
         lines.append("")
     return lines
 
@@ -254,31 +275,62 @@ def _portability(result: RunResult) -> list[str]:
              "and latency contract holds, measured).", ""]
     rows = []
     for t in result.targets:
-        levels = (t.portability or {}).get("levels") or {}
-        cells = []
-        for name in ("source", "artifact", "performance"):
-            lv = levels.get(name) or {}
-            cells.append(f"{lv.get('verdict', NOT_MEASURED)}: {_esc(str(lv.get('summary', '')))}"
-                         if lv else NOT_MEASURED)
-        ex = t.exit or {}
-        readiness = ex.get("readiness") or NOT_MEASURED
-        cells.append(str(readiness))
+        cells = ([f"{lv.verdict}: {_esc(lv.summary)}" for _, lv in t.portability.levels.items()]
+                 if t.portability is not None else [NOT_MEASURED] * 3)
+        cells.append(t.exit.readiness if t.exit is not None else NOT_MEASURED)
+        cells.append(usd(t.exit.cost.total_usd) if t.exit is not None else NOT_MEASURED)
         rows.append([t.name, *cells])
-    lines += _table(["target", "source", "artifact", "performance", "exit readiness"], rows)
+    lines += _table(["target", "source", "artifact", "performance", "exit readiness",
+                     "exit cost"], rows)
     lines.append("")
     rows = []
     for t in result.targets:
-        ledger = (t.portability or {}).get("ledger") or {}
-        for e in ledger.get("entries", []):
-            value = e.get("value")
+        if t.portability is None:
+            continue
+        for e in t.portability.ledger.entries:
+            value = e.value
             if isinstance(value, dict):
                 value = ", ".join(f"{k}={_short(v)}" for k, v in value.items())
-            ev = e.get("evidence") or {}
-            rows.append([t.name, str(e.get("item")), _esc(_short(value)), str(e.get("unit") or ""),
-                         f"{ev.get('kind', 'declared')}: {_esc(str(ev.get('detail') or ''))}"])
+            rows.append([t.name, e.item, _esc(_short(value)), e.unit or "",
+                         f"{e.evidence.kind}: {_esc(e.evidence.detail)}"])
     if rows:
         lines += ["Migration ledger:", ""]
         lines += _table(["target", "item", "value", "unit", "evidence"], rows)
+        lines.append("")
+    for t in result.targets:
+        if t.exit is not None:
+            lines += _exit(t.name, t.exit)
+    return lines
+
+
+def _exit(name: str, ex: ExitResult) -> list[str]:
+    """Everything the exit test found for one target: cost items, reasons, what is lost."""
+    lines = [f"### Leaving {name}: {ex.readiness}", ""]
+    if ex.reasons:
+        lines += [f"- {_esc(r)}" for r in ex.reasons] + [""]
+    total = usd(ex.cost.total_usd) if ex.cost.total_usd is not None else (
+        f"at least {usd(ex.cost.known_usd)} (missing: {', '.join(ex.cost.missing)})")
+    lines += [f"Exit cost: {total}; migration effort {_short(ex.migration_hours.value)} h "
+              f"({ex.migration_hours.origin}).", ""]
+    lines += _table(["item", "cost", "formula"],
+                    [[i.name, usd(i.usd), _esc(i.formula)] for i in ex.cost.items])
+    lines.append("")
+    lines += _table(["asset", "exportable", "formats", "answer"],
+                    [[k, a.status, ", ".join(a.formats) or "—", _esc(a.answer or a.note or "—")]
+                     for k, a in ex.exports.items()])
+    lines.append("")
+    lines.append("Functions lost on leaving: "
+                 + (", ".join(_esc(f) for f in ex.lost_functions) or "none declared") + ".")
+    lines.append("")
+    ms = ex.managed_service
+    if ms is not None:
+        lines += [f"Managed service {_esc(ms.service)}: customization depth "
+                  f"{ms.customization_depth.level} ({ms.customization_depth.rank} of "
+                  f"{ms.customization_depth.of}); freedom to leave {ms.freedom_to_leave.level} "
+                  f"({ms.freedom_to_leave.favorable} of {ms.freedom_to_leave.of} favorable).", ""]
+        lines += _table(["question", "answer", "detail"],
+                        [[q.replace("_", " "), a.status, _esc(a.answer or a.note or "—")]
+                         for q, a in ms.questions.items()])
         lines.append("")
     return lines
 
@@ -300,47 +352,43 @@ def _demand_and_faults(result: RunResult) -> list[str]:
                   "points; the rate interpolates in the SLO ratio inside the last bracket.", ""]
         rows = []
         for t in sweeps:
-            sw = t.sweep or {}
-            mr = sw.get("max_rate") or {}
-            lo, hi = (sw.get("bracket_rps") or [None, None])[:2]
+            sw = t.sweep
+            assert sw is not None
+            lo, hi = sw.bracket_rps
             steps = ", ".join(f"{num(s.get('rate_rps'))} {'✓' if s.get('meets_slo') else '✗'}"
-                              for s in sw.get("steps", []))
-            rows.append([t.name, str(sw.get("runs")), steps or "—",
-                         f"{num(lo)} – {num(hi)}", num(mr.get("rate_rps")),
-                         str(mr.get("method")), str(sw.get("stopped_by"))])
+                              for s in sw.steps)
+            rows.append([t.name, str(sw.runs), steps or "—", f"{num(lo)} – {num(hi)}",
+                         num(sw.max_rate.rate_rps), sw.max_rate.method, sw.stopped_by])
         lines += _table(["target", "runs", "rates tried (req/s, meets SLO)", "bracket req/s",
                          "max rate under SLO", "method", "stopped by"], rows)
         lines.append("")
-    replays = [t for t in result.targets if t.replay]
+    replays = [(t.name, t.replay) for t in result.targets if t.replay is not None]
     if replays:
-        r0 = replays[0].replay or {}
+        r0 = replays[0][1]
         lines += ["## Demand replay", "",
-                  f"The {r0.get('profile')} profile compressed into {num(r0.get('compress_to_s'))}"
-                  f" s ({num(r0.get('bucket_s'), 3)} s per hour, rates unchanged), sent as a "
+                  f"The {r0.profile} profile compressed into {num(r0.compress_to_s)}"
+                  f" s ({num(r0.bucket_s, 3)} s per hour, rates unchanged), sent as a "
                   "seeded non-homogeneous Poisson process. z is (sent − expected) / √expected "
                   "per hour.", ""]
         rows = []
-        for t in replays:
-            r = t.replay or {}
-            p = (r.get("point") or {}).get("summary") or {}
-            rows.append([t.name, str(r.get("sent")), num(r.get("expected_requests_replayed"), 1),
-                         num(r.get("chi2"), 1) + f" (dof {r.get('chi2_dof')}, "
-                         f"p {num(r.get('chi2_p'), 3)})", num(r.get("max_abs_z"), 2),
-                         pct(p.get("error_rate")),
-                         f"{r.get('hours_meeting_slo')}/{r.get('hours_judged')}",
-                         num(r.get("schedule_lag_p99_ms"), 3)])
+        for name, r in replays:
+            rows.append([name, str(r.sent), num(r.expected_requests_replayed, 1),
+                         num(r.chi2, 1) + f" (dof {r.chi2_dof}, p {num(r.chi2_p, 3)})",
+                         num(r.max_abs_z, 2), pct(r.point.summary.error_rate),
+                         f"{r.hours_meeting_slo}/{r.hours_judged}",
+                         num(r.schedule_lag_p99_ms, 3)])
         lines += _table(["target", "sent", "expected", "chi-square", "max |z|", "errors",
                          "hours meeting SLO", "lag p99 ms"], rows)
         lines.append("")
         rows = []
-        for h in r0.get("hours", []):
-            cells = [str(h["hour"]), num(h["intended_rps"], 1)]
-            for t in replays:
-                th = (t.replay or {}).get("hours", [])[h["hour"]]
-                cells.append(f"{num(th['achieved_rps'], 1)} ({yesno(th['meets_slo'])})")
+        for h in r0.hours:
+            cells = [str(h.hour), num(h.intended_rps, 1)]
+            for _, r in replays:
+                th = r.hours[h.hour]
+                cells.append(f"{num(th.achieved_rps, 1)} ({yesno(th.meets_slo)})")
             rows.append(cells)
         lines += _table(["hour", "profile req/s"]
-                        + [f"{t.name} achieved req/s (meets SLO)" for t in replays], rows)
+                        + [f"{name} achieved req/s (meets SLO)" for name, _ in replays], rows)
         lines.append("")
     faults = [t for t in result.targets if t.interruption]
     if faults:
@@ -350,15 +398,14 @@ def _demand_and_faults(result: RunResult) -> list[str]:
                   "slow.", ""]
         rows = []
         for t in faults:
-            i = t.interruption or {}
-            kinds = ", ".join(f"{k}: {v}" for k, v in (i.get("failed_by_kind") or {}).items())
+            i = t.interruption
+            assert i is not None
+            kinds = ", ".join(f"{k}: {v}" for k, v in i.failed_by_kind.items())
             rows.append([
-                t.name, str(i.get("point_label")),
-                f"{i.get('action')} at {num(i.get('at_s'))} s for {num(i.get('down_s'))} s",
-                num(i.get("restart_s"), 2), f"{i.get('failed_after_fault')} of "
-                f"{i.get('requests')} ({kinds or 'none'})", yesno(i.get("accounted")),
-                num(i.get("time_to_first_success_s"), 2), num(i.get("slo_recovered_s"), 2),
-                num(i.get("slo_violation_s"), 2), str(i.get("error") or "—")])
+                t.name, i.point_label, f"{i.action} at {num(i.at_s)} s for {num(i.down_s)} s",
+                num(i.restart_s, 2), f"{i.failed_after_fault} of {i.requests} "
+                f"({kinds or 'none'})", yesno(i.accounted), num(i.time_to_first_success_s, 2),
+                num(i.slo_recovered_s, 2), num(i.slo_violation_s, 2), i.error or "—"])
         lines += _table(["target", "point", "fault", "restart s", "failed", "all accounted",
                          "first success s", "SLO recovered s", "SLO violated s", "problem"],
                         rows)

@@ -23,6 +23,7 @@ import pyarrow as pa
 from acceval.errors import AccevalError, UsageError
 from acceval.results.records import RECORD_SCHEMA
 from acceval.results.result import RESULT_FILE, RunResult
+from acceval.results.sections import TargetEconomics
 from acceval.results.store import PARTS_DIR, RECORDS_FILE
 
 CATALOG_FILE = "catalog.duckdb"
@@ -111,11 +112,9 @@ def _num(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def _point_cost(economics: dict[str, Any] | None, label: str) -> float | None:
-    for bill in (economics or {}).get("points", []) or []:
-        if isinstance(bill, dict) and bill.get("load_label") == label:
-            return _num(bill.get("cost_per_correct_usd"))
-    return None
+def _point_cost(economics: TargetEconomics | None, label: str) -> float | None:
+    pc = economics.point(label) if economics is not None else None
+    return _num(pc.bill.cost_per_correct_usd) if pc is not None else None
 
 
 def point_rows(result: RunResult) -> list[tuple[Any, ...]]:

@@ -1,7 +1,11 @@
 """The RunResult: one versioned object that every output format renders.
 
-It holds the study as run, the environment, the seeds, and per target and load point the
-summaries computed (by pure functions) from the stored records. ``result.json`` is its JSON.
+It holds the study as run, the environment, the seeds, the raw run log, and per target the
+typed sections ``analyze`` computed (by pure functions) from the stored records; the run's
+one :class:`~acceval.results.sections.Verdict`. ``result.json`` is its JSON.
+
+Schema 2 (acceval 0.2) types every section; a schema-1 ``result.json`` (acceval 0.1) is read
+by re-analysing its records (see :func:`acceval.analysis.load_result`).
 """
 
 from __future__ import annotations
@@ -9,37 +13,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from acceval.errors import GateFailed
-from acceval.metrics import Accuracy, PassAt1, PointSummary
+from acceval.metrics import Accuracy, PassAt1
+from acceval.results.runlog import EndpointLog, LocalServerInfo, RunLog
+from acceval.results.sections import (
+    CapacityResult,
+    EnergyResult,
+    ExitResult,
+    InterruptionResult,
+    PointResult,
+    PortabilityResult,
+    ReplayResult,
+    RunEconomics,
+    Section,
+    SweepResult,
+    TargetEconomics,
+    Verdict,
+)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RESULT_FILE = "result.json"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class PointResult(_Model):
-    """One load point of one target: what was asked, what the generator did, what it measured."""
-
-    index: int
-    label: str
-    kind: str
-    level: float
-    requested_rate_rps: float | None
-    stopped_by: str
-    sent: int
-    completed: int
-    started_ns: int
-    ended_ns: int
-    seeds: dict[str, Any] = Field(default_factory=dict)
-    summary: PointSummary
-
-
-class Gate(_Model):
+class Gate(Section):
     """The study's quality level applied to one target."""
 
     passed: bool | None  # None: no quality level was set, or no correctness information
@@ -47,49 +45,51 @@ class Gate(_Model):
     reasons: list[str] = Field(default_factory=list)
 
 
-class LocalServerInfo(_Model):
-    engine: str
-    model: str | None
-    precision: str | None
-    pid: int | None
-    startup_s: float | None  # process start until /health answered (compile + load + warm-up)
-
-
-class TargetResult(_Model):
+class TargetResult(Section):
     name: str
-    endpoint: dict[str, Any]  # base_url, model, api, stream; never a key
-    platform: dict[str, Any]
+    endpoint: EndpointLog | None = None
+    platform: dict[str, Any]  # the study's platform block as declared
     fingerprint: dict[str, Any] = Field(default_factory=dict)
     local_server: LocalServerInfo | None = None
     points: list[PointResult] = Field(default_factory=list)
     accuracy: Accuracy | None = None
     pass_at_1: PassAt1 | None = None
     gate: Gate = Field(default_factory=lambda: Gate(passed=None, required_accuracy=None))
-    economics: dict[str, Any] | None = None
-    energy: dict[str, Any] | None = None
-    portability: dict[str, Any] | None = None  # three levels + migration ledger (portability)
-    exit: dict[str, Any] | None = None         # exit test: exports, cost, readiness
-    failure: str | None = None  # the target could not be measured at all, and why
-    sweep: dict[str, Any] | None = None         # load-sweep search: steps, bracket, max rate
-    replay: dict[str, Any] | None = None        # demand replay: its point, achieved per hour
-    interruption: dict[str, Any] | None = None  # injected fault, its point and recovery
+    economics: TargetEconomics | None = None
+    capacity: CapacityResult | None = None
+    energy: EnergyResult | None = None
+    portability: PortabilityResult | None = None
+    exit: ExitResult | None = None
+    failure: str | None = None
+    sweep: SweepResult | None = None
+    replay: ReplayResult | None = None
+    interruption: InterruptionResult | None = None
+
+    def point(self, label: str | None) -> PointResult | None:
+        return next((p for p in self.points if p.label == label), None)
+
+    @property
+    def chips(self) -> int:
+        return int(self.platform.get("chips") or 1)
 
 
-class RunResult(_Model):
+class RunResult(Section):
     schema_version: int = SCHEMA_VERSION
     run_id: str
     study_name: str
     created_utc: str
     finished_utc: str | None = None
     interrupted: bool = False
-    study: dict[str, Any]
+    study: dict[str, Any]  # the study as run (secrets never written)
     environment: dict[str, Any]
     software: dict[str, str]
     seeds: dict[str, Any]
     tasks: dict[str, Any]
     targets: list[TargetResult]
-    economics: dict[str, Any] | None = None
+    economics: RunEconomics | None = None
+    verdict: Verdict
     warnings: list[str] = Field(default_factory=list)
+    log: RunLog
 
     def target(self, name: str) -> TargetResult:
         for t in self.targets:
@@ -116,6 +116,14 @@ class RunResult(_Model):
 
     @classmethod
     def load(cls, run_dir: Path) -> RunResult:
+        """Read a schema-2 result.json (older ones: :func:`acceval.analysis.load_result`)."""
         path = Path(run_dir) / RESULT_FILE
-        data = path.read_text(encoding="utf-8")
-        return cls.model_validate_json(data)
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def schema_version_of(run_dir: Path) -> int:
+    """The schema version a result.json was written with (1 when it does not say)."""
+    import json
+
+    data = json.loads((Path(run_dir) / RESULT_FILE).read_text(encoding="utf-8"))
+    return int(data.get("schema_version", 1)) if isinstance(data, dict) else 1

@@ -30,7 +30,7 @@ def _study(demand: dict[str, object] | None, quota: int = 100) -> Study:
 def _target() -> TargetResult:
     # TTFT 80 ms at 4 rps (pass), 160 ms at 8 rps (fail): 5 rps per replica within the SLO.
     pts = [open_point(i, r, t) for i, (r, t) in enumerate([(1, 20), (4, 80), (8, 160)])]
-    return TargetResult(name="a", endpoint={}, platform={"chips": 2}, points=pts,
+    return TargetResult(name="a", endpoint=None, platform={"chips": 2}, points=pts,
                         accuracy=pts[0].summary.accuracy,
                         local_server=LocalServerInfo(engine="mock", model=None, precision=None,
                                                      pid=None, startup_s=42.0))

@@ -12,7 +12,7 @@ from acceval.errors import StudyError
 from acceval.portability import (
     ArtifactCheck,
     Contract,
-    apply_portability,
+    assess_portability,
     artifact_level,
     performance_level,
     source_level,
@@ -49,7 +49,7 @@ def test_public_names_are_pinned() -> None:
         "Answer", "ArtifactCheck", "ArtifactSpec", "CodeChange", "Contract", "Evidence",
         "ExitCost", "ExitCostItem", "ExitSpec", "ExitTest", "FallbackOp", "FallbackReport",
         "LedgerEntry", "LevelResult", "ManagedService", "MigrationLedger", "StudyPortability",
-        "TargetPortability", "Verdict", "Warmup", "apply_portability", "artifact_level",
+        "TargetPortability", "Verdict", "Warmup", "artifact_level",
         "artifact_manifest", "assess_managed_service", "assess_portability", "assess_target",
         "build_ledger", "check_artifact", "compare_manifest", "dir_code_change", "exit_cost",
         "exit_test", "git_code_change", "parse_fallback", "parse_neuron_log",
@@ -94,31 +94,35 @@ def test_artifact_level_from_check_or_declaration() -> None:
     assert artifact_level(None, None).verdict == "not assessed"
 
 
-def test_apply_portability_fills_the_result_and_the_report_reads_it(tmp_path: Path) -> None:
+def _operating(result: Any) -> dict[str, str | None]:
+    return {s.target: s.operating_point for s in result.verdict.standings}
+
+
+def test_assess_portability_fills_the_result_and_the_report_reads_it(tmp_path: Path) -> None:
     result = run_fixture.build(tmp_path / "run")
     study = _study(portability={"reference": "cheap",
                                 "contract": {"ttft_ms": 1e6, "cost_ratio_to_reference": 100}})
     records = read_records(tmp_path / "run")
     assert records.schema.names == RECORD_SCHEMA.names
-    out = apply_portability(study, result, base_dir=tmp_path, records=records)
+    assess_portability(study, result.targets, base_dir=tmp_path, records=records,
+                       operating=_operating(result))
     fast = result.target("fast")
     assert fast.portability is not None and fast.exit is not None
-    assert out["fast"]["portability"] is fast.portability
-    assert fast.portability["level"] == ("source pass · artifact fail · performance pass")
-    assert fast.portability["reference"] == "cheap"
-    ledger_items = [e["item"] for e in fast.portability["ledger"]["entries"]]
+    assert fast.portability.level == ("source pass · artifact fail · performance pass")
+    assert fast.portability.reference == "cheap"
+    ledger_items = [e.item for e in fast.portability.ledger.entries]
     assert ledger_items == ["first_request", "fallback_ops", "adaptation_hours"]
-    assert fast.exit["readiness"] == "partial"  # artifact fails, costs incomplete
-    assert fast.exit["migration_hours"]["value"] == 10
+    assert fast.exit.readiness == "partial"  # artifact fails, costs incomplete
+    assert fast.exit.migration_hours.value == 10
     # the fleet rate comes from the measured bill, with its provenance
-    fleet = next(i for i in fast.exit["cost"]["items"] if i["name"] == "dual running")
-    assert fleet["usd"] == pytest.approx(5 * 4.0)
+    fleet = next(i for i in fast.exit.cost.items if i.name == "dual running")
+    assert fleet.usd == pytest.approx(5 * 4.0)
     assert result.target("cheap").exit is None
     perf = result.target("cheap").portability
-    assert perf is not None and perf["levels"]["performance"]["details"]["checks"][1][
-        "measured"] == pytest.approx(1.0)  # the reference against itself
-    econ = target_econ(fast)
-    assert econ.portability_level == fast.portability["level"]
+    assert perf is not None
+    assert perf.levels.performance.details["checks"][1]["measured"] == pytest.approx(1.0)
+    econ = target_econ(fast, result)
+    assert econ.portability_level == fast.portability.level
     assert econ.exit_readiness == "partial"
     # the result still round-trips through result.json
     result.save(tmp_path / "run")
@@ -128,8 +132,10 @@ def test_apply_portability_fills_the_result_and_the_report_reads_it(tmp_path: Pa
 def test_default_contract_is_the_study_slo(tmp_path: Path) -> None:
     result = run_fixture.build(tmp_path / "run")
     study = _study()
-    out = apply_portability(study, result, base_dir=tmp_path)
-    checks = out["fast"]["portability"]["levels"]["performance"]["details"]["checks"]
+    assess_portability(study, result.targets, base_dir=tmp_path, operating=_operating(result))
+    perf = result.target("fast").portability
+    assert perf is not None
+    checks = perf.levels.performance.details["checks"]
     assert [c["name"] for c in checks] == ["p95 ttft_ms", "p95 tpot_ms"]
     assert [c["bound"] for c in checks] == [200, 30]
 

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from acceval.capacity import capacity_for
+from acceval.analysis import analyze
 from acceval.report import _capacity as cap
 from acceval.report._charts import demand_vs_capacity
 from acceval.report._fmt import NOT_MEASURED, pct, usd
 from acceval.report.html import render_html
 from acceval.report.markdown import render_markdown
 from acceval.results.result import RunResult
+from acceval.results.store import read_records
 from acceval.study import Study
 from helpers import run_fixture
 
@@ -29,25 +31,22 @@ XSS = '<img src=x onerror="window.__acceval_pwned = 9">'
 
 
 def _with_demand(result: RunResult, demand: dict[str, Any] = DEMAND) -> RunResult:
+    """The same run re-analysed (the real ``analyze``) with a demand profile in its study."""
     s = run_fixture.study()
     study = Study.model_validate({**s.model_dump(mode="json"), "demand": demand})
-    targets = []
-    for t in result.targets:
-        c = capacity_for(study, t)
-        assert c is not None
-        econ = {**(t.economics or {}), "capacity": c.to_dict(),
-                "utilization_under_demand": c.utilization,
-                "at_declared_utilization": {"cost_per_correct_usd": 1.5e-5}}
-        targets.append(t.model_copy(update={"economics": econ}))
-    return result.model_copy(update={
-        "study": study.model_dump(mode="json"), "targets": targets,
-        "economics": {**(result.economics or {}),
-                      "ranking_at_declared_utilization": ["fast", "cheap"]}})
+    run_dir = RUN_DIRS[result.run_id]
+    return analyze(study, result.log, read_records(run_dir), None, base_dir=run_dir)
+
+
+RUN_DIRS: dict[str, Path] = {}
 
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> RunResult:
-    return run_fixture.build(tmp_path_factory.mktemp("cap") / "run")
+    d = tmp_path_factory.mktemp("cap") / "run"
+    result = run_fixture.build(d)
+    RUN_DIRS[result.run_id] = d
+    return result
 
 
 @pytest.fixture(scope="module")

@@ -9,16 +9,21 @@ import numpy as np
 import pytest
 
 from acceval.report._charts import _bucket_stats, _pareto, timeline
-from acceval.report._econ import cost_interval, run_econ, target_econ
+from acceval.report._econ import run_econ, target_econ
 from acceval.results.store import read_records
 from helpers import run_fixture
 
 
-def test_cost_interval_divides_attempt_cost_by_the_accuracy_bounds() -> None:
-    assert cost_interval(1.0, (0.25, 0.5)) == (2.0, 4.0)
-    assert cost_interval(1.0, (0.0, 0.5)) == (2.0, math.inf)
-    assert cost_interval(None, (0.2, 0.4)) is None
-    assert cost_interval(1.0, None) is None
+def test_cost_interval_divides_attempt_cost_by_the_accuracy_bounds(tmp_path: Path) -> None:
+    result = run_fixture.build(tmp_path / "run")
+    t = result.target("fast")
+    assert t.economics is not None
+    for pc in t.economics.points:
+        acc = t.point(pc.label).summary.accuracy  # type: ignore[union-attr]
+        assert acc is not None and acc.ci_low and acc.ci_high
+        attempt = pc.bill.cost_per_attempt_usd
+        assert attempt is not None and pc.cost_per_correct_ci_usd is not None
+        assert pc.cost_per_correct_ci_usd == (attempt / acc.ci_high, attempt / acc.ci_low)
 
 
 def test_pareto_keeps_points_not_beaten_on_both_axes() -> None:
@@ -41,8 +46,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
 
 def test_target_econ_picks_the_cheapest_point_within_the_slo(built: tuple) -> None:
     _, result = built
-    fast, cheap = (target_econ(t) for t in result.targets)
-    assert fast.at_slo is not None and cheap.at_slo is None  # cheap never meets the SLO
+    fast, cheap = (target_econ(t, result) for t in result.targets)
+    assert fast.at_slo is not None and cheap.at_slo is None  # cheap does not qualify
     assert cheap.cheapest is not None and cheap.cheapest.label == "concurrency=4"
     costs = [p.cost_per_correct_usd for p in fast.points.values()]
     assert fast.cost_per_correct_usd == min(c for c in costs if c is not None)
@@ -53,12 +58,11 @@ def test_target_econ_picks_the_cheapest_point_within_the_slo(built: tuple) -> No
 
 def test_run_econ_ranks_gate_passing_targets_at_the_slo(built: tuple) -> None:
     _, result = built
-    econ = {t.name: target_econ(t) for t in result.targets}
-    run = run_econ(result, econ)
+    run = run_econ(result)
     assert run.winner == "fast" and run.ranking == ("fast",)
-    assert run.unconstrained_winner == "cheap"
-    assert run.excluded == {"cheap": "fails the quality gate"}
-    assert any(f.input == "utilization" for f in run.flips)
+    assert run.excluded["cheap"].startswith("fails the quality level")
+    assert run.flips == ()  # one qualified target: nothing to flip
+    assert run.verdict_lines[0] == result.verdict.headline
 
 
 def test_timeline_counts_every_measured_send(built: tuple) -> None:

@@ -5,33 +5,18 @@ Refresh after an intended change with: ACCEVAL_UPDATE_SNAPSHOTS=1 pytest tests/u
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from pathlib import Path
 
-from acceval.loadgen.runner import PointRun
-from acceval.pipeline import build_result
 from acceval.report import render
-from acceval.results.store import read_records
 from helpers import run_fixture
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "fixture-report.md"
 
 
 def _fixed_result(tmp_path: Path) -> str:
-    stored = run_fixture.build(tmp_path / "run")
-    table = read_records(tmp_path / "run")
-    meta = {t.name: {"runs": [PointRun.from_result(p) for p in t.points],
-                     "fingerprint": t.fingerprint, "local": None, "failure": None,
-                     "endpoint": None} for t in stored.targets}
-    created = dt.datetime(2025, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
-    result = build_result(run_fixture.study(), table, meta, run_id="fixture-run",
-                          created=created, t0_ns=0, interrupted=False, base_dir=tmp_path)
-    # What depends on the machine or the clock is pinned; every number comes from the records.
-    result.finished_utc = "2025-01-02T03:05:00+00:00"
-    result.environment = {"host": "fixture-host"}
-    result.software = {"acceval": "0.1.0"}
-    return render(result, "md")
+    # The fixture pins what depends on the machine; every number comes from the records.
+    return render(run_fixture.build(tmp_path / "run", run_id="fixture-run"), "md")
 
 
 def test_markdown_matches_snapshot(tmp_path: Path) -> None:

@@ -1,0 +1,356 @@
+"""``analyze(study, log, records) -> RunResult``: every number of a result, from raw data.
+
+The stages run in one direction, each a typed section computed from its own slice of the
+study: points → quality → scenarios (sweep, replay, interruption) → capacity → economics and
+energy → verdict (operating points, then ranking) → portability and exit. Nothing here
+measures; ``acceval report --recompute`` and ``--set`` are this function over a stored run.
+
+Reading a run folder lives here too (:func:`load_result`): a schema-2 ``result.json`` as it
+is, a schema-1 one (acceval 0.1) and a killed run (no ``result.json``) re-analysed from their
+records.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from acceval import __version__
+from acceval.economics import Catalog, load_catalog
+from acceval.economics.apply import Priced, price_target
+from acceval.economics.sensitivity import sensitivity
+from acceval.errors import AccevalError, StudyError
+from acceval.metrics import accuracy, has_correctness, pass_at_1
+from acceval.metrics.derive import derive
+from acceval.portability import assess_portability
+from acceval.portability.artifact import ArtifactCheck
+from acceval.probes import read_samples, table_to_samples
+from acceval.quality import evaluate_gate
+from acceval.results.result import RESULT_FILE, RunResult, TargetResult, schema_version_of
+from acceval.results.runlog import EndpointLog, FaultLog, PointLog, RunLog, SweepLog, TargetLog
+from acceval.results.sections import (
+    CapacityResult,
+    LevelVerdict,
+    RunEconomics,
+    SensitivityResult,
+)
+from acceval.results.store import read_records
+from acceval.scenarios import point_result, quality_records, scenario_sections
+from acceval.study import Study, apply_overrides, load_study, study_from_dict
+from acceval.verdict import Rules, decide, operating_point
+
+_SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
+             "onnxruntime-genai", "torch", "transformers")
+
+
+def software() -> dict[str, str]:
+    out = {"acceval": __version__, "python": sys.version.split()[0]}
+    for name in _SOFTWARE:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def environment(base_dir: Path | None) -> dict[str, Any]:
+    return {
+        "host": platform.node(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "study_dir": str(base_dir.resolve()) if base_dir else None,
+    }
+
+
+def study_catalog(study: Study, base_dir: Path | None) -> Catalog:
+    user = study.costs.catalog
+    if user is None:
+        return load_catalog(None)
+    path = Path(user) if Path(user).is_absolute() else (base_dir or Path.cwd()) / user
+    if not path.exists():
+        raise StudyError(f"costs.catalog: no such file {path}",
+                         [("costs.catalog", f"{path} does not exist",
+                           "give a path relative to the study file")])
+    return load_catalog(path)
+
+
+# --- the stages ------------------------------------------------------------------------------
+
+def _target_points(study: Study, t: TargetResult, log: TargetLog, sel: pa.Table,
+                   base_dir: Path | None) -> None:
+    t.points = [point_result(p, sel, study.slo) for p in log.points]
+    scenario_sections(study, t, sel, log, base_dir)
+    if sel.num_rows:
+        d = derive(quality_records(sel, log))
+        if has_correctness(d):
+            t.accuracy = accuracy(d)
+            t.pass_at_1 = pass_at_1(d)
+
+
+def _quality(study: Study, targets: list[TargetResult], table: pa.Table) -> None:
+    ref = next((t for t in targets if t.name == study.quality.relative_to), None)
+    for t in targets:
+        t.gate = evaluate_gate(study.quality, t.accuracy,
+                               reference=ref.accuracy if ref else None,
+                               mean_output_tokens=_mean_output_tokens(table, t.name))
+
+
+def _capacity(study: Study, t: TargetResult, catalog: Catalog,
+              base_dir: Path | None) -> Any:
+    from acceval.capacity import capacity_for
+
+    cap = capacity_for(study, t, catalog=catalog, base_dir=base_dir)
+    if cap is not None:
+        t.capacity = CapacityResult.model_validate(cap.to_dict())
+    return cap
+
+
+def _economics(study: Study, targets: list[TargetResult], samples: list[Any],
+               catalog: Catalog, base_dir: Path | None) -> dict[str, Priced]:
+    priced: dict[str, Priced] = {}
+    for t in targets:
+        cap = _capacity(study, t, catalog, base_dir)
+        startup = t.local_server.startup_s if t.local_server else None
+        p = price_target(study, t, samples, catalog,
+                         utilization=cap.utilization_input if cap is not None else None,
+                         compile_s=startup)
+        if p is not None:
+            t.economics = p.economics
+            priced[t.name] = p
+    return priced
+
+
+def _run_economics(study: Study, priced: dict[str, Priced],
+                   operating: dict[str, str | None],
+                   qualified: set[str]) -> RunEconomics | None:
+    """The frontier and the sensitivity over the qualified targets' operating points."""
+    from acceval.economics.bill import compute_bill, frontier
+
+    inputs = [priced[n].inputs[label] for n, label in operating.items()
+              if n in priced and n in qualified and label is not None
+              and label in priced[n].inputs]
+    if not inputs:
+        return None
+    front = frontier([compute_bill(ci) for ci in inputs], study.costs.baseline_usd_per_task)
+    sens = sensitivity(inputs, study.costs.sensitivity)
+    return RunEconomics.model_validate({"frontier": front.to_dict(),
+                                        "sensitivity": sens.to_dict()})
+
+
+def analyze(study: Study, log: RunLog, table: pa.Table, samples: pa.Table | None = None, *,
+            base_dir: Path | None = None,
+            artifact_checks: dict[str, ArtifactCheck] | None = None,
+            run_artifact_checks: bool = False,
+            kept_artifact_levels: dict[str, LevelVerdict] | None = None) -> RunResult:
+    """Every number from stored records and the run log (pure apart from reading the files
+    the study names, and loading models when ``run_artifact_checks``)."""
+    kept_artifact_levels = kept_artifact_levels or {}
+    targets: list[TargetResult] = []
+    for tspec in study.targets:
+        tlog = log.target(tspec.name) or TargetLog(name=tspec.name,
+                                                   failure="not run (interrupted)")
+        endpoint = tlog.endpoint
+        if endpoint is None and tspec.endpoint is not None:
+            endpoint = endpoint_log(tspec.endpoint)
+        t = TargetResult(name=tspec.name, endpoint=endpoint,
+                         platform=tspec.platform.model_dump(mode="json"),
+                         fingerprint=tlog.fingerprint, local_server=tlog.local_server,
+                         failure=tlog.failure)
+        _target_points(study, t, tlog, table.filter(pc.equal(table["target"], tspec.name)),
+                       base_dir)
+        targets.append(t)
+    _quality(study, targets, table)
+    catalog = study_catalog(study, base_dir)
+    sample_list = table_to_samples(samples) if samples is not None else []
+    priced = _economics(study, targets, sample_list, catalog, base_dir)
+    rules = Rules(min_point_requests=study.quality.min_point_requests)
+    operating: dict[str, str | None] = {}
+    for t in targets:
+        op = operating_point(t, rules)
+        operating[t.name] = op.label if op is not None else None
+        if t.name in priced:
+            label = operating[t.name] or _cheapest(priced[t.name])
+            t.energy = priced[t.name].energy.get(label) if label else None
+    first = decide(targets, rules)
+    qualified = {s.target for s in first.standings if s.qualified}
+    economics = _run_economics(study, priced, operating, qualified)
+    verdict = decide(targets, rules, _sensitivity(economics))
+    assess_portability(study, targets, base_dir=base_dir or Path.cwd(), operating=operating,
+                       records=table, artifact_checks=artifact_checks,
+                       run_artifact_checks=run_artifact_checks)
+    for t in targets:
+        kept = kept_artifact_levels.get(t.name)
+        if kept is not None and t.portability is not None:
+            t.portability.levels.artifact = kept
+            t.portability.level = " · ".join(f"{n} {lv.verdict}"
+                                             for n, lv in t.portability.levels.items())
+    warnings = [f"{tl.name}: energy probe {probe}: {why}"
+                for tl in log.targets for probe, why in tl.probe_notes.items()]
+    return RunResult(
+        run_id=log.run_id, study_name=study.name, created_utc=log.created_utc,
+        finished_utc=log.finished_utc, interrupted=log.interrupted,
+        study=study.model_dump(mode="json"), environment=environment(base_dir),
+        software=software(), seeds={"study": study.seed, "tasks": study.tasks.seed},
+        tasks={"source": study.tasks.source, "count": study.tasks.count,
+               "attempts": study.tasks.attempts},
+        targets=targets, economics=economics, verdict=verdict, warnings=warnings, log=log)
+
+
+def _cheapest(p: Priced) -> str | None:
+    pts = p.economics.points
+    return min(pts, key=lambda x: x.bill.cost_per_correct_usd).label if pts else None
+
+
+def _sensitivity(e: RunEconomics | None) -> SensitivityResult | None:
+    return e.sensitivity if e is not None else None
+
+
+def _mean_output_tokens(table: pa.Table, target: str) -> float | None:
+    sel = table.filter(pc.and_(pc.equal(table["target"], target), pc.invert(table["warmup"])))
+    toks = sel["output_tokens"].drop_null()
+    return float(pc.mean(toks).as_py()) if len(toks) else None
+
+
+def endpoint_log(ep: Any) -> EndpointLog:
+    # The key's *variable name* is fine to record; the key never is.
+    return EndpointLog(base_url=ep.base_url, model=ep.model, api=ep.api, stream=ep.stream,
+                       api_key_env=ep.api_key_env)
+
+
+# --- reading a run folder --------------------------------------------------------------------
+
+def load_result(run_dir: Path, *, recompute: bool = False,
+                overrides: list[str] | None = None) -> RunResult:
+    """Read result.json, or re-analyse the stored log and records with ``recompute``.
+
+    ``overrides`` (``path=value``, e.g. ``targets.h200.price.usd_per_hour=40``) change the
+    study before recomputing: a what-if on prices, SLOs or boundaries without re-running.
+    A schema-1 result (acceval 0.1) is always re-analysed; a run killed before it wrote
+    result.json is rebuilt from its records.
+    """
+    run_dir = Path(run_dir)
+    path = run_dir / RESULT_FILE
+    if not path.exists():
+        if (run_dir / "study.yaml").exists():
+            return _rebuild_killed(run_dir)
+        raise AccevalError(f"{run_dir}: no {RESULT_FILE} and no study.yaml; is this a run "
+                           "folder?")
+    if schema_version_of(run_dir) < 2:
+        return _from_v1(run_dir, overrides or [])
+    stored = RunResult.load(run_dir)
+    if not recompute and not overrides:
+        return stored
+    study = study_from_dict(apply_overrides(stored.study, overrides or []),
+                            source=f"{run_dir} with overrides")
+    kept = {t.name: t.portability.levels.artifact for t in stored.targets
+            if t.portability is not None
+            and t.portability.levels.artifact.verdict != "not assessed"}
+    base = Path(stored.environment.get("study_dir") or run_dir)
+    fresh = analyze(study, stored.log, read_records(run_dir), read_samples(run_dir),
+                    base_dir=base, kept_artifact_levels=kept)
+    fresh.environment = stored.environment
+    fresh.software = stored.software
+    if overrides:
+        fresh.warnings.insert(0, "what-if: recomputed from the stored records with "
+                              + ", ".join(overrides))
+    return fresh
+
+
+def _from_v1(run_dir: Path, overrides: list[str]) -> RunResult:
+    """A result.json written by acceval 0.1: its log rebuilt from its points, re-analysed."""
+    data = json.loads((run_dir / RESULT_FILE).read_text(encoding="utf-8"))
+    study = study_from_dict(apply_overrides(data["study"], overrides),
+                            source=f"{run_dir} (acceval 0.1 result)")
+    targets = []
+    for t in data.get("targets", []):
+        tl = TargetLog(name=t["name"], fingerprint=t.get("fingerprint") or {},
+                       failure=t.get("failure"), local_server=t.get("local_server"),
+                       endpoint=_v1_endpoint(t.get("endpoint")))
+        tl.points = [_v1_point(p, "fixed") for p in t.get("points", [])]
+        if t.get("sweep"):
+            tl.sweep = SweepLog(steps=t["sweep"].get("steps") or [],
+                                stopped_by=t["sweep"].get("stopped_by", "max_steps"),
+                                elapsed_s=t["sweep"].get("elapsed_s", 0.0))
+        if t.get("replay"):
+            tl.replay = _v1_point(t["replay"]["point"], "replay")
+        if t.get("interruption"):
+            tl.interruption = _v1_point(t["interruption"]["point"], "interruption")
+            tl.fault = FaultLog.model_validate(
+                {k: v for k, v in t["interruption"].items() if k in FaultLog.model_fields})
+        targets.append(tl)
+    log = RunLog(run_id=data["run_id"], created_utc=data["created_utc"],
+                 finished_utc=data.get("finished_utc"),
+                 interrupted=bool(data.get("interrupted")), targets=targets)
+    base = Path((data.get("environment") or {}).get("study_dir") or run_dir)
+    result = analyze(study, log, read_records(run_dir), read_samples(run_dir), base_dir=base)
+    result.warnings.insert(0, "written by acceval 0.1 (result schema 1); re-analysed from its "
+                           "records with this version's rules")
+    return result
+
+
+def _v1_endpoint(d: dict[str, Any] | None) -> EndpointLog | None:
+    if not d or not d.get("base_url"):
+        return None
+    return EndpointLog.model_validate({k: v for k, v in d.items()
+                                       if k in EndpointLog.model_fields})
+
+
+def _v1_point(p: dict[str, Any], role: str) -> PointLog:
+    return PointLog(index=p["index"], label=p["label"], kind=p["kind"], level=p["level"],
+                    role=role,
+                    requested_rate_rps=p.get("requested_rate_rps"),
+                    started_ns=p["started_ns"], ended_ns=p["ended_ns"], sent=p["sent"],
+                    completed=p["completed"], errors=p["sent"] - p["completed"],
+                    stopped_by=p["stopped_by"], seeds=p.get("seeds") or {})
+
+
+def _rebuild_killed(run_dir: Path) -> RunResult:
+    """A run killed before it wrote result.json: rebuild what its records support.
+
+    The fixed load points are recognised from the study; sweep, replay and fault points are
+    left out (their plans are not in the records).
+    """
+    from acceval.pipeline import point_specs
+
+    study = load_study(run_dir / "study.yaml")
+    table = read_records(run_dir)
+    created = dt.datetime.fromtimestamp((run_dir / "study.yaml").stat().st_mtime, dt.UTC)
+    log = RunLog(run_id=run_dir.name, created_utc=created.isoformat(), interrupted=True,
+                 rebuilt=True)
+    for t_index, tspec in enumerate(study.targets):
+        sel = table.filter(pc.equal(table["target"], tspec.name))
+        tl = TargetLog(name=tspec.name)
+        for spec in point_specs(study, t_index, max(1, study.tasks.count)):
+            rows = sel.filter(pc.equal(sel["load_index"], spec.index))
+            if rows.num_rows == 0:
+                continue
+            sent = pc.min(rows["sent_ns"]).as_py()
+            done = pc.max(rows["done_ns"]).as_py()
+            ok = rows.num_rows - len(rows["error_kind"].drop_null())
+            tl.points.append(PointLog(
+                index=spec.index, label=spec.label, kind=spec.kind, level=spec.level,
+                requested_rate_rps=None if spec.kind == "concurrency" else spec.level,
+                started_ns=int(sent or 0), ended_ns=int(done or 0), sent=rows.num_rows,
+                completed=ok, errors=rows.num_rows - ok, stopped_by="interrupted"))
+        if not tl.points:
+            tl.failure = "not reached before the run ended"
+        log.targets.append(tl)
+    result = analyze(study, log, table, read_samples(run_dir), base_dir=run_dir)
+    result.warnings.insert(0, "rebuilt from records.parquet: the run ended before writing "
+                           "result.json (killed); only the fixed load points are shown")
+    return result
+
+
+__all__ = ["analyze", "endpoint_log", "environment", "load_result", "software",
+           "study_catalog"]

@@ -1,0 +1,113 @@
+"""The raw log of a run: what each target ran and what the run noticed, with no summaries.
+
+``execute`` fills it while measuring; ``analyze`` turns it, with the stored records and
+samples, into a :class:`~acceval.results.result.RunResult`. It is stored inside
+``result.json`` so that ``acceval report --recompute`` (and ``--set``) is ``analyze`` over
+the same log.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from acceval.results.sections import Section
+
+PointRole = Literal["fixed", "sweep", "replay", "interruption"]
+
+
+class PointLog(Section):
+    """One load point as the load generator ran it (counts include warm-up requests)."""
+
+    index: int
+    label: str
+    kind: str
+    level: float
+    role: PointRole = "fixed"
+    requested_rate_rps: float | None
+    started_ns: int  # relative to the run's t0, like the records
+    ended_ns: int
+    sent: int
+    completed: int
+    errors: int
+    stopped_by: str
+    seeds: dict[str, Any] = Field(default_factory=dict)  # numpy SeedSequence states
+    warmup: int = 0
+    held_by_cap: int = 0
+    lag_p50_ms: float | None = None
+    lag_p99_ms: float | None = None
+    lag_max_ms: float | None = None
+
+
+class EndpointLog(Section):
+    """Where a target was reached; the key's variable name may be recorded, the key never."""
+
+    base_url: str
+    model: str
+    api: str = "completions"
+    stream: bool = True
+    api_key_env: str | None = None
+
+
+class LocalServerInfo(Section):
+    engine: str
+    model: str | None
+    precision: str | None
+    pid: int | None
+    startup_s: float | None  # process start until /health answered (compile + load + warm-up)
+
+
+class SweepLog(Section):
+    """What the SLO search did at run time (its points are in ``TargetLog.points``)."""
+
+    steps: list[dict[str, Any]] = Field(default_factory=list)
+    stopped_by: str = "max_steps"
+    elapsed_s: float = 0.0
+
+
+class FaultLog(Section):
+    """The injected fault's stamps (perf ns relative to t0) and what its commands returned."""
+
+    action: str
+    at_s: float
+    down_s: float | None = None
+    fault_ns: int | None = None
+    restore_ns: int | None = None
+    ready_ns: int | None = None
+    restart_s: float | None = None
+    command_rc: int | None = None
+    command_output: str | None = None
+    restore_rc: int | None = None
+    restore_output: str | None = None
+    error: str | None = None
+
+
+class TargetLog(Section):
+    name: str
+    endpoint: EndpointLog | None = None
+    local_server: LocalServerInfo | None = None
+    fingerprint: dict[str, Any] = Field(default_factory=dict)  # what the server said of itself
+    failure: str | None = None  # the target could not be measured at all, and why
+    points: list[PointLog] = Field(default_factory=list)  # fixed and sweep points, in order
+    sweep: SweepLog | None = None
+    replay: PointLog | None = None
+    interruption: PointLog | None = None
+    fault: FaultLog | None = None
+    probe_notes: dict[str, str] = Field(default_factory=dict)
+
+    def scenario_indexes(self) -> set[int]:
+        """Load indexes of the points kept out of the latency curve."""
+        return {p.index for p in (self.replay, self.interruption) if p is not None}
+
+
+class RunLog(Section):
+    run_id: str
+    created_utc: str
+    finished_utc: str | None = None
+    interrupted: bool = False
+    rebuilt: bool = False  # reconstructed from records after the run was killed
+    targets: list[TargetLog] = Field(default_factory=list)
+
+    def target(self, name: str) -> TargetLog | None:
+        return next((t for t in self.targets if t.name == name), None)

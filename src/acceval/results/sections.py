@@ -1,0 +1,525 @@
+"""The typed sections of a :class:`~acceval.results.result.RunResult`.
+
+Each concept computes with its own dataclasses; ``analyze`` stores what they found here, as
+validated models, so that every renderer reads attributes (never dictionary keys) and a
+missing field is a type error, not a silent blank. The JSON form is ``result.json``.
+
+Missing is ``None``; an infinite cost (nothing passed) is stored as ``Infinity``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from acceval.metrics import PointSummary
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
+
+
+class PointResult(Section):
+    """One load point of one target: what was asked, what the generator did, what it measured."""
+
+    index: int
+    label: str
+    kind: str
+    level: float
+    requested_rate_rps: float | None
+    stopped_by: str
+    sent: int
+    completed: int
+    started_ns: int
+    ended_ns: int
+    seeds: dict[str, Any] = Field(default_factory=dict)  # numpy SeedSequence states
+    summary: PointSummary
+
+    @property
+    def trusted(self) -> bool:
+        """The load generator kept its schedule: the point may enter capacity and the verdict."""
+        return self.summary.degraded is not True
+
+
+# --- provenance and the bill -----------------------------------------------------------------
+
+class SourcedValue(Section):
+    """A number and where it came from: measured, catalog, assumption or derived."""
+
+    value: float | None
+    origin: str
+    source: str | None = None
+    date: str | None = None
+
+
+class BillItemResult(Section):
+    name: str
+    usd: float | None  # None: not counted (inputs not declared, or inside the rate)
+    inputs: list[str]
+    note: str = ""
+
+
+class BillResult(Section):
+    """The whole bill of one target at one load point."""
+
+    target: str
+    load_label: str
+    items: list[BillItemResult]
+    total_usd: float
+    requests: int
+    correct: int
+    output_tokens: int | None
+    success_rate: float | None
+    cost_per_attempt_usd: float | None
+    cost_per_correct_usd: float  # inf when nothing passed
+    cost_per_mtok_output_usd: float | None
+    inputs: dict[str, SourcedValue]
+
+    def item(self, name: str) -> BillItemResult | None:
+        return next((i for i in self.items if i.name == name), None)
+
+
+class PointCost(Section):
+    """One load point's bill and the interval its accuracy interval gives the cost."""
+
+    label: str
+    bill: BillResult
+    cost_per_correct_ci_usd: tuple[float | None, float | None] | None = None
+
+
+class DeclaredUtilizationCost(Section):
+    """The same points billed at the declared utilization (every replica busy)."""
+
+    operating_point: str
+    cost_per_correct_usd: float
+    cost_per_attempt_usd: float | None
+    cost_per_mtok_output_usd: float | None
+
+
+class TargetEconomics(Section):
+    """Every load point's bill; the operating point itself is the verdict's to name."""
+
+    points: list[PointCost]
+    at_declared_utilization: DeclaredUtilizationCost | None = None
+    utilization_under_demand: float | None = None
+
+    def point(self, label: str) -> PointCost | None:
+        return next((p for p in self.points if p.label == label), None)
+
+
+# --- energy ----------------------------------------------------------------------------------
+
+class EnergyComponentResult(Section):
+    level: str
+    name: str
+    joules: float
+    origin: str
+    detail: str = ""
+
+
+class EnergyProvenance(Section):
+    joules: float | None
+    level: str | None
+    requested_level: str
+    complete: bool
+    missing: list[str]
+    components: list[EnergyComponentResult]
+
+
+class EnergyResult(Section):
+    """Energy of the operating point at the declared boundary."""
+
+    load_label: str | None = None
+    joules: float | None
+    level: str | None
+    joules_per_correct: float | None
+    correct_per_kwh: float | None
+    joules_per_output_token: float | None
+    tokens_per_s_per_mw: float | None
+    energy_cost_usd: float | None
+    provenance: EnergyProvenance
+
+
+# --- capacity --------------------------------------------------------------------------------
+
+class MaxRateResult(Section):
+    rate_rps: float | None
+    low_rps: float | None
+    high_rps: float | None
+    n_points: int
+    method: str
+    note: str
+
+
+class FleetPlanResult(Section):
+    per_replica_rps: float
+    chips_per_replica: int
+    headroom: float
+    spares: int
+    scaling: str
+    hours: int
+    replicas: list[int]
+    hourly_mean_rps: list[float]
+    hourly_peak_rps: list[float]
+    peak_replicas: int
+    min_replicas: int
+    replica_hours: float
+    chip_hours: float
+    idle_chip_hours: float
+    utilization: float | None
+    expected_requests: float
+
+
+class DemandCostResult(Section):
+    usd_per_replica_hour: float
+    success_rate: float
+    fleet_usd: float
+    correct_tasks: float
+    cost_per_correct_usd: float
+    cost_per_correct_at_slo_rate_usd: float
+    cost_per_correct_at_saturation_usd: float | None
+    ratio: float
+
+
+class AvailabilityResult(Section):
+    target: str
+    status: str
+    usable_regions: list[str]
+    peak_replicas: int | None
+    peak_chips: int | None
+    blockers: list[str]
+    warnings: list[str]
+    notes: list[str]
+    lead_time_days: float | None = None
+    failover_region: str | None = None
+    quota_chips: int | None = None
+
+
+class FleetSimSummary(Section):
+    seconds: int
+    arrivals: int
+    on_time: float
+    late: float
+    lost: float
+    failures: int
+    down_replica_s: float
+    min_up_replicas: int
+    replica_hours: float
+    cost_usd: float | None
+    seed: int
+    series: dict[str, list[float]] = Field(default_factory=dict)
+    slo_attainment: float | None
+    late_fraction: float | None
+    lost_fraction: float | None
+
+
+class SpareWhatIfResult(Section):
+    spares: int
+    without: FleetSimSummary
+    with_spares: FleetSimSummary
+    extra_replica_hours: float
+    extra_cost_usd: float | None
+    late_avoided: float
+    lost_avoided: float
+    usd_per_request_saved: float | None
+
+
+class CapacityResult(Section):
+    """The max rate under the SLO from trusted points, and (with a demand profile) the fleet."""
+
+    max_rate_under_slo: MaxRateResult
+    saturation_rps: float | None
+    utilization_under_demand: float | None
+    declared_utilization: float
+    plan: FleetPlanResult | None
+    cost: DemandCostResult | None
+    availability: AvailabilityResult
+    what_if: SpareWhatIfResult | None
+
+
+# --- run-wide economics ----------------------------------------------------------------------
+
+class FrontierEntryResult(Section):
+    target: str
+    load_label: str
+    cost_per_attempt_usd: float | None
+    success_rate: float | None
+    cost_of_pass_usd: float
+
+
+class FrontierResult(Section):
+    entries: list[FrontierEntryResult]
+    winner: str | None
+    frontier_usd: float
+    baseline_usd: float | None = None
+    baseline_wins: bool = False
+
+
+class TornadoBarResult(Section):
+    target: str
+    input: str
+    scope: str
+    base_value: float | None
+    low_value: float | None
+    high_value: float | None
+    base_usd: float
+    low_usd: float
+    high_usd: float
+    width_usd: float
+
+
+class FlipResult(Section):
+    input: str
+    scope: str
+    side: str
+    value: float | None
+    winner: str | None
+    base_winner: str | None
+
+
+class SensitivityResult(Section):
+    base_winner: str | None
+    base_usd: dict[str, float]
+    bars: list[TornadoBarResult]
+    flips: list[FlipResult]
+
+
+class RunEconomics(Section):
+    frontier: FrontierResult
+    sensitivity: SensitivityResult
+
+
+# --- portability and exit --------------------------------------------------------------------
+
+class EvidenceResult(Section):
+    kind: str
+    detail: str
+    quote: str | None = None
+
+
+class LevelVerdict(Section):
+    level: str
+    verdict: str
+    summary: str
+    evidence: list[EvidenceResult]
+    details: dict[str, Any] = Field(default_factory=dict)  # per-level measurements
+
+
+class LedgerEntryResult(Section):
+    item: str
+    value: Any  # a number, or a structured measurement (code change, warm-up, fallbacks)
+    unit: str | None
+    evidence: EvidenceResult
+
+
+class LedgerResult(Section):
+    target: str
+    reference: str | None
+    entries: list[LedgerEntryResult]
+    problems: list[str]
+
+    def entry(self, item: str) -> LedgerEntryResult | None:
+        return next((e for e in self.entries if e.item == item), None)
+
+
+class PortabilityLevels(Section):
+    source: LevelVerdict
+    artifact: LevelVerdict
+    performance: LevelVerdict
+
+    def items(self) -> list[tuple[str, LevelVerdict]]:
+        return [("source", self.source), ("artifact", self.artifact),
+                ("performance", self.performance)]
+
+
+class PortabilityResult(Section):
+    level: str  # one line: "source pass · artifact not assessed · performance fail"
+    reference: str | None
+    levels: PortabilityLevels
+    ledger: LedgerResult
+    problems: list[str]
+
+
+class ExportAnswer(Section):
+    status: str
+    formats: list[str]
+    answer: str | None
+    evidence: EvidenceResult | None
+    note: str | None
+
+
+class ExitCostItemResult(Section):
+    name: str
+    usd: float | None
+    formula: str
+    inputs: dict[str, SourcedValue]
+
+
+class ExitCostResult(Section):
+    total_usd: float | None
+    known_usd: float
+    missing: list[str]
+    items: list[ExitCostItemResult]
+
+
+class CustomizationDepth(Section):
+    level: str
+    rank: int
+    of: int
+    evidence: EvidenceResult | None
+
+
+class FreedomToLeave(Section):
+    level: str
+    favorable: int
+    unknown: int
+    of: int
+
+
+class ManagedServiceResult(Section):
+    service: str
+    customization_depth: CustomizationDepth
+    freedom_to_leave: FreedomToLeave
+    questions: dict[str, ExportAnswer]
+
+
+class ExitResult(Section):
+    readiness: str
+    reasons: list[str]
+    exports: dict[str, ExportAnswer]
+    lost_functions: list[str]
+    migration_hours: SourcedValue
+    cost: ExitCostResult
+    managed_service: ManagedServiceResult | None
+    notes: list[str]
+
+
+# --- scenarios: sweep, replay, interruption --------------------------------------------------
+
+class SweepStep(Section):
+    rate_rps: float
+    reason: str
+    meets_slo: bool | None = None
+    slo_ratio: float | None = None
+    throughput_rps: float | None = None
+    elapsed_s: float | None = None
+
+
+class SweepResult(Section):
+    runs: int
+    steps: list[dict[str, Any]]  # one per measured step, as the search logged it
+    stopped_by: str
+    elapsed_s: float
+    bracket_rps: tuple[float | None, float | None]
+    max_rate: MaxRateResult
+
+
+class ReplayHour(Section):
+    hour: int
+    intended_rps: float
+    expected: float
+    scheduled: int
+    sent: int
+    achieved_rps: float | None
+    ok: int
+    errors: int
+    z: float | None
+    ttft_p95_ms: float | None
+    e2e_p95_ms: float | None
+    meets_slo: bool | None
+
+
+class ReplayResult(Section):
+    point: PointResult
+    profile: str
+    compress_to_s: float
+    compress: float
+    bucket_s: float
+    expected_requests: float
+    expected_requests_replayed: float
+    sent: int
+    ok: int
+    errors: int
+    chi2: float | None
+    chi2_dof: int | None
+    chi2_p: float | None
+    max_abs_z: float | None
+    within_4_sigma: bool | None
+    schedule_lag_p99_ms: float | None
+    hours_meeting_slo: int
+    hours_judged: int
+    hours: list[ReplayHour]
+
+
+class InterruptionResult(Section):
+    point_label: str
+    load_index: int
+    target: str
+    point_started_ns: int
+    point_ended_ns: int
+    point: PointResult
+    action: str
+    at_s: float
+    down_s: float | None = None
+    fault_ns: int | None = None
+    restore_ns: int | None = None
+    ready_ns: int | None = None
+    restart_s: float | None = None
+    command_rc: int | None = None
+    command_output: str | None = None
+    restore_rc: int | None = None
+    restore_output: str | None = None
+    error: str | None = None
+    requests: int
+    ok: int
+    failed: int
+    unfinished: int
+    accounted: bool
+    window_s: float
+    step_s: float
+    failed_after_fault: int | None = None
+    failed_by_kind: dict[str, int] = Field(default_factory=dict)
+    in_flight_at_fault: int | None = None
+    sent_after_fault: int | None = None
+    time_to_first_success_s: float | None = None
+    outage_s: float | None = None
+    slo_recovered_s: float | None = None
+    slo_violation_start_s: float | None = None
+    slo_violation_s: float | None = None
+
+
+# --- the verdict -----------------------------------------------------------------------------
+
+VerdictStatus = Literal["winner", "tie", "none-qualify", "not-priced"]
+
+
+class Standing(Section):
+    """One target in the verdict: qualified or not (and why), at its operating point."""
+
+    target: str
+    qualified: bool
+    reasons: list[str]  # why it does not qualify (empty when it does)
+    operating_point: str | None  # the cheapest trusted point that meets the SLO
+    operating_rate_rps: float | None
+    cost_per_correct_usd: float | None
+    cost_per_correct_ci_usd: tuple[float | None, float | None] | None
+    cost_basis: Literal["under demand", "declared utilization"] | None
+    cost_per_mtok_output_usd: float | None = None
+    rank: int | None  # 1 = cheapest among the qualified; None when not qualified
+
+
+class Verdict(Section):
+    """The one decision; every format phrases it, none re-derives it."""
+
+    status: VerdictStatus
+    winner: str | None
+    tied: list[str]  # targets whose cost intervals overlap the cheapest's (status "tie")
+    headline: str
+    lines: list[str]  # supporting sentences, the same in every format
+    standings: list[Standing]  # qualified by rank first, then the rest
+    rules: list[str]  # the rules as applied (minimum requests, interval separation)
+    ratio_to_runner_up: float | None = None
+
+    def standing(self, target: str) -> Standing | None:
+        return next((s for s in self.standings if s.target == target), None)

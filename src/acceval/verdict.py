@@ -1,0 +1,240 @@
+"""The one decision: which targets qualify, each one's operating point, and who wins.
+
+This is the only module that ranks targets. Its rules, each tested:
+
+1. A target **qualifies** when it was measured, passed the quality gate (or none was set),
+   is not blocked for the study's demand, and has at least one *eligible* point.
+2. An **eligible** point is trusted (the load generator kept its schedule), meets the SLO
+   (with no latency bound set: its error-rate bound) and has at least
+   ``quality.min_point_requests`` measured requests.
+3. The **operating point** of a target is its eligible point with the lowest cost per correct
+   task (under the demand when the study has one, else at the declared utilization); without
+   prices, the eligible point with the highest throughput.
+4. When no target qualifies, no format names a cheapest target.
+5. A **winner** is named only when its cost interval (from its accuracy interval) lies wholly
+   below the runner-up's; otherwise the targets whose intervals overlap the cheapest's
+   **tie**. The ratio quoted is runner-up cost / winner cost, at the operating points.
+
+Every format prints :attr:`Verdict.headline` and :attr:`Verdict.lines` as they are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from acceval.results.result import TargetResult
+from acceval.results.sections import (
+    PointCost,
+    PointResult,
+    SensitivityResult,
+    Standing,
+    Verdict,
+)
+from acceval.units import money_per, ratio_text, usd_interval
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    min_point_requests: int = 20
+
+
+def point_problems(p: PointResult, rules: Rules) -> list[str]:
+    """Why a point cannot be an operating point (empty: it is eligible)."""
+    out = []
+    if not p.trusted:
+        why = "; ".join(p.summary.degraded_reasons) or "the load generator fell behind"
+        out.append(f"not trusted ({why})")
+    s = p.summary
+    if s.meets_slo is False:
+        out.append("misses the SLO")
+    elif s.meets_slo is None:
+        # No latency bound was set: the error-rate bound still applies.
+        if s.error_rate is None or s.error_rate > s.slo.max_error_rate:
+            out.append(f"error rate above {s.slo.max_error_rate:.1%}"
+                       if s.error_rate is not None else "no request completed")
+    if p.summary.requests < rules.min_point_requests:
+        out.append(f"{p.summary.requests} measured requests (< {rules.min_point_requests})")
+    return out
+
+
+def eligible_points(t: TargetResult, rules: Rules) -> list[PointResult]:
+    return [p for p in t.points if not point_problems(p, rules)]
+
+
+def _cost(t: TargetResult, label: str) -> PointCost | None:
+    return t.economics.point(label) if t.economics is not None else None
+
+
+def _cpc(pc: PointCost | None) -> float:
+    return pc.bill.cost_per_correct_usd if pc is not None else math.inf
+
+
+def operating_point(t: TargetResult, rules: Rules) -> PointResult | None:
+    """Rule 3: the cheapest eligible point (the fastest one when nothing is priced)."""
+    pts = eligible_points(t, rules)
+    if not pts:
+        return None
+    if t.economics is not None:
+        return min(pts, key=lambda p: (_cpc(_cost(t, p.label)), p.index))
+    return max(pts, key=lambda p: (p.summary.request_throughput_rps or 0.0, -p.index))
+
+
+def _disqualified(t: TargetResult, rules: Rules) -> list[str]:
+    reasons = []
+    if t.failure:
+        reasons.append(f"could not be measured: {t.failure}")
+    if t.gate.passed is False:
+        reasons.append("fails the quality level (" + "; ".join(t.gate.reasons) + ")")
+    avail = t.capacity.availability if t.capacity is not None else None
+    if avail is not None and avail.status == "blocked":
+        reasons.append("blocked for this demand: " + "; ".join(avail.blockers))
+    if not t.failure and not eligible_points(t, rules):
+        if not t.points:
+            reasons.append("no load point was measured")
+        else:
+            reasons.append(f"no trusted load point meets the SLO with at least "
+                           f"{rules.min_point_requests} requests")
+    return reasons
+
+
+def standings(targets: Sequence[TargetResult], rules: Rules) -> list[Standing]:
+    """Rules 1–3 for every target, qualified ones ranked by cost (rank 1 cheapest)."""
+    rows = []
+    for t in targets:
+        reasons = _disqualified(t, rules)
+        op = operating_point(t, rules)
+        pc = _cost(t, op.label) if op is not None else None
+        cost = pc.bill.cost_per_correct_usd if pc is not None else None
+        basis = None
+        if pc is not None and t.economics is not None:
+            basis = ("under demand" if t.economics.utilization_under_demand is not None
+                     else "declared utilization")
+        rows.append(Standing(
+            target=t.name, qualified=not reasons, reasons=reasons,
+            operating_point=op.label if op is not None else None,
+            operating_rate_rps=op.summary.request_throughput_rps if op is not None else None,
+            cost_per_correct_usd=cost,
+            cost_per_correct_ci_usd=pc.cost_per_correct_ci_usd if pc is not None else None,
+            cost_basis=basis, rank=None,
+            cost_per_mtok_output_usd=pc.bill.cost_per_mtok_output_usd if pc else None))
+    qualified = sorted((s for s in rows if s.qualified),
+                       key=lambda s: (math.inf if s.cost_per_correct_usd is None
+                                      else s.cost_per_correct_usd, s.target))
+    for i, s in enumerate(qualified, 1):
+        s.rank = i
+    return qualified + [s for s in rows if not s.qualified]
+
+
+def _separates(win: Standing, other: Standing) -> bool:
+    """Rule 5: the winner's interval lies wholly below the other's."""
+    wi, oi = win.cost_per_correct_ci_usd, other.cost_per_correct_ci_usd
+    w_high = wi[1] if wi is not None and wi[1] is not None else win.cost_per_correct_usd
+    o_low = oi[0] if oi is not None and oi[0] is not None else other.cost_per_correct_usd
+    if w_high is None or o_low is None:
+        return False
+    return w_high < o_low
+
+
+def _where(s: Standing) -> str:
+    basis = f", {s.cost_basis}" if s.cost_basis else ""
+    return f"({s.operating_point}{basis})"
+
+
+def decide(targets: Sequence[TargetResult], rules: Rules,
+           sensitivity: SensitivityResult | None = None) -> Verdict:
+    """The verdict over analysed targets (rules 1–5)."""
+    rows = standings(targets, rules)
+    qualified = [s for s in rows if s.qualified]
+    priced = [s for s in qualified if s.cost_per_correct_usd is not None
+              and math.isfinite(s.cost_per_correct_usd)]
+    rule_lines = [
+        f"An operating point is trusted, meets the SLO and has at least "
+        f"{rules.min_point_requests} measured requests; it is the cheapest such point.",
+        "A winner is named only when its cost interval lies below the runner-up's.",
+    ]
+    lines: list[str] = []
+    for s in rows:
+        if not s.qualified:
+            lines.append(f"{s.target} does not qualify: {'; '.join(s.reasons)}.")
+    winner: str | None = None
+    tied: list[str] = []
+    ratio: float | None = None
+    if not qualified:
+        status = "none-qualify"
+        headline = ("No target qualifies, so none is named cheapest: "
+                    + "; ".join(f"{s.target} {s.reasons[0]}" for s in rows) + ".")
+    elif not priced:
+        status = "not-priced"
+        names = ", ".join(s.target for s in qualified)
+        headline = (f"Qualified: {names}. No cost per correct task: the qualified targets "
+                    "declare no price or answered nothing correctly.")
+    else:
+        best = priced[0]
+        rest = priced[1:]
+        if rest:
+            ratio = _ratio(rest[0], best)
+        if not rest:
+            status = "winner"
+            winner = best.target
+            headline = (f"Cheapest correct task: {best.target} at "
+                        f"{money_per(best.cost_per_correct_usd, 'correct task')} {_where(best)}"
+                        f"; the only target that qualifies.")
+        elif _separates(best, rest[0]):
+            status = "winner"
+            winner = best.target
+            headline = (f"Cheapest correct task: {best.target} at "
+                        f"{money_per(best.cost_per_correct_usd, 'correct task')} {_where(best)}"
+                        f", {ratio_text(ratio)} cheaper than {rest[0].target}.")
+        else:
+            status = "tie"
+            tied = [best.target] + [s.target for s in rest if not _separates(best, s)]
+            headline = (f"Tie on the cheapest correct task: {', '.join(tied)} (cost intervals "
+                        f"overlap; {best.target} is lowest at "
+                        f"{money_per(best.cost_per_correct_usd, 'correct task')}, "
+                        f"{ratio_text(ratio)} below {rest[0].target}).")
+        for s in priced:
+            lines.append(f"{s.target}: {money_per(s.cost_per_correct_usd, 'correct task')} "
+                         f"{usd_interval(s.cost_per_correct_ci_usd)} {_where(s)}.")
+        lines += _per_token_line(rows, best)
+        lines += _sensitivity_lines(priced, sensitivity)
+    return Verdict(status=status, winner=winner, tied=tied, headline=headline, lines=lines,
+                   standings=rows, rules=rule_lines, ratio_to_runner_up=ratio)
+
+
+def _per_token_line(rows: list[Standing], best: Standing) -> list[str]:
+    """The article's warning: the cheapest per token is not always the cheapest per task."""
+    per_tok = [s for s in rows if s.cost_per_mtok_output_usd is not None]
+    if not per_tok:
+        return []
+    tok = min(per_tok, key=lambda s: s.cost_per_mtok_output_usd or math.inf)
+    if tok.target == best.target:
+        return []
+    return [f"The cheapest per token ({tok.target}, "
+            f"{money_per(tok.cost_per_mtok_output_usd, '1M output tokens', scale=(1, ''))}) is "
+            f"not the cheapest per correct task ({best.target})."]
+
+
+def _ratio(other: Standing, best: Standing) -> float | None:
+    a, b = other.cost_per_correct_usd, best.cost_per_correct_usd
+    if a is None or b is None or b <= 0 or not math.isfinite(a):
+        return None
+    return a / b
+
+
+def _sensitivity_lines(priced: list[Standing], sens: SensitivityResult | None) -> list[str]:
+    if sens is None:
+        return []
+    if len(priced) == 1:
+        return ["Only one target qualifies, so no assumption can change the winner; the "
+                "sensitivity ranges move its cost only."]
+    if sens.flips:
+        names = sorted({f"{f.input} ({f.scope}, {f.side})" for f in sens.flips})
+        return ["The ranking FLIPS within the sensitivity ranges when these move: "
+                + ", ".join(names) + "."]
+    return ["The ranking holds across every declared sensitivity range."]
+
+
+__all__ = ["Rules", "decide", "eligible_points", "operating_point", "point_problems",
+           "standings"]
