@@ -60,6 +60,16 @@ def test_the_install_metadata_registers_the_builtins(group: str) -> None:
     assert ours == dict(BUILTINS[group])
 
 
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_builtins_survive_install_metadata_that_predates_them(
+        group: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plugins, "entry_points", lambda group: [])
+    plugins.refresh()
+    assert installed(group) == sorted(BUILTINS[group])
+    for name in BUILTINS[group]:
+        assert load_plugin(group, name) is not None
+
+
 def test_each_concept_lists_through_the_loader() -> None:
     assert engine_names() == installed("acceval.engines")
     assert checker_names() == installed("acceval.checkers")
