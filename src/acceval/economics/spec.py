@@ -8,12 +8,24 @@ The formulas that use them live in :mod:`acceval.economics.bill` and
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from acceval.plugins import installed, unknown
 
 Pricing = Literal["on_demand", "reserved", "spot", "owned"]
-ProbeName = Literal["cpu", "rapl", "nvml", "neuron", "none"]
+
+
+def _known_probe(name: str) -> str:
+    """``none`` or a name in the ``acceval.probes`` entry-point group (built-in or plugin)."""
+    names = sorted([*installed("acceval.probes"), "none"])
+    if name not in names:
+        raise ValueError(str(unknown("acceval.probes", name, names)))
+    return name
+
+
+ProbeName = Annotated[str, AfterValidator(_known_probe)]
 Boundary = Literal["device", "node", "wall", "cluster", "facility"]
 
 #: Boundary names in order, L0..L4 (docs/energy.md).
@@ -177,7 +189,7 @@ class Energy(_Model):
 
     probe: ProbeName = Field(
         "none", description="cpu (process CPU time x watts_per_core, estimated), rapl, nvml, "
-        "neuron, or none.",
+        "neuron, a probe plugin (entry-point group acceval.probes), or none.",
     )
     boundary: Boundary = Field(
         "device", description="Report at device (L0), node (L1), wall (L2), cluster (L3) or "

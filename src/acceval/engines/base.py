@@ -1,14 +1,16 @@
-"""The engine protocol and the entry-point registry."""
+"""The engine protocol, and engine lookup through the ``acceval.engines`` plugin group."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any, Protocol
 
 from acceval.errors import UsageError
+from acceval.plugins import installed, load_plugin
+
+GROUP = "acceval.engines"
 
 
 @dataclass(slots=True, frozen=True)
@@ -71,15 +73,19 @@ class Engine(Protocol):
 
 
 def engine_names() -> list[str]:
-    return sorted(ep.name for ep in entry_points(group="acceval.engines"))
+    """The engines installed here: built-ins and plugins of the ``acceval.engines`` group."""
+    return installed(GROUP)
+
+
+def engine_class(name: str) -> Any:
+    """The class registered as engine ``name``; an unknown name raises
+    :class:`acceval.plugins.PluginError` (a :class:`UsageError`) listing what is installed."""
+    return load_plugin(GROUP, name)
 
 
 def load_engine(name: str, **options: Any) -> Engine:
     """Instantiate a registered engine by name with its options."""
-    eps = {ep.name: ep for ep in entry_points(group="acceval.engines")}
-    if name not in eps:
-        raise UsageError(f"unknown engine '{name}'; installed engines: {', '.join(sorted(eps))}")
-    cls = eps[name].load()
+    cls = engine_class(name)
     try:
         inspect.signature(cls).bind(**options)
     except TypeError as exc:

@@ -18,11 +18,10 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from acceval.engines.base import GenerationRequest, load_engine
+from acceval.engines.base import GenerationRequest, engine_class, load_engine
 from acceval.errors import MissingExtra, UsageError
 from acceval.models import MANIFEST, build_manifest, resolve_model
 from acceval.portability.evidence import Verdict
@@ -66,15 +65,8 @@ def compare_manifest(root: str | Path, expected: dict[str, Any]) -> list[str]:
 
 # --- runtimes --------------------------------------------------------------------------------
 
-def _engine_class(name: str) -> Any:
-    eps = {ep.name: ep for ep in entry_points(group="acceval.engines")}
-    if name not in eps:
-        raise UsageError(f"unknown runtime '{name}'; installed engines: {', '.join(sorted(eps))}")
-    return eps[name].load()
-
-
 def _options(name: str, path: Path, extra: dict[str, Any]) -> dict[str, Any]:
-    params = inspect.signature(_engine_class(name)).parameters
+    params = inspect.signature(engine_class(name)).parameters
     opts: dict[str, Any] = {"model": str(path)} if "model" in params else {}
     if "threads" in params:
         opts["threads"] = 1

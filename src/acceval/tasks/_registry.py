@@ -3,20 +3,18 @@
 A spec is a mapping such as ``{"type": "numeric", "abs_tol": 0.01}`` or
 ``{"type": "plugin", "name": "my-checker", ...}``. The factory registered under the name is
 called as ``factory(reference, **options)`` with the spec's other keys as options. Built-ins
-register through the same group; they are also known in code so that a checkout whose install
-metadata is stale still finds them.
+register through the same group, and lookup goes through :mod:`acceval.plugins` like every
+other plugin kind.
 """
 
 from __future__ import annotations
 
-import difflib
-import functools
 import inspect
 from collections.abc import Callable, Mapping
-from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from acceval.errors import StudyError
+from acceval.plugins import PluginError, installed, load_plugin, unknown
 from acceval.tasks._checkers import (
     CheckerOptionError,
     ChoiceChecker,
@@ -51,31 +49,19 @@ class SpecProblems(Exception):
         self.problems = problems
 
 
-@functools.cache
-def _entry_points() -> dict[str, EntryPoint]:
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-
-
 def checker_names() -> list[str]:
     """Every checker type that ``make_checker`` can build here."""
-    return sorted(set(BUILTIN_CHECKERS) | set(_entry_points()))
+    return installed(ENTRY_POINT_GROUP)
 
 
-def _resolve(name: str, registry: Mapping[str, CheckerFactory] | None) -> CheckerFactory | None:
+def _resolve(name: str, registry: Mapping[str, CheckerFactory] | None) -> CheckerFactory:
+    """The factory for ``name``; raises :class:`PluginError` when there is none."""
     if registry is not None:
-        return registry.get(name)
-    ep = _entry_points().get(name)
-    if ep is not None:
-        try:
-            factory: CheckerFactory = ep.load()
-        except Exception as exc:
-            raise SpecProblems([(
-                "name" if name not in BUILTIN_CHECKERS else "type",
-                f"the checker plugin '{name}' ({ep.value}) failed to load: {exc}",
-                "reinstall or fix the package that provides it",
-            )]) from None
-        return factory
-    return BUILTIN_CHECKERS.get(name)
+        if name not in registry:
+            raise unknown(ENTRY_POINT_GROUP, name, sorted(registry))
+        return registry[name]
+    factory: CheckerFactory = load_plugin(ENTRY_POINT_GROUP, name)
+    return factory
 
 
 def _allowed_options(factory: CheckerFactory) -> list[str] | None:
@@ -107,13 +93,10 @@ def build_checker(
         if not isinstance(kind, str) or not kind:
             raise SpecProblems([("name", "a plugin checker needs `name`",
                                  f"installed checkers: {', '.join(known)}")])
-    factory = _resolve(kind, registry)
-    if factory is None:
-        close = difflib.get_close_matches(kind, known, n=1)
-        hint = (f"did you mean '{close[0]}'? " if close else "") + f"known: {', '.join(known)}"
-        if name_field == "name":
-            hint += "; a plugin registers in the 'acceval.checkers' entry-point group"
-        raise SpecProblems([(name_field, f"unknown checker '{kind}'", hint)])
+    try:
+        factory = _resolve(kind, registry)
+    except PluginError as exc:
+        raise SpecProblems([(name_field, exc.headline, exc.hint)]) from None
     allowed = _allowed_options(factory)
     if allowed is not None:
         bad = [k for k in opts if k not in allowed]
