@@ -1,7 +1,11 @@
 """Accuracy of the answers: the share that is correct, pass@1 over attempts, and intervals.
 
-A request that errored, or whose answer was not checked (``correct`` null), counts as *not
-correct*: a platform cannot raise its accuracy by failing the hard requests.
+The denominator is the *scored* requests. A load-only request (its task has no checker, so
+``correct`` is null) that was answered has nothing to be right or wrong about: it leaves the
+denominator and is counted in ``unscored``. A request that errored always stays in the
+denominator as *not correct*, whatever its ``correct`` says: a platform cannot raise its
+accuracy by failing requests, and an errored row with no verdict cannot tell whether its task
+was checkable.
 """
 
 from __future__ import annotations
@@ -32,15 +36,20 @@ def wilson_interval(k: float, n: float, z: float = 1.96) -> tuple[float, float]:
 
 
 class Accuracy(MetricModel):
-    """Correct answers among measured requests. ``accuracy`` and the 95 % Wilson interval are
-    None when n == 0."""
+    """Correct answers among scored measured requests. ``accuracy`` and the 95 % Wilson
+    interval are None when n == 0.
 
-    n: int                       # measured requests (errors included)
+    ``unscored`` defaults to 0 so that results written before it existed read back: they left
+    nothing out of ``n``.
+    """
+
+    n: int                       # scored measured requests (errors included): the denominator
     correct: int
-    unchecked: int               # requests with no verdict (errors, or no checker)
+    unchecked: int               # of n, requests with no verdict (errors), counted not correct
     accuracy: float | None
     ci_low: float | None
     ci_high: float | None
+    unscored: int = 0            # answered load-only requests (no checker), left out of n
 
 
 class PassAt1(MetricModel):
@@ -66,13 +75,19 @@ def expected_attempts_per_correct(p: float | None) -> float | None:
     return math.inf if p <= 0 else 1.0 / p
 
 
-def _accuracy(correct: BoolArray, known: BoolArray) -> Accuracy:
+def scored_mask(d: Derived) -> BoolArray:
+    """Measured rows that count in the accuracy denominator: those with a verdict, and every
+    errored row (see the module docstring)."""
+    return d.measured & (d.correct_known | ~d.ok)
+
+
+def _accuracy(correct: BoolArray, known: BoolArray, unscored: int) -> Accuracy:
     n = int(correct.size)
     k = int(correct.sum())
     lo, hi = wilson_interval(k, n) if n else (None, None)
     return Accuracy(
         n=n, correct=k, unchecked=int(n - known.sum()),
-        accuracy=k / n if n else None, ci_low=lo, ci_high=hi,
+        accuracy=k / n if n else None, ci_low=lo, ci_high=hi, unscored=unscored,
     )
 
 
@@ -97,17 +112,19 @@ def _pass_at_1(correct: BoolArray, task_code: IntArray) -> PassAt1:
 
 
 def accuracy(table: pa.Table | Derived) -> Accuracy:
-    """Accuracy over the measured (non-warmup) rows."""
+    """Accuracy over the scored measured (non-warmup) rows; answered load-only rows are
+    counted in ``unscored``."""
     d = table if isinstance(table, Derived) else derive(table)
-    m = d.measured
-    return _accuracy(d.correct[m], d.correct_known[m])
+    s = scored_mask(d)
+    return _accuracy(d.correct[s], d.correct_known[s], int((d.measured & ~s).sum()))
 
 
 def pass_at_1(table: pa.Table | Derived) -> PassAt1:
-    """pass@1 over the measured rows, grouping attempts by ``task_id``."""
+    """pass@1 over the scored measured rows (as :func:`accuracy`), grouping attempts by
+    ``task_id``."""
     d = table if isinstance(table, Derived) else derive(table)
-    m = d.measured
-    return _pass_at_1(d.correct[m], d.task_code[m])
+    s = scored_mask(d)
+    return _pass_at_1(d.correct[s], d.task_code[s])
 
 
 def has_correctness(d: Derived) -> bool:

@@ -106,3 +106,62 @@ def test_pass_at_1_zero_round_trips_infinity_through_json():
 def test_pass_at_1_of_nothing():
     p = pass_at_1(table())
     assert p.tasks == 0 and p.pass_at_1 is None and p.expected_attempts_per_correct is None
+
+
+def _scored_run(tmp_path, outputs: list[tuple[str, str | None, str | None]]):
+    """Records built the way a run builds them: JSONL tasks, ``score``, then the records table.
+    ``outputs``: (task id, output text, error kind) per request."""
+    import json
+
+    from acceval.tasks import read_tasks_jsonl, score
+
+    lines = [{"id": f"q{i}", "prompt": f"{i}+{i}=", "reference": str(2 * i),
+              "checker": {"type": "numeric"}} for i in range(6)]
+    lines.append({"id": "load", "prompt": "Say hello", "checker": None})
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    tasks = {t.id: t for t in read_tasks_jsonl(path)}
+    recs = []
+    for i, (task_id, text, error) in enumerate(outputs):
+        r = req(i, sent_ms=i, chunks_ms=[i + 1], tokens=1, task=task_id, error=error)
+        res = score(tasks[task_id], text, "stop", error)
+        if res is not None:
+            r.correct = res.correct
+        recs.append(r)
+    return table(*recs)
+
+
+def test_load_only_tasks_leave_the_accuracy_denominator(tmp_path):
+    # Five right answers, one wrong, one answered load-only task: 5/6, not 5/7.
+    outputs = [(f"q{i}", str(2 * i), None) for i in range(5)]
+    outputs += [("q5", "wrong", None), ("load", "hello", None)]
+    t = _scored_run(tmp_path, outputs)
+    a = accuracy(t)
+    assert (a.n, a.correct, a.unscored, a.unchecked) == (6, 5, 1, 0)
+    assert a.accuracy == pytest.approx(5 / 6)
+    assert (a.ci_low, a.ci_high) == pytest.approx(wilson_interval(5, 6))
+    p = pass_at_1(t)
+    assert (p.tasks, p.attempts) == (6, 6) and p.pass_at_1 == pytest.approx(5 / 6)
+
+
+def test_errors_stay_in_the_denominator_even_without_a_verdict(tmp_path):
+    outputs = [("q0", "0", None), ("q1", None, "timeout"), ("load", None, "http")]
+    a = accuracy(_scored_run(tmp_path, outputs))
+    # q1 is scored False by the checker; the failed load-only request has no verdict but an
+    # error never leaves the denominator.
+    assert (a.n, a.correct, a.unscored, a.unchecked) == (3, 1, 0, 1)
+
+
+def test_point_summary_reports_the_unscored_requests(tmp_path):
+    from acceval.metrics import summarize_point
+    from acceval.study import SLO
+
+    outputs = [("q0", "0", None), ("load", "hi", None), ("load", "hi", None)]
+    s = summarize_point(_scored_run(tmp_path, outputs), slo=SLO(), requested_rate_rps=None)
+    assert s.accuracy is not None
+    assert (s.accuracy.n, s.accuracy.unscored, s.accuracy.accuracy) == (1, 2, 1.0)
+
+
+def test_accuracy_written_before_unscored_existed_still_reads():
+    old = '{"n": 7, "correct": 5, "unchecked": 1, "accuracy": 0.714, "ci_low": 0.3, "ci_high": 0.9}'
+    assert Accuracy.model_validate_json(old).unscored == 0
