@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from acceval.economics.compile_time import COMPILE_RULE
 from acceval.economics.formulas import HOURS_PER_MONTH, J_PER_KWH, cost_of_pass
 from acceval.economics.provenance import MISSING, Sourced
 
@@ -39,7 +40,9 @@ class CostInputs:
     correct: Sourced
     output_tokens: Sourced = MISSING
     utilization: Sourced = _FULL_USE
-    compile_s: Sourced = MISSING
+    compile_s: Sourced = MISSING           # the one used (rule: economics.compile_time)
+    compile_s_from_log: Sourced = MISSING  # candidates kept beside it, with provenance
+    compile_s_measured: Sourced = MISSING
     starts_per_month: Sourced = MISSING
     storage_usd_per_month: Sourced = MISSING
     observability_usd_per_month: Sourced = MISSING
@@ -125,11 +128,9 @@ def bill_items(ci: CostInputs) -> tuple[BillItem, ...]:
     compile_usd = None
     if cs is not None and starts is not None and volume:
         compile_usd = cs / 3600.0 * rate * ci.chips * starts * n / volume
-    items.append(_item("compile", compile_usd,
-                       ("compile_s", "usd_per_chip_hour", "chips", "starts_per_month",
-                        "expected_requests_per_month", "requests"),
-                       "needs compile_s (measured for local servers) and "
-                       "costs.expected_requests_per_month"))
+    items.append(BillItem("compile", compile_usd,
+                          ("compile_s", "usd_per_chip_hour", "chips", "starts_per_month",
+                           "expected_requests_per_month", "requests"), _compile_note(ci, volume)))
     for name, key in (("storage", "storage_usd_per_month"),
                       ("observability", "observability_usd_per_month")):
         monthly = _v(getattr(ci, key))
@@ -155,6 +156,23 @@ def bill_items(ci: CostInputs) -> tuple[BillItem, ...]:
                        "costs.expected_requests_per_month"))
     items.append(_energy_item(ci, paid_h))
     return tuple(items)
+
+
+def _compile_note(ci: CostInputs, volume: float | None) -> str:
+    """Which compile time was used and what stands beside it (rule: economics.compile_time)."""
+    used = ci.compile_s
+    if used.value is None:
+        return ("needs compile_s (declared, a compile log, or a local server's measured "
+                "start-up) and costs.expected_requests_per_month")
+    beside = [f"{name} {s.value:g} s" for name, s in (("compile log", ci.compile_s_from_log),
+                                                      ("measured start-up", ci.compile_s_measured))
+              if s.value is not None and s != used]
+    note = f"compile_s {used.value:g} s ({used.source})"
+    if beside:
+        note += "; beside it: " + ", ".join(beside) + f" (rule: {COMPILE_RULE})"
+    if not volume:
+        note += "; needs costs.expected_requests_per_month"
+    return note
 
 
 def _energy_item(ci: CostInputs, paid_h: float) -> BillItem:

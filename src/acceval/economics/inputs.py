@@ -1,7 +1,10 @@
 """Building :class:`~acceval.economics.bill.CostInputs` from the study, the catalog and what a
 run measured, tagging each value with its provenance.
 
-Precedence: a measured value beats a declared one (compile seconds, energy); a declared
+Precedence: a declared value is never replaced by a measured one. Compile seconds follow
+:data:`~acceval.economics.compile_time.COMPILE_RULE` (declared > compile log > measured
+start-up), and the candidates not chosen stand beside the chosen one in the bill's inputs.
+Energy is what a probe measured, else a TDP x time estimate labelled ``estimated``. A declared
 ``usd_per_hour`` beats owned capex, which beats a catalog price.
 """
 
@@ -12,6 +15,12 @@ from typing import TYPE_CHECKING, Literal
 
 from acceval.economics.bill import CostInputs
 from acceval.economics.catalog import Catalog
+from acceval.economics.compile_time import (
+    CompileTime,
+    declared_compile_s,
+    resolve_compile_time,
+    startup_compile_s,
+)
 from acceval.economics.energy import (
     BoundaryComponents,
     EnergyEstimate,
@@ -35,7 +44,7 @@ class Measured:
     requests: int
     correct: int
     output_tokens: int | None = None
-    compile_s: float | None = None
+    compile_s: float | None = None         # the local server's start-up, if one ran
     energy_j: float | None = None          # at energy_level (see estimate_energy)
     energy_level: Boundary | None = None
     energy_origin: str = "measured"        # measured / estimated / declared
@@ -94,8 +103,15 @@ def build_cost_inputs(
     catalog: Catalog | None = None,
     hardware: str | None = None,
     load_label: str = "",
+    compile_time: CompileTime | None = None,
 ) -> CostInputs:
-    """CostInputs for one target at one load point."""
+    """CostInputs for one target at one load point.
+
+    ``compile_time`` is the resolved compile time shared with the migration ledger
+    (:func:`acceval.portability.ledger.compile_time_for`); without it, the declared
+    ``costs.compile_s`` and the measured ``measured_values.compile_s`` are resolved here by
+    the same rule (no compile log).
+    """
     tc = costs or TargetCosts()
     sc = study_costs or StudyCosts()
     m = measured_values
@@ -104,7 +120,10 @@ def build_cost_inputs(
     def opt(v: float | None) -> Sourced:
         return MISSING if v is None else assumed(v)
 
-    compile_s = measured(m.compile_s) if m.compile_s is not None else opt(tc.compile_s)
+    if compile_time is None:
+        declared, notes = declared_compile_s(target, tc.compile_s, None)
+        compile_time = resolve_compile_time(declared=declared,
+                                            measured=startup_compile_s(m.compile_s), notes=notes)
     energy = MISSING
     if m.energy_j is not None:
         origin: Literal["measured", "derived"] = (
@@ -120,7 +139,8 @@ def build_cost_inputs(
         output_tokens=MISSING if m.output_tokens is None else measured(m.output_tokens),
         utilization=assumed(tc.utilization, "study file" if "utilization" in tc.model_fields_set
                             else "default: fully used"),
-        compile_s=compile_s,
+        compile_s=compile_time.chosen, compile_s_from_log=compile_time.from_log,
+        compile_s_measured=compile_time.measured,
         starts_per_month=assumed(tc.starts_per_month,
                                  "study file" if "starts_per_month" in tc.model_fields_set
                                  else "default: one start a day"),
@@ -165,13 +185,32 @@ def estimate_energy(
                               duration_s=duration_s, measured_origin=origin)
 
 
+def compile_time_declared(target: Target, startup_s: float | None = None) -> CompileTime:
+    """The compile time of a study target from what needs no file: its declarations
+    (``costs.compile_s``, ``portability.compile_s``) and the measured start-up. With a compile
+    log, use :func:`acceval.portability.ledger.compile_time_for`, which reads it."""
+    port = target.portability.compile_s if target.portability is not None else None
+    declared, notes = declared_compile_s(target.name, target.costs.compile_s, port)
+    return resolve_compile_time(declared=declared, measured=startup_compile_s(startup_s),
+                                notes=notes)
+
+
 def cost_inputs_for(target: Target, study: Study, catalog: Catalog | None,
-                    measured_values: Measured, load_label: str = "") -> CostInputs | None:
-    """CostInputs for a study target, or None when the target declares no price."""
+                    measured_values: Measured, load_label: str = "",
+                    compile_time: CompileTime | None = None) -> CostInputs | None:
+    """CostInputs for a study target, or None when the target declares no price.
+
+    Pass ``compile_time`` from :func:`acceval.portability.ledger.compile_time_for` so that the
+    bill and the ledger use the same compile time (a compile log included); without it the
+    target's declarations and ``measured_values.compile_s`` are resolved by the same rule.
+    """
     if target.price is None:
         return None
+    if compile_time is None:
+        compile_time = compile_time_declared(target, measured_values.compile_s)
     return build_cost_inputs(
         target.name, chips=target.platform.chips, price=target.price,
         measured_values=measured_values, costs=target.costs, study_costs=study.costs,
         catalog=catalog, hardware=target.platform.hardware, load_label=load_label,
+        compile_time=compile_time,
     )

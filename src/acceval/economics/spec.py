@@ -92,8 +92,9 @@ class TargetCosts(_Model):
     )
     compile_s: float | None = Field(
         None, ge=0, description="Compile and warm-up seconds per replica start, billed at the "
-        "chip rate and spread over the requests served between starts. A measured value from "
-        "the run overrides this.",
+        "chip rate and spread over the requests served between starts. A declared value wins "
+        "over a compile log and over a local server's measured start-up, which are kept beside "
+        "it (docs/economics.md).",
     )
     starts_per_month: float = Field(
         30.0, gt=0, description="Replica (re)starts per month (deploys, scale-ups, recoveries); "

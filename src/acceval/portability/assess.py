@@ -23,7 +23,7 @@ from acceval.economics.provenance import Sourced
 from acceval.errors import UsageError
 from acceval.portability.artifact import ArtifactCheck, check_artifact
 from acceval.portability.exit import exit_test
-from acceval.portability.ledger import build_ledger
+from acceval.portability.ledger import build_ledger, compile_time_for
 from acceval.portability.levels import (
     LevelResult,
     artifact_level,
@@ -84,9 +84,10 @@ def assess_target(study: Study, targets: Sequence[TargetResult], t: TargetResult
     op = operating or {}
     port = spec.portability
     ref = reference_name(study)
-    ledger = build_ledger(t.name, port, reference=ref, base_dir=base_dir,
-                          startup_s=t.local_server.startup_s if t.local_server else None,
-                          records=records)
+    startup_s = t.local_server.startup_s if t.local_server else None
+    ledger = build_ledger(t.name, port, reference=ref, base_dir=base_dir, startup_s=startup_s,
+                          records=records, compile_time=compile_time_for(
+                              spec, startup_s=startup_s, base_dir=base_dir))
     problems = list(ledger.problems)
     art_spec = port.artifact if port is not None else None
     if artifact_check is None and run_artifact_check and art_spec is not None \

@@ -1,9 +1,11 @@
 """The migration ledger: what moving a workload to a target cost, each line with evidence.
 
 Code changed (``git diff --numstat`` between two refs, or difflib over two folders), compile
-and warm-up time (the local server's measured start-up, the first requests against the median,
-or a log), operations that ran on another processor (:mod:`acceval.portability.fallback`),
-the debugging tools, the adaptation hours and the known limitations.
+and warm-up time (declared, parsed from a log, or the local server's measured start-up, resolved
+into the one ``compile_s`` the bill uses too: :mod:`acceval.economics.compile_time`), the first
+requests against the median, operations that ran on another processor
+(:mod:`acceval.portability.fallback`), the debugging tools, the adaptation hours and the known
+limitations.
 """
 
 from __future__ import annotations
@@ -14,14 +16,24 @@ import statistics
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from acceval.economics.compile_time import (
+    CompileTime,
+    declared_compile_s,
+    resolve_compile_time,
+    startup_compile_s,
+)
+from acceval.economics.provenance import MISSING, Sourced, measured
 from acceval.errors import UsageError
-from acceval.portability.evidence import Evidence, declared, from_reference
+from acceval.portability.evidence import Evidence, EvidenceKind, declared, from_reference
 from acceval.portability.fallback import FallbackReport, parse_fallback
 from acceval.portability.spec import CodeDiff, CompileLog, TargetPortability
+
+if TYPE_CHECKING:  # the study schema imports this package's spec; avoid the cycle at run time
+    from acceval.study import Target
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree (SHA-1 repos)
 
@@ -237,10 +249,61 @@ class MigrationLedger:
                 "entries": [e.to_dict() for e in self.entries], "problems": list(self.problems)}
 
 
+def _read_log(spec: CompileLog | None, base_dir: Path
+              ) -> tuple[float | None, Evidence | None, str | None]:
+    """Seconds and evidence from the compile log, or the problem that stopped the reading."""
+    if spec is None:
+        return None, None, None
+    try:
+        secs, ev = compile_seconds_from_log(spec, base_dir)
+    except UsageError as exc:
+        return None, None, f"compile log: {exc}"
+    return secs, ev, None
+
+
+def _log_candidate(secs: float | None, ev: Evidence | None) -> Sourced:
+    if secs is None or ev is None:
+        return MISSING
+    return measured(secs, f"compile log {ev.detail} ({ev.quote})")
+
+
+def compile_time_for(target: Target, *, startup_s: float | None = None,
+                     base_dir: Path | None = None) -> CompileTime:
+    """The compile time of a study target that both its bill and its ledger use: its declared
+    values, its compile log (read from ``base_dir``, the study file's folder) and the local
+    server's measured start-up, resolved by
+    :func:`~acceval.economics.compile_time.resolve_compile_time`. An unreadable log is left
+    out, with a note."""
+    port = target.portability
+    declared, notes = declared_compile_s(target.name, target.costs.compile_s,
+                                         port.compile_s if port is not None else None)
+    secs, ev, problem = _read_log(port.compile_log if port is not None else None,
+                                  base_dir if base_dir is not None else Path())
+    return resolve_compile_time(declared=declared, from_log=_log_candidate(secs, ev),
+                                measured=startup_compile_s(startup_s),
+                                notes=notes + ((problem,) if problem else ()))
+
+
+def _compile_entry(ct: CompileTime) -> LedgerEntry | None:
+    """The ledger's one compile-time line: the value the bill uses, and why."""
+    if ct.chosen.value is None:
+        return None
+    kind: EvidenceKind = ("declared" if ct.basis == "declared" else
+                          "file" if ct.basis == "log" else "measurement")
+    return LedgerEntry("compile_s", ct.chosen.value, "s",
+                       Evidence(kind, f"{ct.explanation} The bill uses the same value."))
+
+
 def build_ledger(target: str, spec: TargetPortability | None, *, reference: str | None,
                  base_dir: Path, startup_s: float | None = None,
-                 records: pa.Table | None = None) -> MigrationLedger:
-    """Every ledger line this target has evidence for; unreadable inputs become problems."""
+                 records: pa.Table | None = None,
+                 compile_time: CompileTime | None = None) -> MigrationLedger:
+    """Every ledger line this target has evidence for; unreadable inputs become problems.
+
+    ``compile_time`` (from :func:`compile_time_for`) is the compile time the bill uses; the
+    ledger's ``compile_s`` line states it, with the start-up and the log beside it. Without it,
+    the ledger resolves ``spec``'s own declaration, log and ``startup_s`` by the same rule.
+    """
     spec = spec or TargetPortability()
     entries: list[LedgerEntry] = []
     problems: list[str] = []
@@ -255,14 +318,18 @@ def build_ledger(target: str, spec: TargetPortability | None, *, reference: str 
         entries.append(LedgerEntry("startup_s", startup_s, "s", Evidence(
             "measurement", "local server: process start until /health answered (load, "
             "compile, warm-up)")))
-    if spec.compile_s is not None:
-        entries.append(LedgerEntry("compile_s", spec.compile_s, "s", declared()))
-    if spec.compile_log is not None:
-        try:
-            secs, ev = compile_seconds_from_log(spec.compile_log, base_dir)
-            entries.append(LedgerEntry("compile_s_from_log", secs, "s", ev))
-        except UsageError as exc:
-            problems.append(f"compile log: {exc}")
+    secs, ev, problem = _read_log(spec.compile_log, base_dir)
+    if ev is not None:
+        entries.append(LedgerEntry("compile_s_from_log", secs, "s", ev))
+    if problem is not None:
+        problems.append(problem)
+    if compile_time is None:
+        compile_time = resolve_compile_time(
+            declared=declared_compile_s(target, None, spec.compile_s)[0],
+            from_log=_log_candidate(secs, ev), measured=startup_compile_s(startup_s))
+    chosen = _compile_entry(compile_time)
+    if chosen is not None:
+        entries.append(chosen)
     if records is not None:
         w = warmup_from_records(records, target)
         if w is not None:

@@ -89,8 +89,12 @@ class TargetPortability(_Model):
     """What moving the workload to this target took (the migration ledger's inputs)."""
 
     code: CodeDiff | None = Field(None, description="Model/serving code versus the reference.")
-    compile_s: float | None = Field(None, ge=0, description="Declared compile time, seconds.")
-    compile_log: CompileLog | None = Field(None, description="Parse compile time from a log.")
+    compile_s: float | None = Field(
+        None, ge=0, description="Declared compile time, seconds; the bill uses it too "
+        "(costs.compile_s wins when both are given).")
+    compile_log: CompileLog | None = Field(
+        None, description="Parse compile time from a log; used by the ledger and the bill "
+        "when no compile_s is declared.")
     fallback_logs: list[LogFile] = Field(
         default_factory=list, description="Traces/logs showing ops that ran on another "
         "processor.")

@@ -69,12 +69,28 @@ def test_every_item_of_the_whole_bill() -> None:
     assert b.cost_per_correct_usd == pytest.approx(expected / 80)
 
 
-def test_measured_compile_time_overrides_the_declared_one() -> None:
+def test_declared_compile_time_wins_and_the_measured_one_stands_beside_it() -> None:
+    # A declared 900 s compile must not become a local server's 0.24 s start-up.
     b = _bill(costs=TargetCosts(compile_s=900, starts_per_month=1),
+              study=StudyCosts(expected_requests_per_month=10),
+              m=Measured(duration_s=1800, requests=10, correct=5, compile_s=0.24))
+    assert _item(b, "compile").usd == pytest.approx(0.25 * 3 * 2)
+    assert b.inputs["compile_s"].value == 900
+    assert b.inputs["compile_s"].origin == "assumption"
+    assert b.inputs["compile_s"].source == "study file: targets.t.costs.compile_s"
+    assert b.inputs["compile_s_measured"].value == pytest.approx(0.24)
+    assert b.inputs["compile_s_measured"].origin == "measured"
+    note = _item(b, "compile").note
+    assert "900 s" in note and "measured start-up 0.24 s" in note and "rule:" in note
+
+
+def test_measured_start_up_is_used_when_nothing_is_declared() -> None:
+    b = _bill(costs=TargetCosts(starts_per_month=1),
               study=StudyCosts(expected_requests_per_month=10),
               m=Measured(duration_s=1800, requests=10, correct=5, compile_s=1800))
     assert _item(b, "compile").usd == pytest.approx(0.5 * 3 * 2)
     assert b.inputs["compile_s"].origin == "measured"
+    assert b.inputs["compile_s"] == b.inputs["compile_s_measured"]
 
 
 def test_no_correct_answer_costs_infinity() -> None:

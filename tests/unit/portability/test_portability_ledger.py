@@ -122,12 +122,15 @@ def test_ledger_collects_evidence_for_every_line(repo: Path, tmp_path: Path) -> 
     led = build_ledger("t", spec, reference="h200", base_dir=tmp_path, startup_s=42.0,
                        records=records_to_table(recs))
     items = [e.item for e in led.entries]
-    assert items == ["code_changed", "startup_s", "compile_s_from_log", "first_request",
-                     "fallback_ops", "debug_tool", "debug_tool", "adaptation_hours",
-                     "limitation"]
+    assert items == ["code_changed", "startup_s", "compile_s_from_log", "compile_s",
+                     "first_request", "fallback_ops", "debug_tool", "debug_tool",
+                     "adaptation_hours", "limitation"]
     compile_entry = led.get("compile_s_from_log")
     assert compile_entry is not None and compile_entry.value == pytest.approx(842.5)
     assert compile_entry.evidence.kind == "file"
+    used = led.get("compile_s")   # the log beats the local start-up (42 s), which stands beside
+    assert used is not None and used.value == pytest.approx(842.5)
+    assert used.evidence.kind == "file" and "measured start-up 42 s" in used.evidence.detail
     kinds = {e.item: e.evidence.kind for e in led.entries}
     assert kinds["startup_s"] == "measurement" and kinds["adaptation_hours"] == "declared"
     tools = [e.evidence.kind for e in led.entries if e.item == "debug_tool"]
@@ -135,4 +138,4 @@ def test_ledger_collects_evidence_for_every_line(repo: Path, tmp_path: Path) -> 
     assert led.problems and "missing.log" in led.problems[0]
     d = led.to_dict()
     assert d["entries"][0]["value"]["lines_added"] == 4
-    assert d["entries"][4]["value"]["fallback_count"] == 3
+    assert d["entries"][5]["value"]["fallback_count"] == 3
