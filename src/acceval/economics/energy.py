@@ -48,9 +48,16 @@ class EnergyEstimate:
     def complete(self) -> bool:
         return self.level == self.requested_level
 
+    @property
+    def origin(self) -> Literal["measured", "estimated", "declared"] | None:
+        """How the starting figure was obtained (a probe reading, an estimate such as TDP x
+        time or CPU time x watts, or a declared figure); None without one."""
+        return self.components[0].origin if self.components else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "joules": self.joules, "level": self.level, "requested_level": self.requested_level,
+            "origin": self.origin,
             "complete": self.complete, "missing": list(self.missing),
             "components": [{"level": c.level, "name": c.name, "joules": c.joules,
                             "origin": c.origin, "detail": c.detail} for c in self.components],
@@ -70,14 +77,17 @@ def energy_at_boundary(
     *,
     duration_s: float,
     measured_origin: Literal["measured", "estimated", "declared"] = "measured",
+    measured_name: str = "probe",
+    measured_detail: str = "",
 ) -> EnergyEstimate:
     """Carry ``measured_j`` (at ``measured_level``) up to ``target_level``.
 
     Steps: L1 = L0 + node_overhead_w x t; L2 = L1 / psu_efficiency; L3 = L2 + network_w x t;
     L4 = L3 x pue. Stops at the first step whose component is not declared. Going down
     (e.g. wall to device) is impossible without a model of the host, so it raises.
-    ``measured_origin`` labels the starting figure: ``estimated`` for the CPU-time probe,
-    ``declared`` for TDP x time.
+    ``measured_origin`` labels the starting figure: ``estimated`` for the CPU-time probe and
+    for TDP x time. ``measured_name`` and ``measured_detail`` name it and say how it was
+    obtained (``tdp``, "700 W x 8 chips x 10 s (catalog ...)").
     """
     lo, hi = level_index(measured_level), level_index(target_level)
     if hi < lo:
@@ -88,7 +98,8 @@ def energy_at_boundary(
     if measured_j is None:
         return EnergyEstimate(None, None, target_level, (), ("a measurement",))
     joules = float(measured_j)
-    parts = [EnergyComponent(measured_level, "probe", joules, measured_origin)]
+    parts = [EnergyComponent(measured_level, measured_name, joules, measured_origin,
+                             measured_detail)]
     reached: Boundary = measured_level
     for i in range(lo + 1, hi + 1):
         level = BOUNDARY_LEVELS[i]
@@ -121,7 +132,7 @@ def _step(level: str, joules: float, c: BoundaryComponents,
 
 
 def device_energy_from_power(power_w: float, chips: int, duration_s: float) -> float:
-    """Declared device energy when no probe reads it: W x chips x s (TDP is an upper bound)."""
+    """Estimated device energy when no probe reads it: W x chips x s (TDP is an upper bound)."""
     return power_w * chips * duration_s
 
 
@@ -135,6 +146,7 @@ class EnergyOutputs:
     tokens_per_s_per_mw: float | None        # output tokens/s per MW at this boundary
     energy_cost_usd: float | None
     provenance: dict[str, Any] = field(default_factory=dict)
+    origin: Literal["measured", "estimated", "declared"] | None = None  # of the starting figure
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -149,7 +161,7 @@ def energy_outputs(
     if j is None or j <= 0 or duration_s <= 0:
         # A probe that could not read reports None; zero energy is never a measurement.
         return EnergyOutputs(None, estimate.level, None, None, None, None, None,
-                             estimate.to_dict())
+                             estimate.to_dict(), estimate.origin)
     per_tok = j / output_tokens if output_tokens else None
     tpmw = (tokens_per_s_per_mw(output_tokens / duration_s, j / duration_s)
             if output_tokens else None)
@@ -159,5 +171,5 @@ def energy_outputs(
         joules_per_correct=j / correct if correct else math.inf,
         correct_per_kwh=correct / (j / J_PER_KWH),
         joules_per_output_token=per_tok, tokens_per_s_per_mw=tpmw,
-        energy_cost_usd=cost, provenance=estimate.to_dict(),
+        energy_cost_usd=cost, provenance=estimate.to_dict(), origin=estimate.origin,
     )

@@ -28,7 +28,14 @@ from acceval.economics.energy import (
     energy_at_boundary,
 )
 from acceval.economics.formulas import owned_usd_per_hour
-from acceval.economics.provenance import MISSING, Sourced, assumed, from_catalog, measured
+from acceval.economics.provenance import (
+    MISSING,
+    Origin,
+    Sourced,
+    assumed,
+    from_catalog,
+    measured,
+)
 from acceval.economics.spec import Boundary, Energy, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
 
@@ -47,7 +54,7 @@ class Measured:
     compile_s: float | None = None         # the local server's start-up, if one ran
     energy_j: float | None = None          # at energy_level (see estimate_energy)
     energy_level: Boundary | None = None
-    energy_origin: str = "measured"        # measured / estimated / declared
+    energy_origin: str = "measured"        # of the starting figure: measured / estimated
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +133,9 @@ def build_cost_inputs(
                                             measured=startup_compile_s(m.compile_s), notes=notes)
     energy = MISSING
     if m.energy_j is not None:
-        origin: Literal["measured", "derived"] = (
-            "measured" if m.energy_origin == "measured" and m.energy_level == "device"
+        origin: Origin = (
+            "estimated" if m.energy_origin == "estimated"
+            else "measured" if m.energy_origin == "measured" and m.energy_level == "device"
             else "derived")
         energy = Sourced(m.energy_j, origin, f"{m.energy_origin} at the {m.energy_level} "
                          "boundary")
@@ -162,6 +170,28 @@ def components_of(spec: Energy) -> BoundaryComponents:
                               spec.pue)
 
 
+def device_tdp(spec: Energy, catalog: Catalog | None = None,
+               hardware: str | None = None) -> tuple[float, str] | None:
+    """The power per chip that stands in when no probe reads energy, and where it comes
+    from: ``energy.device_tdp_w``, else the catalog TDP of ``hardware`` (with its source and
+    date). None when neither gives one (Trainium and TPU publish no TDP)."""
+    if spec.device_tdp_w is not None:
+        return spec.device_tdp_w, "energy.device_tdp_w (study file)"
+    chip = catalog.chip(hardware) if catalog else None
+    if chip is None or chip.tdp is None:
+        return None
+    tdp = chip.tdp
+    dated = f", {tdp.date}" if tdp.date else ""
+    return tdp.value, f"catalog TDP of {hardware} ({tdp.source}{dated})"
+
+
+def can_estimate_energy(spec: Energy, catalog: Catalog | None = None,
+                        hardware: str | None = None) -> bool:
+    """Whether a window of this target gets an energy figure: a probe, a declared TDP or the
+    catalog TDP (the default ``probe: none`` still estimates from the catalog TDP)."""
+    return spec.probe != "none" or device_tdp(spec, catalog, hardware) is not None
+
+
 def estimate_energy(
     spec: Energy, *, device_j: float | None, duration_s: float, chips: int = 1,
     catalog: Catalog | None = None, hardware: str | None = None,
@@ -169,20 +199,24 @@ def estimate_energy(
     """Energy of a window at ``spec.boundary``.
 
     ``device_j`` is what the probe read at the device (L0), or None. Without a reading,
-    ``device_tdp_w`` (else the catalog TDP) x chips x time stands in, labelled declared.
-    The cpu probe's figure is labelled estimated (CPU time x watts per core).
+    ``device_tdp_w`` (else the catalog TDP) x chips x time stands in, labelled ``estimated``
+    (TDP is an upper bound on board power) with the TDP's source in the component's detail.
+    The cpu probe's figure is labelled estimated too (CPU time x watts per core).
     """
     origin: Literal["measured", "estimated", "declared"] = (
         "estimated" if spec.probe == "cpu" else "measured")
+    name, detail = "probe", f"{spec.probe} probe reading"
     if device_j is None:
-        tdp = spec.device_tdp_w
-        chip = catalog.chip(hardware) if catalog else None
-        if tdp is None and chip is not None:
-            tdp = chip.tdp_w
+        tdp = device_tdp(spec, catalog, hardware)
         if tdp is not None:
-            device_j, origin = device_energy_from_power(tdp, chips, duration_s), "declared"
+            watts, source = tdp
+            device_j, origin = device_energy_from_power(watts, chips, duration_s), "estimated"
+            name = "tdp"
+            detail = (f"{watts:g} W x {chips} chip(s) x {duration_s:.3g} s, an upper bound: "
+                      f"{source}")
     return energy_at_boundary(device_j, "device", spec.boundary, components_of(spec),
-                              duration_s=duration_s, measured_origin=origin)
+                              duration_s=duration_s, measured_origin=origin,
+                              measured_name=name, measured_detail=detail)
 
 
 def compile_time_declared(target: Target, startup_s: float | None = None) -> CompileTime:

@@ -2,8 +2,9 @@
 
 ``measured`` values come from this run's records or probes, ``catalog`` values from the
 shipped or user hardware/price catalog (with source and date), ``assumption`` values from
-the study file or a documented default, and ``derived`` values are computed from others.
-Missing is ``None``, never 0.
+the study file or a documented default, ``estimated`` values stand in for a measurement that
+was not made (device energy from TDP x time, CPU time x watts per core), and ``derived``
+values are computed from others. Missing is ``None``, never 0.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Origin = Literal["measured", "catalog", "assumption", "derived"]
+Origin = Literal["measured", "catalog", "assumption", "derived", "estimated"]
 
 
 @dataclass(frozen=True, slots=True)

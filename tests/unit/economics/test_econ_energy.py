@@ -57,11 +57,18 @@ def test_energy_outputs_match_the_inferencex_power_example() -> None:
         == math.inf
 
 
-def test_estimate_from_catalog_tdp_is_labelled_declared() -> None:
+def test_estimate_from_catalog_tdp_is_labelled_estimated() -> None:
     est = estimate_energy(Energy(boundary="device"), device_j=None, duration_s=10, chips=8,
                           catalog=load_catalog(), hardware="h200")
     assert est.joules == pytest.approx(700 * 8 * 10)
-    assert est.components[0].origin == "declared"
+    assert est.origin == est.components[0].origin == "estimated"
+    assert est.components[0].name == "tdp"
+    assert "catalog TDP of h200" in est.components[0].detail
+    assert "InferenceX" in est.components[0].detail            # the catalog's source
+    declared = estimate_energy(Energy(device_tdp_w=500), device_j=None, duration_s=10,
+                               catalog=load_catalog(), hardware="h200")
+    assert declared.joules == pytest.approx(500 * 10)          # the declared TDP wins
+    assert "energy.device_tdp_w" in declared.components[0].detail
     cpu = estimate_energy(Energy(probe="cpu", boundary="node", node_overhead_w=10),
                           device_j=50.0, duration_s=2)
     assert cpu.joules == pytest.approx(70.0)
@@ -70,3 +77,4 @@ def test_estimate_from_catalog_tdp_is_labelled_declared() -> None:
     none = estimate_energy(Energy(), device_j=None, duration_s=10, catalog=load_catalog(),
                            hardware="trn3")
     assert none.joules is None
+
