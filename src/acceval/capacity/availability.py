@@ -123,5 +123,6 @@ def check_availability(target: str, availability: Availability | None, demand: D
     else:
         status = "unknown"
     extra = {"lead_time_days": av.lead_time_days, "failover_region": av.failover_region,
-             "transfer_usd_per_gb": av.transfer_usd_per_gb, "source": av.source}
+             "transfer_usd_per_gb": av.transfer_usd_per_gb,
+             "transfer_gb_per_request": av.transfer_gb_per_request, "source": av.source}
     return AvailabilityCheck(target, status, tuple(out), usable, peak_replicas, peak_chips, extra)

@@ -117,6 +117,10 @@ class Availability(_Model):
     failover_region: str | None = Field(
         None, description="Region that takes the traffic if the primary region is lost.")
     transfer_usd_per_gb: float | None = Field(
-        None, ge=0, description="Cross-region transfer price per GB (failover, data copies).")
+        None, ge=0, description="Cross-region transfer price per GB (failover, data copies); "
+        "the bill's transfer item prices transfer_gb_per_request at it.")
+    transfer_gb_per_request: float | None = Field(
+        None, ge=0, description="GB that cross regions per request (copies to the failover "
+        "region, reads from a data store in another region), billed at transfer_usd_per_gb.")
     source: str | None = Field(None, description="Where these facts come from (console, "
                                "account team, date).")

@@ -48,6 +48,8 @@ class CostInputs:
     observability_usd_per_month: Sourced = MISSING
     egress_gb_per_request: Sourced = MISSING
     egress_usd_per_gb: Sourced = MISSING
+    transfer_gb_per_request: Sourced = MISSING   # cross-region (availability section)
+    transfer_usd_per_gb: Sourced = MISSING
     engineering_hours: Sourced = MISSING
     engineer_usd_per_hour: Sourced = MISSING
     horizon_months: Sourced = _HORIZON
@@ -141,6 +143,11 @@ def bill_items(ci: CostInputs) -> tuple[BillItem, ...]:
     items.append(_item("egress", None if gb is None or usd_gb is None else n * gb * usd_gb,
                        ("requests", "egress_gb_per_request", "egress_usd_per_gb"),
                        "egress_gb_per_request or costs.egress_usd_per_gb not declared"))
+    gb, usd_gb = _v(ci.transfer_gb_per_request), _v(ci.transfer_usd_per_gb)
+    items.append(_item("transfer", None if gb is None or usd_gb is None else n * gb * usd_gb,
+                       ("requests", "transfer_gb_per_request", "transfer_usd_per_gb"),
+                       "availability.transfer_gb_per_request or transfer_usd_per_gb not "
+                       "declared"))
 
     hours, eng_rate = _v(ci.engineering_hours), _v(ci.engineer_usd_per_hour)
     horizon, volume = _v(ci.horizon_months), _v(ci.expected_requests_per_month)

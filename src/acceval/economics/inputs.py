@@ -111,13 +111,16 @@ def build_cost_inputs(
     hardware: str | None = None,
     load_label: str = "",
     compile_time: CompileTime | None = None,
+    transfer_gb_per_request: Sourced = MISSING,
+    transfer_usd_per_gb: Sourced = MISSING,
 ) -> CostInputs:
     """CostInputs for one target at one load point.
 
     ``compile_time`` is the resolved compile time shared with the migration ledger
     (:func:`acceval.portability.ledger.compile_time_for`); without it, the declared
     ``costs.compile_s`` and the measured ``measured_values.compile_s`` are resolved here by
-    the same rule (no compile log).
+    the same rule (no compile log). ``transfer_*`` are the cross-region transfer inputs of
+    the target's ``availability`` section (:func:`transfer_inputs`).
     """
     tc = costs or TargetCosts()
     sc = study_costs or StudyCosts()
@@ -156,6 +159,7 @@ def build_cost_inputs(
         observability_usd_per_month=opt(tc.observability_usd_per_month),
         egress_gb_per_request=opt(tc.egress_gb_per_request),
         egress_usd_per_gb=opt(sc.egress_usd_per_gb),
+        transfer_gb_per_request=transfer_gb_per_request, transfer_usd_per_gb=transfer_usd_per_gb,
         engineering_hours=opt(tc.engineering_hours),
         engineer_usd_per_hour=opt(sc.engineer_usd_per_hour),
         horizon_months=assumed(sc.horizon_months),
@@ -229,6 +233,21 @@ def compile_time_declared(target: Target, startup_s: float | None = None) -> Com
                                 notes=notes)
 
 
+def transfer_inputs(target: Target) -> tuple[Sourced, Sourced]:
+    """The cross-region transfer volume per request and price per GB that the target's
+    ``availability`` section declares (MISSING where it does not)."""
+    av = target.availability
+    if av is None:
+        return MISSING, MISSING
+    where = f"study file: targets.{target.name}.availability"
+    if av.source:
+        where += f" ({av.source})"
+
+    def one(value: float | None) -> Sourced:
+        return MISSING if value is None else assumed(value, where)
+    return one(av.transfer_gb_per_request), one(av.transfer_usd_per_gb)
+
+
 def cost_inputs_for(target: Target, study: Study, catalog: Catalog | None,
                     measured_values: Measured, load_label: str = "",
                     compile_time: CompileTime | None = None) -> CostInputs | None:
@@ -242,9 +261,10 @@ def cost_inputs_for(target: Target, study: Study, catalog: Catalog | None,
         return None
     if compile_time is None:
         compile_time = compile_time_declared(target, measured_values.compile_s)
+    gb, usd_gb = transfer_inputs(target)
     return build_cost_inputs(
         target.name, chips=target.platform.chips, price=target.price,
         measured_values=measured_values, costs=target.costs, study_costs=study.costs,
         catalog=catalog, hardware=target.platform.hardware, load_label=load_label,
-        compile_time=compile_time,
+        compile_time=compile_time, transfer_gb_per_request=gb, transfer_usd_per_gb=usd_gb,
     )

@@ -45,7 +45,7 @@ def test_compute_is_rate_times_chips_times_time_over_utilization() -> None:
 def test_undeclared_items_are_not_counted_rather_than_zero() -> None:
     b = _bill()
     assert set(b.not_counted) == {"compile", "storage", "observability", "egress",
-                                  "engineering", "energy"}
+                                  "transfer", "engineering", "energy"}
     assert _item(b, "energy").note == "inside the hourly rate"
     assert "not declared" in _item(b, "storage").note
 
@@ -153,3 +153,36 @@ def test_cost_per_correct_never_rises_with_accuracy(correct: int, rate: float) -
 @given(st.integers(1, 200), st.floats(0.01, 100), st.floats(1.0, 10.0))
 def test_cost_per_correct_is_monotone_in_price(correct: int, rate: float, k: float) -> None:
     assert _cpc(correct, rate * k) >= _cpc(correct, rate)
+
+
+def test_cross_region_transfer_is_priced_from_the_availability_section() -> None:
+    from acceval.economics import cost_inputs_for
+    from acceval.study import Study
+
+    s = Study.model_validate({
+        "name": "x",
+        "targets": [{"name": "trn2", "endpoint": {"base_url": "http://127.0.0.1:9/v1",
+                                                  "model": "m"},
+                     "price": {"usd_per_hour": 2.0},
+                     "availability": {"failover_region": "us-west-2",
+                                      "transfer_usd_per_gb": 0.02,
+                                      "transfer_gb_per_request": 0.5,
+                                      "source": "AWS console, 2026-05"}}],
+    })
+    ci = cost_inputs_for(s.targets[0], s, None, Measured(duration_s=3600, requests=100,
+                                                         correct=50))
+    assert ci is not None
+    b = compute_bill(ci)
+    assert _item(b, "transfer").usd == pytest.approx(100 * 0.5 * 0.02)
+    assert b.total_usd == pytest.approx(2.0 + 1.0)
+    price = b.inputs["transfer_usd_per_gb"]
+    assert price.origin == "assumption" and "AWS console, 2026-05" in (price.source or "")
+    assert b.inputs["transfer_gb_per_request"].value == 0.5
+    # a price without a volume is listed as not counted, never as 0
+    data = s.model_dump(mode="json")
+    del data["targets"][0]["availability"]["transfer_gb_per_request"]
+    s2 = Study.model_validate(data)
+    ci2 = cost_inputs_for(s2.targets[0], s2, None, Measured(duration_s=3600, requests=100,
+                                                            correct=50))
+    assert ci2 is not None
+    assert _item(compute_bill(ci2), "transfer").usd is None
