@@ -7,7 +7,12 @@ docs/capacity.md.
 """
 
 from acceval.capacity.apply import DEFAULT_RESTART_S, TargetCapacity, capacity_for, utilization_for
-from acceval.capacity.availability import AvailabilityCheck, Finding, check_availability
+from acceval.capacity.availability import (
+    AvailabilityCheck,
+    Finding,
+    availability_without_demand,
+    check_availability,
+)
 from acceval.capacity.curve import (
     BatchStep,
     CurvePoint,
@@ -52,7 +57,8 @@ __all__ = [
     "BUILTIN_SHAPES", "DEFAULT_RESTART_S", "Availability", "AvailabilityCheck", "BatchStep",
     "Burst", "BurstWindow", "CurvePoint", "Demand", "DemandCost", "DemandProfile", "Finding",
     "FleetPlan", "FleetSimResult", "MaxRate", "Outage", "QueueEstimate", "Replay",
-    "SpareWhatIf", "TargetCapacity", "WhatIf", "batching_knee", "batching_tradeoff",
+    "SpareWhatIf", "TargetCapacity", "WhatIf", "availability_without_demand",
+    "batching_knee", "batching_tradeoff",
     "builtin_profile", "capacity_for", "check_availability", "compress_factor",
     "curve_from_points", "demand_cost", "erlang_b", "erlang_c", "ggc", "load_profile",
     "max_rate_under_slo", "min_servers", "mmc", "nhpp_schedule", "parse_profile_csv",

@@ -5,6 +5,9 @@ constraints (data residency, need-by date) and the fleet the demand needs (peak 
 chips against quota, reservations). Each finding is a blocker (the target cannot serve this
 demand as declared), a warning (it can, at a cost or a risk) or a note (a fact left
 undeclared). The row it returns is decision-table data for the report.
+
+Without a demand profile, :func:`availability_without_demand` checks the same declarations
+against what the study itself deploys: one replica of ``platform.chips`` chips, as measured.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class AvailabilityCheck:
     peak_replicas: int | None = None
     peak_chips: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    assessed_for: str = "this demand"    # what the fleet was sized for, for a sentence
 
     @property
     def blockers(self) -> list[Finding]:
@@ -46,6 +50,7 @@ class AvailabilityCheck:
             "target": self.target, "status": self.status,
             "usable_regions": list(self.usable_regions),
             "peak_replicas": self.peak_replicas, "peak_chips": self.peak_chips,
+            "assessed_for": self.assessed_for,
             "blockers": [f.message for f in self.findings if f.severity == "blocker"],
             "warnings": [f.message for f in self.findings if f.severity == "warning"],
             "notes": [f.message for f in self.findings if f.severity == "note"],
@@ -53,19 +58,26 @@ class AvailabilityCheck:
         }
 
 
+def _replicas(n: int) -> str:
+    return f"{n} replica" if n == 1 else f"{n} replicas"
+
+
 def check_availability(target: str, availability: Availability | None, demand: Demand | None,
                        *, peak_replicas: int | None = None, base_replicas: int | None = None,
-                       chips_per_replica: int = 1) -> AvailabilityCheck:
+                       chips_per_replica: int = 1, need: str = "the peak hour",
+                       assessed_for: str = "this demand") -> AvailabilityCheck:
     """Flag what stops ``target`` from serving the demand where and when it is needed.
 
     ``peak_replicas`` is the fleet at the busiest hour (spares included), ``base_replicas``
-    the smallest hourly fleet (what a reservation would cover all day).
+    the smallest hourly fleet (what a reservation would cover all day). ``need`` names that
+    fleet in the findings ("the peak hour needs 5 replicas"), ``assessed_for`` in the row.
     """
     if availability is None:
         return AvailabilityCheck(target, "unknown", (Finding(
             "note", "availability", "availability not declared (regions, quota, lead time)"),),
             peak_replicas=peak_replicas,
-            peak_chips=None if peak_replicas is None else peak_replicas * chips_per_replica)
+            peak_chips=None if peak_replicas is None else peak_replicas * chips_per_replica,
+            assessed_for=assessed_for)
     av = availability
     out: list[Finding] = []
     regions = tuple(av.regions)
@@ -91,20 +103,20 @@ def check_availability(target: str, availability: Availability | None, demand: D
     if peak_replicas is not None:
         if av.quota_replicas is not None and peak_replicas > av.quota_replicas:
             out.append(Finding("blocker", "quota_replicas",
-                               f"the peak hour needs {peak_replicas} replicas; quota allows "
+                               f"{need} needs {_replicas(peak_replicas)}; quota allows "
                                f"{av.quota_replicas}"))
         if av.quota_chips is not None and peak_chips is not None and peak_chips > av.quota_chips:
             out.append(Finding("blocker", "quota_chips",
-                               f"the peak hour needs {peak_chips} chips; quota allows "
+                               f"{need} needs {peak_chips} chips; quota allows "
                                f"{av.quota_chips}"))
         if av.quota_replicas is None and av.quota_chips is None:
             out.append(Finding("note", "quota", "quota not declared"))
         if av.reserved_replicas is not None and av.reserved_replicas < peak_replicas:
             base = f" (base load {base_replicas})" if base_replicas is not None else ""
             out.append(Finding("warning", "reserved_replicas",
-                               f"{av.reserved_replicas} reserved of {peak_replicas} needed at "
-                               f"peak{base}: the rest is on-demand capacity that may not be "
-                               "there when asked for"))
+                               f"{av.reserved_replicas} reserved of {peak_replicas} needed "
+                               f"for {need}{base}: the rest is on-demand capacity that may not "
+                               "be there when asked for"))
     need_by = None if demand is None else demand.need_by_days
     if av.lead_time_days is None:
         out.append(Finding("note", "lead_time_days", "provisioning lead time not declared"))
@@ -125,4 +137,21 @@ def check_availability(target: str, availability: Availability | None, demand: D
     extra = {"lead_time_days": av.lead_time_days, "failover_region": av.failover_region,
              "transfer_usd_per_gb": av.transfer_usd_per_gb,
              "transfer_gb_per_request": av.transfer_gb_per_request, "source": av.source}
-    return AvailabilityCheck(target, status, tuple(out), usable, peak_replicas, peak_chips, extra)
+    return AvailabilityCheck(target, status, tuple(out), usable, peak_replicas, peak_chips, extra,
+                             assessed_for)
+
+
+def availability_without_demand(target: str, availability: Availability | None, *,
+                                chips_per_replica: int, replicas: int = 1) -> AvailabilityCheck:
+    """Availability when the study declares no ``demand:``: the same checks (regions, quota,
+    reservations, failover, lead time) against what the study itself deploys, ``replicas``
+    replicas of ``chips_per_replica`` chips (one replica of ``platform.chips``, as measured).
+
+    With no demand there is no residency list and no need-by date, so regions and lead time
+    give notes only; quota and reservations are checked against the deployment.
+    """
+    deployed = f"{_replicas(replicas)} of {chips_per_replica} chips"
+    return check_availability(
+        target, availability, None, peak_replicas=replicas, base_replicas=None,
+        chips_per_replica=chips_per_replica, need=f"the deployment as measured ({deployed})",
+        assessed_for=f"what the study deploys ({deployed}; no demand profile)")

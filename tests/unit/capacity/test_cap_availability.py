@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acceval.capacity import Availability, Demand, check_availability
+from acceval.capacity import Availability, Demand, availability_without_demand, check_availability
 
 DEMAND = Demand(profile="builtin:flat", peak_rps=10, residency=["eu-west-1", "eu-central-1"],
                 need_by_days=30)
@@ -48,3 +48,23 @@ def test_undeclared_is_unknown_never_available() -> None:
     bare = check_availability("x", Availability(), None, peak_replicas=3)
     assert bare.status == "unknown"
     assert {"regions", "quota", "lead_time_days", "failover_region"} <= _fields(bare, "note")
+
+
+def test_without_demand_the_deployment_is_checked_against_quota() -> None:
+    # No demand profile: the study still deploys one replica of 16 chips, and a 8-chip quota
+    # blocks it.
+    av = Availability(regions=["us-east-1"], quota_chips=8, lead_time_days=3,
+                      failover_region="us-west-2")
+    c = availability_without_demand("trn2", av, chips_per_replica=16)
+    assert c.status == "blocked" and _fields(c, "blocker") == {"quota_chips"}
+    assert c.peak_replicas == 1 and c.peak_chips == 16
+    assert "needs 16 chips; quota allows 8" in c.blockers[0].message
+    assert "no demand profile" in c.to_row()["assessed_for"]
+    ok = availability_without_demand("trn2", av.model_copy(update={"quota_chips": 64}),
+                                     chips_per_replica=16)
+    assert ok.status == "available"
+    none_reserved = availability_without_demand(
+        "trn2", av.model_copy(update={"quota_chips": 64, "reserved_replicas": 0}),
+        chips_per_replica=16)
+    assert none_reserved.status == "at-risk"
+    assert availability_without_demand("x", None, chips_per_replica=1).status == "unknown"
