@@ -29,6 +29,9 @@ Basis = Literal["declared", "log", "measured", "missing"]
 #: The precedence, as written in every note that explains a choice.
 COMPILE_RULE = "declared > compile log > measured start-up"
 
+_LABELS: dict[Basis, str] = {"declared": "declared", "log": "compile log",
+                             "measured": "measured start-up", "missing": "missing"}
+
 STARTUP_SOURCE = ("local server start-up: process start until /health answered "
                   "(load, compile, warm-up; this run)")
 
@@ -48,8 +51,8 @@ class CompileTime:
     @property
     def beside(self) -> tuple[tuple[str, Sourced], ...]:
         """The candidates with a value that were not chosen, by name."""
-        named = (("declared", self.declared), ("compile log", self.from_log),
-                 ("measured start-up", self.measured))
+        named = ((_LABELS["declared"], self.declared), (_LABELS["log"], self.from_log),
+                 (_LABELS["measured"], self.measured))
         return tuple((n, s) for n, s in named if s.value is not None and s is not self.chosen)
 
     @property
@@ -59,7 +62,7 @@ class CompileTime:
             text = "no compile time: declare compile_s, point portability.compile_log at a " \
                    "log, or run a local server (its start-up is measured)"
         else:
-            text = f"{self.basis} {self.chosen.value:g} s used ({self.chosen.source})"
+            text = f"{_LABELS[self.basis]} {self.chosen.value:g} s used ({self.chosen.source})"
             if self.beside:
                 text += "; beside it: " + ", ".join(f"{n} {s.value:g} s" for n, s in self.beside)
         text += f". Rule: {COMPILE_RULE}."
