@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acceval import __version__
+from acceval.capacity import availability_without_demand
 from acceval.economics import Catalog, load_catalog
 from acceval.economics.apply import Priced, price_target
 from acceval.economics.sensitivity import sensitivity
@@ -33,11 +34,13 @@ from acceval.metrics import accuracy, has_correctness, pass_at_1
 from acceval.metrics.derive import derive
 from acceval.portability import assess_portability
 from acceval.portability.artifact import ArtifactCheck
+from acceval.portability.ledger import compile_time_for
 from acceval.probes import read_samples, table_to_samples
 from acceval.quality import evaluate_gate
 from acceval.results.result import RESULT_FILE, RunResult, TargetResult, schema_version_of
 from acceval.results.runlog import EndpointLog, FaultLog, PointLog, RunLog, SweepLog, TargetLog
 from acceval.results.sections import (
+    AvailabilityResult,
     CapacityResult,
     LevelVerdict,
     RunEconomics,
@@ -113,6 +116,13 @@ def _capacity(study: Study, t: TargetResult, catalog: Catalog,
     cap = capacity_for(study, t, catalog=catalog, base_dir=base_dir)
     if cap is not None:
         t.capacity = CapacityResult.model_validate(cap.to_dict())
+        t.availability = t.capacity.availability
+    else:
+        spec = next(s for s in study.targets if s.name == t.name)
+        if spec.availability is not None:
+            t.availability = AvailabilityResult.model_validate(availability_without_demand(
+                spec.name, spec.availability,
+                chips_per_replica=spec.platform.chips).to_row())
     return cap
 
 
@@ -121,10 +131,13 @@ def _economics(study: Study, targets: list[TargetResult], samples: list[Any],
     priced: dict[str, Priced] = {}
     for t in targets:
         cap = _capacity(study, t, catalog, base_dir)
-        startup = t.local_server.startup_s if t.local_server else None
+        spec = next(s for s in study.targets if s.name == t.name)
+        compile_time = compile_time_for(
+            spec, startup_s=t.local_server.startup_s if t.local_server else None,
+            base_dir=base_dir)
         p = price_target(study, t, samples, catalog,
                          utilization=cap.utilization_input if cap is not None else None,
-                         compile_s=startup)
+                         compile_time=compile_time)
         if p is not None:
             t.economics = p.economics
             priced[t.name] = p

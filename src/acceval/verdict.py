@@ -49,11 +49,10 @@ def point_problems(p: PointResult, rules: Rules) -> list[str]:
     s = p.summary
     if s.meets_slo is False:
         out.append("misses the SLO")
-    elif s.meets_slo is None:
+    elif s.meets_slo is None and (s.error_rate is None or s.error_rate > s.slo.max_error_rate):
         # No latency bound was set: the error-rate bound still applies.
-        if s.error_rate is None or s.error_rate > s.slo.max_error_rate:
-            out.append(f"error rate above {s.slo.max_error_rate:.1%}"
-                       if s.error_rate is not None else "no request completed")
+        out.append(f"error rate above {s.slo.max_error_rate:.1%}"
+                   if s.error_rate is not None else "no request completed")
     if p.summary.requests < rules.min_point_requests:
         out.append(f"{p.summary.requests} measured requests (< {rules.min_point_requests})")
     return out
@@ -87,9 +86,10 @@ def _disqualified(t: TargetResult, rules: Rules) -> list[str]:
         reasons.append(f"could not be measured: {t.failure}")
     if t.gate.passed is False:
         reasons.append("fails the quality level (" + "; ".join(t.gate.reasons) + ")")
-    avail = t.capacity.availability if t.capacity is not None else None
+    avail = t.availability
     if avail is not None and avail.status == "blocked":
-        reasons.append("blocked for this demand: " + "; ".join(avail.blockers))
+        where = avail.assessed_for or "this demand"
+        reasons.append(f"blocked for {where}: " + "; ".join(avail.blockers))
     if not t.failure and not eligible_points(t, rules):
         if not t.points:
             reasons.append("no load point was measured")

@@ -167,7 +167,8 @@ def test_user_catalog_extends_the_builtin_one(cli_dir: Path) -> None:
     res = run_cli("run", str(path), "--out", str(cli_dir / "runs"), "--no-progress", cwd=cli_dir)
     assert res.returncode == 0, res.stderr
     (run_dir,) = [p for p in (cli_dir / "runs").iterdir() if p.is_dir()]
-    bill = json.loads((run_dir / "result.json").read_text())["targets"][0]["economics"]["points"][0]["bill"]
+    econ = json.loads((run_dir / "result.json").read_text())["targets"][0]["economics"]
+    bill = econ["points"][0]["bill"]
     rate = bill["inputs"]["usd_per_chip_hour"]
     assert rate["value"] == 0.5 and rate["origin"] == "catalog"
     assert "our invoice" in str(rate["source"])

@@ -15,8 +15,14 @@ from typing import Any
 
 from acceval.economics.bill import Bill, CostInputs, compute_bill
 from acceval.economics.catalog import Catalog
+from acceval.economics.compile_time import CompileTime
 from acceval.economics.energy import EnergyOutputs, energy_outputs
-from acceval.economics.inputs import Measured, cost_inputs_for, estimate_energy
+from acceval.economics.inputs import (
+    Measured,
+    can_estimate_energy,
+    cost_inputs_for,
+    estimate_energy,
+)
 from acceval.economics.provenance import Sourced
 from acceval.probes import energy_between
 from acceval.results.result import TargetResult
@@ -43,7 +49,7 @@ class Priced:
 
 def _point_energy(spec: TargetSpec, p: PointResult, samples: list[Any], catalog: Catalog | None,
                   correct: int) -> EnergyOutputs | None:
-    if spec.energy.probe == "none" and spec.energy.device_tdp_w is None:
+    if not can_estimate_energy(spec.energy, catalog, spec.platform.hardware):
         return None
     duration = p.summary.duration_s
     if not duration:
@@ -80,7 +86,7 @@ def bill_result(b: Bill) -> BillResult:
 
 def price_target(study: Study, t: TargetResult, samples: list[Any], catalog: Catalog | None,
                  *, utilization: Sourced | None = None,
-                 compile_s: float | None = None) -> Priced | None:
+                 compile_time: CompileTime | None = None) -> Priced | None:
     """Bills for every measured point of ``t`` (None: the target declares no price).
 
     ``utilization`` (derived from the demand by capacity) replaces the declared one in the
@@ -98,10 +104,12 @@ def price_target(study: Study, t: TargetResult, samples: list[Any], catalog: Cat
         measured = Measured(
             duration_s=p.summary.duration_s, requests=p.summary.requests,
             correct=_correct(p), output_tokens=p.summary.output_tokens_total,
-            compile_s=compile_s, energy_j=energy.joules if energy else None,
+            energy_j=energy.joules if energy else None,
             energy_level=energy.level if energy else None,
+            energy_origin=(energy.origin or "measured") if energy else "measured",
         )
-        ci = cost_inputs_for(spec, study, catalog, measured, load_label=p.label)
+        ci = cost_inputs_for(spec, study, catalog, measured, load_label=p.label,
+                             compile_time=compile_time)
         if ci is None:
             return None
         saturated.append((p, compute_bill(ci)))

@@ -94,7 +94,8 @@ def _d3(d: Distribution) -> str:
 def _acc(a: Any) -> str:
     if a is None or a.accuracy is None:
         return NOT_MEASURED
-    return f"{pct(a.accuracy)} [{pct(a.ci_low)}–{pct(a.ci_high)}] (n={a.n})"
+    unscored = f", {a.unscored} load-only not scored" if a.unscored else ""
+    return f"{pct(a.accuracy)} [{pct(a.ci_low)}–{pct(a.ci_high)}] (n={a.n}{unscored})"
 
 
 def _usd_ci(c: TargetEcon) -> str:

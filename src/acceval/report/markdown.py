@@ -25,7 +25,8 @@ def _acc(t: TargetResult | PointResult) -> str:
     a = t.accuracy if isinstance(t, TargetResult) else t.summary.accuracy
     if a is None or a.accuracy is None:
         return NOT_MEASURED
-    return f"{pct(a.accuracy)} [{pct(a.ci_low)}–{pct(a.ci_high)}] (n={a.n})"
+    unscored = f", {a.unscored} load-only not scored" if a.unscored else ""
+    return f"{pct(a.accuracy)} [{pct(a.ci_low)}–{pct(a.ci_high)}] (n={a.n}{unscored})"
 
 
 def _esc(text: str) -> str:

@@ -19,6 +19,7 @@ from acceval.errors import GateFailed
 from acceval.metrics import Accuracy, PassAt1
 from acceval.results.runlog import EndpointLog, LocalServerInfo, RunLog
 from acceval.results.sections import (
+    AvailabilityResult,
     CapacityResult,
     EnergyResult,
     ExitResult,
@@ -57,6 +58,7 @@ class TargetResult(Section):
     gate: Gate = Field(default_factory=lambda: Gate(passed=None, required_accuracy=None))
     economics: TargetEconomics | None = None
     capacity: CapacityResult | None = None
+    availability: AvailabilityResult | None = None  # with or without a demand profile
     energy: EnergyResult | None = None
     portability: PortabilityResult | None = None
     exit: ExitResult | None = None

@@ -125,6 +125,7 @@ class EnergyProvenance(Section):
     complete: bool
     missing: list[str]
     components: list[EnergyComponentResult]
+    origin: str | None = None  # measured, estimated (TDP x time) or declared
 
 
 class EnergyResult(Section):
@@ -139,6 +140,7 @@ class EnergyResult(Section):
     tokens_per_s_per_mw: float | None
     energy_cost_usd: float | None
     provenance: EnergyProvenance
+    origin: str | None = None
 
 
 # --- capacity --------------------------------------------------------------------------------
@@ -193,6 +195,7 @@ class AvailabilityResult(Section):
     notes: list[str]
     lead_time_days: float | None = None
     failover_region: str | None = None
+    assessed_for: str | None = None
     quota_chips: int | None = None
 
 

@@ -12,8 +12,8 @@ from acceval.errors import StudyError
 from acceval.portability import (
     ArtifactCheck,
     Contract,
-    assess_portability,
     artifact_level,
+    assess_portability,
     performance_level,
     source_level,
 )
