@@ -14,6 +14,12 @@ first ``warmup_requests`` or are issued (closed loop) / scheduled (open loop) be
 by the target's timeout). Every request issued reaches ``sink`` exactly once, also when the
 point is interrupted: such a request ends with ``error_kind="client"``,
 ``error_detail="interrupted"``.
+
+Self-check, both loops: a monitor callback due every ``LOOP_TICK_MS`` records how late the
+event loop ran it, for the whole point (sending and draining). A stalled or overloaded client
+loop delays sends and reads alike, so its latencies describe the client; the runner only
+stamps these lags (``PointRun.loop_lag_ms``), the metrics judge them
+(:func:`acceval.metrics.summarize_point`).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from acceval.loadgen import arrivals
 from acceval.loadgen._timer import Waker, make_waker
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt, Target
+from acceval.metrics.distribution import Distribution
 from acceval.results.records import Record
 from acceval.study import ArrivalKind, LoadPoint
 
@@ -42,6 +49,10 @@ _NS = 1_000_000_000
 
 # Extra time, past the target's own timeout, that in-flight requests get after the last send.
 DRAIN_MARGIN_S = 5.0
+
+# The event-loop monitor's period: 100 callbacks a second cost nothing next to the requests
+# (a few microseconds each), and a stall of a few tens of ms still lands on a tick.
+LOOP_TICK_MS = 10.0
 
 StoppedBy = Literal["min_satisfied", "max_duration", "interrupted"]
 T = TypeVar("T")
@@ -124,18 +135,63 @@ class PointRun:
     lag_p50_ms: float | None = None    # open loop: dispatch time minus scheduled time
     lag_p99_ms: float | None = None
     lag_max_ms: float | None = None
+    # How late each event-loop monitor tick ran (None: not monitored); the self-check's
+    # input for summarize_point(loop_lag_ms=...).
+    loop_lag_ms: Distribution | None = None
 
     @classmethod
     def from_result(cls, p: Any) -> PointRun:
         """Rebuild from a stored ``results.result.PointResult`` (re-analysis without re-running).
 
-        Only what the result keeps comes back; the spec has the point's identity and level.
+        Only what the result keeps comes back; the spec has the point's identity and level,
+        and the event-loop lags come from the summary, where the first analysis put them.
         """
         spec = PointSpec(index=p.index, label=p.label, kind=p.kind, level=p.level)
+        loop = getattr(p.summary, "loop_lag_ms", None)
         return cls(spec=spec, requested_rate_rps=p.requested_rate_rps,
                    started_ns=p.started_ns, ended_ns=p.ended_ns, sent=p.sent,
                    completed=p.completed, errors=p.sent - p.completed,
-                   stopped_by=p.stopped_by, seeds=dict(p.seeds))
+                   stopped_by=p.stopped_by, seeds=dict(p.seeds),
+                   loop_lag_ms=loop if loop is not None and loop.count else None)
+
+
+class LoopMonitor:
+    """How late the event loop runs a callback that is due every ``tick_ms``.
+
+    Each tick re-arms itself from the moment it ran, so one long stall is one late tick, not
+    a burst of catch-up ticks. Lateness is clipped at 0 (the loop's millisecond timers may run
+    a callback a little early)."""
+
+    __slots__ = ("_due", "_handle", "_loop", "_tick_ns", "_tick_s", "lags_ns")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, tick_ms: float = LOOP_TICK_MS) -> None:
+        self._loop = loop
+        self._tick_s = tick_ms / 1e3
+        self._tick_ns = int(tick_ms * 1e6)
+        self._due = 0
+        self._handle: asyncio.TimerHandle | None = None
+        self.lags_ns: list[int] = []
+
+    def start(self) -> None:
+        self._due = _now() + self._tick_ns
+        self._handle = self._loop.call_later(self._tick_s, self._tick)
+
+    def _tick(self) -> None:
+        now = _now()
+        late = now - self._due
+        self.lags_ns.append(late if late > 0 else 0)
+        self._due = now + self._tick_ns
+        self._handle = self._loop.call_later(self._tick_s, self._tick)
+
+    def stop(self) -> Distribution:
+        """Stop ticking; the lags in ms (a stall still going on counts as a late tick)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+            late = _now() - self._due
+            if late > 0:
+                self.lags_ns.append(late)
+        return Distribution.of(np.asarray(self.lags_ns, dtype=np.float64) / 1e6)
 
 
 def start_eagerly(loop: asyncio.AbstractEventLoop,
@@ -475,8 +531,10 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     gc.collect()
     gc.freeze()
     gc.disable()
-    p.start = _now()
     loop = asyncio.get_running_loop()
+    monitor = LoopMonitor(loop)
+    p.start = _now()
+    monitor.start()
     waker = make_waker(loop) if offsets is not None else None
     driver = loop.create_task(p.closed() if offsets is None or waker is None
                               else p.open(offsets, waker))
@@ -504,6 +562,7 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         await p.cancel_all("client", "interrupted")
         raise
     finally:
+        loop_lag = monitor.stop()
         if waiter is not None:
             waiter.cancel()
         if waker is not None:
@@ -522,5 +581,5 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         sent=p.issued, completed=p.done - p.errors, errors=p.errors,
         stopped_by="interrupted" if interrupted else p.stopped_by, seeds=seeds,
         warmup=p.n_warm, held_by_cap=p.held, lag_p50_ms=lag50, lag_p99_ms=lag99,
-        lag_max_ms=lagmax,
+        lag_max_ms=lagmax, loop_lag_ms=loop_lag,
     )
