@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from acceval.loadgen import arrivals
-from acceval.loadgen._timer import Waker, make_waker
+from acceval.loadgen._timer import LOOP_TICK_MS, LoopMonitor, Waker, make_waker
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt, Target
 from acceval.metrics.distribution import Distribution
@@ -49,10 +49,6 @@ _NS = 1_000_000_000
 
 # Extra time, past the target's own timeout, that in-flight requests get after the last send.
 DRAIN_MARGIN_S = 5.0
-
-# The event-loop monitor's period: 100 callbacks a second cost nothing next to the requests
-# (a few microseconds each), and a stall of a few tens of ms still lands on a tick.
-LOOP_TICK_MS = 10.0
 
 StoppedBy = Literal["min_satisfied", "max_duration", "interrupted"]
 T = TypeVar("T")
@@ -153,45 +149,6 @@ class PointRun:
                    completed=p.completed, errors=p.sent - p.completed,
                    stopped_by=p.stopped_by, seeds=dict(p.seeds),
                    loop_lag_ms=loop if loop is not None and loop.count else None)
-
-
-class LoopMonitor:
-    """How late the event loop runs a callback that is due every ``tick_ms``.
-
-    Each tick re-arms itself from the moment it ran, so one long stall is one late tick, not
-    a burst of catch-up ticks. Lateness is clipped at 0 (the loop's millisecond timers may run
-    a callback a little early)."""
-
-    __slots__ = ("_due", "_handle", "_loop", "_tick_ns", "_tick_s", "lags_ns")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, tick_ms: float = LOOP_TICK_MS) -> None:
-        self._loop = loop
-        self._tick_s = tick_ms / 1e3
-        self._tick_ns = int(tick_ms * 1e6)
-        self._due = 0
-        self._handle: asyncio.TimerHandle | None = None
-        self.lags_ns: list[int] = []
-
-    def start(self) -> None:
-        self._due = _now() + self._tick_ns
-        self._handle = self._loop.call_later(self._tick_s, self._tick)
-
-    def _tick(self) -> None:
-        now = _now()
-        late = now - self._due
-        self.lags_ns.append(late if late > 0 else 0)
-        self._due = now + self._tick_ns
-        self._handle = self._loop.call_later(self._tick_s, self._tick)
-
-    def stop(self) -> Distribution:
-        """Stop ticking; the lags in ms (a stall still going on counts as a late tick)."""
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-            late = _now() - self._due
-            if late > 0:
-                self.lags_ns.append(late)
-        return Distribution.of(np.asarray(self.lags_ns, dtype=np.float64) / 1e6)
 
 
 def start_eagerly(loop: asyncio.AbstractEventLoop,
@@ -532,7 +489,7 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     gc.freeze()
     gc.disable()
     loop = asyncio.get_running_loop()
-    monitor = LoopMonitor(loop)
+    monitor = LoopMonitor(loop, LOOP_TICK_MS)
     p.start = _now()
     monitor.start()
     waker = make_waker(loop) if offsets is not None else None
@@ -562,7 +519,7 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         await p.cancel_all("client", "interrupted")
         raise
     finally:
-        loop_lag = monitor.stop()
+        loop_lag = Distribution.of(np.asarray(monitor.stop(), dtype=np.float64) / 1e6)
         if waiter is not None:
             waiter.cancel()
         if waker is not None:
