@@ -101,13 +101,14 @@ def point_log(run: PointRun, role: PointRole = "fixed") -> PointLog:
         ended_ns=run.ended_ns, sent=run.sent, completed=run.completed, errors=run.errors,
         stopped_by=run.stopped_by, seeds=dict(run.seeds), warmup=run.warmup,
         held_by_cap=run.held_by_cap, lag_p50_ms=run.lag_p50_ms, lag_p99_ms=run.lag_p99_ms,
-        lag_max_ms=run.lag_max_ms)
+        lag_max_ms=run.lag_max_ms, loop_lag_ms=run.loop_lag_ms)
 
 
 def point_result(log: PointLog, table: pa.Table, slo: SLO) -> PointResult:
     """One point's summary from its records (``table``: the target's records)."""
     sel = table.filter(pc.equal(table["load_index"], log.index))
-    summary = summarize_point(sel, slo=slo, requested_rate_rps=log.requested_rate_rps)
+    summary = summarize_point(sel, slo=slo, requested_rate_rps=log.requested_rate_rps,
+                              loop_lag_ms=log.loop_lag_ms)
     return PointResult(
         index=log.index, label=log.label, kind=log.kind, level=log.level,
         requested_rate_rps=log.requested_rate_rps, stopped_by=log.stopped_by, sent=log.sent,

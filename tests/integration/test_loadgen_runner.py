@@ -248,3 +248,39 @@ def test_a_failing_sink_stops_the_point_and_is_raised() -> None:
         run(go())
     assert 3 <= len(seen) < 100
     assert len({r.request_id for r in seen}) == len(seen)
+
+
+async def _stall_once(after_s: float, block_s: float) -> None:
+    await asyncio.sleep(after_s)
+    time.sleep(block_s)  # a blocking call on the client's loop: what the monitor must catch
+
+
+def test_the_event_loop_monitor_ticks_through_a_quiet_point() -> None:
+    spec = _spec(level=2, min_requests=10**9, min_duration_s=0.3, max_duration_s=0.3)
+    res, _ = run(_run(spec, ServerConfig(tokens=4, itl_s=0.002)))
+    lag = res.loop_lag_ms
+    assert lag is not None and lag.count >= 10       # 10 ms ticks over >= 0.3 s
+    assert lag.min is not None and lag.min >= 0.0
+
+
+def test_a_stalled_client_loop_is_stamped_on_the_closed_loop_point() -> None:
+    from acceval.metrics import DEGRADED_LOOP_STALL_MS, summarize_point
+    from acceval.results.records import records_to_table
+    from acceval.study import SLO
+
+    async def go() -> tuple[PointRun, list[Record]]:
+        stall = asyncio.get_running_loop().create_task(_stall_once(0.1, 0.25))
+        try:
+            return await _run(_spec(level=2, min_requests=10**9, min_duration_s=0.5,
+                                    max_duration_s=0.5), ServerConfig(tokens=4, itl_s=0.002))
+        finally:
+            await stall
+
+    res, recs = run(go())
+    _accounted(res, recs)
+    lag = res.loop_lag_ms
+    assert lag is not None and lag.max is not None and lag.max >= 240
+    s = summarize_point(records_to_table(recs), slo=SLO(ttft_ms=1000),
+                        requested_rate_rps=None, loop_lag_ms=lag)
+    assert s.degraded is True and s.trusted is False
+    assert any(f"> {DEGRADED_LOOP_STALL_MS:g} ms" in r for r in s.degraded_reasons)

@@ -16,11 +16,14 @@ from acceval.capacity.availability import (
 from acceval.capacity.curve import (
     BatchStep,
     CurvePoint,
+    Excluded,
     MaxRate,
+    batching_families,
     batching_knee,
     batching_tradeoff,
     curve_from_points,
     max_rate_under_slo,
+    trusted_only,
 )
 from acceval.capacity.fleet import DemandCost, FleetPlan, demand_cost, plan_fleet, replicas_needed
 from acceval.capacity.profile import (
@@ -55,13 +58,13 @@ from acceval.capacity.spec import Availability, Burst, Demand, Replay, WhatIf
 
 __all__ = [
     "BUILTIN_SHAPES", "DEFAULT_RESTART_S", "Availability", "AvailabilityCheck", "BatchStep",
-    "Burst", "BurstWindow", "CurvePoint", "Demand", "DemandCost", "DemandProfile", "Finding",
-    "FleetPlan", "FleetSimResult", "MaxRate", "Outage", "QueueEstimate", "Replay",
+    "Burst", "BurstWindow", "CurvePoint", "Demand", "DemandCost", "DemandProfile", "Excluded",
+    "Finding", "FleetPlan", "FleetSimResult", "MaxRate", "Outage", "QueueEstimate", "Replay",
     "SpareWhatIf", "TargetCapacity", "WhatIf", "availability_without_demand",
-    "batching_knee", "batching_tradeoff",
+    "batching_families", "batching_knee", "batching_tradeoff",
     "builtin_profile", "capacity_for", "check_availability", "compress_factor",
     "curve_from_points", "demand_cost", "erlang_b", "erlang_c", "ggc", "load_profile",
     "max_rate_under_slo", "min_servers", "mmc", "nhpp_schedule", "parse_profile_csv",
     "plan_fleet", "replay_seed", "replicas_needed", "simulate_fleet", "spare_capacity_whatif",
-    "utilization_for", "variability_factor", "with_spares",
+    "trusted_only", "utilization_for", "variability_factor", "with_spares",
 ]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acceval.capacity.availability import AvailabilityCheck, check_availability
-from acceval.capacity.curve import MaxRate, curve_from_points, max_rate_under_slo
+from acceval.capacity.curve import MaxRate, curve_from_points, max_rate_under_slo, trusted_only
 from acceval.capacity.fleet import DemandCost, FleetPlan, demand_cost, plan_fleet
 from acceval.capacity.profile import DemandProfile, load_profile
 from acceval.capacity.simulate import SpareWhatIf, spare_capacity_whatif
@@ -94,7 +94,9 @@ def capacity_for(study: Study, target: TargetResult, *, catalog: Catalog | None 
     prof = profile if profile is not None else load_profile(demand, base_dir)
     curve = curve_from_points(target.points)
     mr = max_rate_under_slo(curve)
-    sat = max((c.throughput_rps for c in curve if c.throughput_rps is not None), default=None)
+    # Saturation from trusted points only: an untrusted point measured the client.
+    sat = max((c.throughput_rps for c in trusted_only(curve) if c.throughput_rps is not None),
+              default=None)
     chips = spec.platform.chips
     plan = cost = what_if = None
     if mr.rate_rps is not None and mr.rate_rps > 0:

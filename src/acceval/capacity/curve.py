@@ -4,13 +4,18 @@
 Inputs are the ``PointResult`` objects of a run (duck-typed: ``level``, ``kind``,
 ``requested_rate_rps``, ``summary``), so this module never imports the result or metrics
 packages (the study file imports :mod:`acceval.capacity.spec`, and those import the study).
+
+Trusted points only: a point whose self-check failed (``summary.trusted`` False) stays on the
+curve, marked, so it can be shown with its reason; the max rate, the sweep that reads it and
+the batching table leave it out, and the max rate lists what it left out (``excluded``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -25,7 +30,9 @@ class CurvePoint:
     """One load point on the curve.
 
     ``slo_ratio`` is the worst of value/bound over the SLO's metrics at its percentile, and of
-    error_rate/max_error_rate: <= 1 passes. It is what the interpolation follows."""
+    error_rate/max_error_rate: <= 1 passes. It is what the interpolation follows.
+    ``trusted`` False: the point's self-check failed (``untrusted_reason`` says how); it is
+    on the curve to be shown, never to be used."""
 
     rate_rps: float
     meets_slo: bool | None
@@ -34,6 +41,13 @@ class CurvePoint:
     binding_metric: str | None = None
     throughput_rps: float | None = None  # requests completed per second
     label: str = ""
+    trusted: bool = True
+    untrusted_reason: str | None = None
+
+
+def trusted_only(curve: Iterable[CurvePoint]) -> list[CurvePoint]:
+    """The points of ``curve`` whose self-check passed (or could not be made)."""
+    return [c for c in curve if c.trusted]
 
 
 def _slo_ratio(summary: Any) -> tuple[float | None, float | None, str | None]:
@@ -71,9 +85,23 @@ def curve_from_points(points: Iterable[PointResult], *,
         if r is None or not math.isfinite(r) or r <= 0:
             continue
         ratio, latency, metric = _slo_ratio(s)
+        trusted = bool(getattr(s, "trusted", getattr(s, "degraded", None) is not True))
         out.append(CurvePoint(float(r), s.meets_slo, ratio, latency, metric,
-                              s.request_throughput_rps, p.label))
+                              s.request_throughput_rps, p.label, trusted,
+                              None if trusted else (s.untrusted_reason or "not trusted")))
     return sorted(out, key=lambda c: c.rate_rps)
+
+
+@dataclass(frozen=True, slots=True)
+class Excluded:
+    """A load point left out of a capacity computation, and why."""
+
+    label: str
+    rate_rps: float
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +109,9 @@ class MaxRate:
     """The largest rate one replica serves within the SLO, and how it was found.
 
     ``low_rps``/``high_rps`` bracket it: the last passing and the first failing point
-    (``high_rps`` None: no point failed, so ``rate_rps`` is only a lower bound)."""
+    (``high_rps`` None: no point failed, so ``rate_rps`` is only a lower bound).
+    ``n_points`` counts the trusted points used; ``excluded`` lists the points left out as
+    not trusted, with the reason."""
 
     rate_rps: float | None
     low_rps: float | None
@@ -89,24 +119,41 @@ class MaxRate:
     n_points: int
     method: Method
     note: str
+    excluded: tuple[Excluded, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def max_rate_under_slo(curve: Sequence[CurvePoint]) -> MaxRate:
-    """Interpolate between the last passing and the first failing point.
+    """Interpolate between the last passing and the first failing trusted point.
 
     When both have an ``slo_ratio``, the rate where the ratio crosses 1 is found by linear
     interpolation (vLLM's serve_sla uses PCHIP over the same bracket); otherwise the midpoint
     of the bracket is taken. Points passing above the first failure (noise) are ignored, and
-    the note says so: the estimate is conservative.
+    the note says so: the estimate is conservative. Untrusted points take no part; they are
+    listed in ``excluded`` and named in the note.
     """
-    pts = sorted(curve, key=lambda c: c.rate_rps)
+    ordered = sorted(curve, key=lambda c: c.rate_rps)
+    excluded = tuple(Excluded(c.label, c.rate_rps, c.untrusted_reason or "not trusted")
+                     for c in ordered if not c.trusted)
+    mr = _max_rate(trusted_only(ordered), untrusted=bool(excluded))
+    if not excluded:
+        return mr
+    left_out = "; ".join(f"{e.label or f'{e.rate_rps:.4g} rps'} ({e.reason})"
+                         for e in excluded)
+    return replace(mr, excluded=excluded,
+                   note=f"{mr.note}; {len(excluded)} point(s) not trusted and left out: "
+                        f"{left_out}")
+
+
+def _max_rate(pts: list[CurvePoint], *, untrusted: bool) -> MaxRate:
     judged = [c for c in pts if c.meets_slo is not None]
     n = len(pts)
     if not pts:
-        return MaxRate(None, None, None, 0, "no-data", "no load point with a rate")
+        return MaxRate(None, None, None, 0, "no-data",
+                       "no trusted load point with a rate" if untrusted
+                       else "no load point with a rate")
     if not judged:
         best = max((c.throughput_rps or c.rate_rps) for c in pts)
         return MaxRate(best, None, None, n, "no-slo",
@@ -142,16 +189,19 @@ def max_rate_under_slo(curve: Sequence[CurvePoint]) -> MaxRate:
 
 @dataclass(frozen=True, slots=True)
 class BatchStep:
-    """One concurrency level against the one below it."""
+    """One level of a load family against the one below it."""
 
     concurrency: float
     throughput_rps: float | None
     gain: float | None              # throughput / previous level's throughput - 1
     ttft_p50_ms: float | None
     e2e_p50_ms: float | None
-    wait_added_ms: float | None     # TTFT p50 minus TTFT p50 at the lowest level
+    wait_added_ms: float | None     # TTFT p50 minus the family's lowest TTFT p50 (>= 0)
     ms_per_extra_rps: float | None  # E2E p50 added per rps gained over the previous level
     meets_slo: bool | None
+    family: str = "concurrency"     # the load kind all steps of one table share
+    level: float | None = None      # the family's own axis: concurrency, or offered req/s
+    label: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -165,44 +215,102 @@ def _concurrency(p: Any) -> float | None:
     return None if v is None else float(v)
 
 
-def batching_tradeoff(points: Iterable[PointResult]) -> list[BatchStep]:
-    """Throughput gained against queueing wait added as concurrency grows.
+def _trusted_point(p: Any) -> bool:
+    s = p.summary
+    return bool(getattr(s, "trusted", getattr(s, "degraded", None) is not True))
 
-    Closed-loop points use their concurrency level; open-loop points their measured mean
-    number in flight. The wait added is the rise in median TTFT over the lowest level: time a
-    request spends queued or sharing the chip before its first token.
-    """
-    rows = sorted(((c, p) for p in points if (c := _concurrency(p)) is not None),
-                  key=lambda x: x[0])
+
+def _steps(family: str, points: list[Any]) -> list[BatchStep]:
+    # One point per level (the first measured, by index): a repeated level would show as a
+    # step that gained nothing, i.e. a knee that is not there.
+    by_level: dict[float, Any] = {}
+    for p in sorted(points, key=lambda p: p.index):
+        by_level.setdefault(float(p.level), p)
+    rows = sorted(((lv, c, p) for lv, p in by_level.items()
+                   if (c := _concurrency(p)) is not None), key=lambda x: x[0])
+    ttfts = [t for _, _, p in rows if (t := p.summary.ttft_ms.p50) is not None]
+    # The least median TTFT of the family is its no-queue service time: waiting added is
+    # measured from it, so noise at the lowest level cannot make later waits negative.
+    base = min(ttfts) if ttfts else None
     out: list[BatchStep] = []
-    base_ttft: float | None = None
     prev: tuple[float | None, float | None] = (None, None)
-    for i, (c, p) in enumerate(rows):
+    for level, c, p in rows:
         s = p.summary
         tput, ttft, e2e = s.request_throughput_rps, s.ttft_ms.p50, s.e2e_ms.p50
-        if i == 0:
-            base_ttft = ttft
         gain = ms_per = None
         prev_tput, prev_e2e = prev
         if tput is not None and prev_tput:
             gain = tput / prev_tput - 1.0
             if e2e is not None and prev_e2e is not None and tput > prev_tput:
                 ms_per = (e2e - prev_e2e) / (tput - prev_tput)
-        wait = None if ttft is None or base_ttft is None else ttft - base_ttft
-        out.append(BatchStep(c, tput, gain, ttft, e2e, wait, ms_per, s.meets_slo))
+        wait = None if ttft is None or base is None else ttft - base
+        out.append(BatchStep(c, tput, gain, ttft, e2e, wait, ms_per, s.meets_slo, family,
+                             level, p.label))
         prev = (tput, e2e)
     return out
 
 
+def batching_families(points: Iterable[PointResult]) -> dict[str, list[BatchStep]]:
+    """The batching table of each load family (``kind``) with at least one trusted point.
+
+    Levels are compared within one family only: a closed-loop level and an open-loop rate
+    are different experiments (one fixes what is in flight, the other what arrives), so
+    their throughputs are not steps of one curve. Untrusted points are left out. Closed-loop
+    steps are ordered by concurrency, open-loop ones by offered rate."""
+    fams: dict[str, list[Any]] = {}
+    for p in points:
+        if _trusted_point(p):
+            fams.setdefault(str(p.kind), []).append(p)
+    out = {k: _steps(k, v) for k, v in fams.items()}
+    return {k: v for k, v in out.items() if v}
+
+
+def batching_tradeoff(points: Iterable[PointResult],
+                      family: str | None = None) -> list[BatchStep]:
+    """Throughput gained against queueing wait added as concurrency grows, in one load family.
+
+    ``family`` picks the load kind; by default the closed-loop family when it has two levels
+    or more (its level *is* the concurrency), else the family with the most levels. Closed-loop
+    points use their concurrency level; open-loop points their measured mean number in flight.
+    The wait added is the rise in median TTFT over the family's lowest median TTFT: time a
+    request spends queued or sharing the chip before its first token. Untrusted points are
+    left out (:func:`batching_families`).
+    """
+    fams = batching_families(points)
+    if family is not None:
+        return fams.get(family, [])
+    if not fams:
+        return []
+    if len(fams.get("concurrency", [])) >= 2:
+        return fams["concurrency"]
+    return max(fams.values(), key=len)
+
+
+def required_gain(prev_level: float, level: float, min_gain: float) -> float:
+    """The throughput gain a step from ``prev_level`` to ``level`` must show to count as
+    still gaining: ``min_gain`` per doubling of the level, ``(1 + min_gain) ** log2(ratio) - 1``.
+    A step of a few percent (sweep points close together) is thus not held to the gain of a
+    doubling, which would read as a knee that is not there."""
+    if prev_level <= 0 or level <= prev_level:
+        return min_gain
+    return float((1.0 + min_gain) ** math.log2(level / prev_level) - 1.0)
+
+
 def batching_knee(steps: Sequence[BatchStep], min_gain: float = 0.05) -> BatchStep | None:
     """The highest level reached while every step up still gained at least ``min_gain``
-    throughput and met the SLO (None when there are no steps). Beyond it, more concurrency
-    buys mostly waiting."""
+    throughput per doubling of the level (:func:`required_gain`) and met the SLO (None when
+    there are no steps). Beyond it, more concurrency buys mostly waiting. ``steps`` are one
+    family's (:func:`batching_tradeoff`); mixing families raises ValueError."""
     if not steps:
         return None
+    if len({s.family for s in steps}) > 1:
+        raise ValueError("batching_knee compares levels of one load family; got "
+                         + ", ".join(sorted({s.family for s in steps})))
     knee = steps[0]
-    for s in steps[1:]:
-        if s.gain is None or s.gain < min_gain or s.meets_slo is False:
+    for prev, s in pairwise(steps):
+        lo = prev.level if prev.level is not None else prev.concurrency
+        hi = s.level if s.level is not None else s.concurrency
+        if s.gain is None or s.gain < required_gain(lo, hi, min_gain) or s.meets_slo is False:
             break
         knee = s
     return knee

@@ -12,6 +12,12 @@ Timing: the first chunk is due ``ttft_ms`` after the request was received, each 
 ``tokens_per_chunk * itl_ms`` after the previous one's due time (plus jitter). Due times are
 absolute ``perf_counter_ns`` deadlines, so sleeping late once does not push every later chunk.
 With zero delays nothing awaits, and the whole response is produced in one step.
+
+Slots: with ``slots`` = c > 0 at most c responses are produced at once, and the others wait
+in arrival order (first come, first served) for a free slot, as requests queue for a batch
+slot in a real server. A response's delays then count from the moment it got its slot, so the
+wait shows in its TTFT: the mock becomes a c-server queue. ``slots`` = 0 (the default) is an
+unlimited number.
 """
 
 from __future__ import annotations
@@ -105,6 +111,7 @@ class MockEngine:
         answers: str | None = None,
         correct_fraction: float = 1.0,
         model_id: str = "mock",
+        slots: int = 0,
     ) -> None:
         self.ttft_ms = _as_number("ttft_ms", ttft_ms, low=0.0)
         self.itl_ms = _as_number("itl_ms", itl_ms, low=0.0)
@@ -119,6 +126,8 @@ class MockEngine:
         self.seed = _as_int("seed", seed, low=0)
         self.correct_fraction = _as_number("correct_fraction", correct_fraction, low=0.0, high=1.0)
         self.model_id = str(model_id)
+        self.slots = _as_int("slots", slots, low=0)
+        self._free: asyncio.Semaphore | None = asyncio.Semaphore(self.slots) if self.slots else None
         self.answers: dict[str, str] = self._load_answers(answers) if answers else {}
         # One generator per random dimension, so enabling jitter does not change which
         # requests fail.
@@ -193,28 +202,37 @@ class MockEngine:
             status = 500 if fault == "http500" else 429
             raise EngineFault(EngineFault.HTTP, status=status, label=fault,
                               message=f"mock: injected HTTP {status}")
-        k = self.tokens_per_chunk
-        pieces = ["".join(tokens[i : i + k]) for i in range(0, len(tokens), k)] or [""]
-        cut_at = max(1, len(pieces) // 2) if fault is not None else -1
-        gap_ms = k * self.itl_ms
-        due_ns = start_ns + self._delay_ns(self.ttft_ms)
-        last = len(pieces) - 1
-        for i, text in enumerate(pieces):
-            if i == cut_at:
-                action = EngineFault.BROKEN_STREAM if fault == "broken_stream" else (
-                    EngineFault.MALFORMED)
-                raise EngineFault(action, label=fault, message=f"mock: injected {fault}")
-            if i > 0:
-                due_ns += self._delay_ns(gap_ms)
-            # uvloop rounds timers to whole milliseconds and can wake early; sleeping again
-            # for the remainder makes a chunk never early and rarely more than ~0.5 ms late.
-            while (wait_ns := due_ns - time.perf_counter_ns()) > 0:
-                await asyncio.sleep(wait_ns / 1e9)
-            n = min(k, len(tokens) - i * k)
-            yield GenerationChunk(text, n, finish if i == last else None)
-        if fault is not None and cut_at >= len(pieces):
-            raise EngineFault(EngineFault.BROKEN_STREAM if fault == "broken_stream"
-                              else EngineFault.MALFORMED, label=fault)
+        free = self._free
+        if free is not None:
+            await free.acquire()
+            start_ns = max(start_ns, time.perf_counter_ns())
+        try:
+            k = self.tokens_per_chunk
+            pieces = ["".join(tokens[i : i + k]) for i in range(0, len(tokens), k)] or [""]
+            cut_at = max(1, len(pieces) // 2) if fault is not None else -1
+            gap_ms = k * self.itl_ms
+            due_ns = start_ns + self._delay_ns(self.ttft_ms)
+            last = len(pieces) - 1
+            for i, text in enumerate(pieces):
+                if i == cut_at:
+                    action = EngineFault.BROKEN_STREAM if fault == "broken_stream" else (
+                        EngineFault.MALFORMED)
+                    raise EngineFault(action, label=fault, message=f"mock: injected {fault}")
+                if i > 0:
+                    due_ns += self._delay_ns(gap_ms)
+                # uvloop rounds timers to whole milliseconds and can wake early; sleeping
+                # again for the remainder makes a chunk never early and rarely more than
+                # ~0.5 ms late.
+                while (wait_ns := due_ns - time.perf_counter_ns()) > 0:
+                    await asyncio.sleep(wait_ns / 1e9)
+                n = min(k, len(tokens) - i * k)
+                yield GenerationChunk(text, n, finish if i == last else None)
+            if fault is not None and cut_at >= len(pieces):
+                raise EngineFault(EngineFault.BROKEN_STREAM if fault == "broken_stream"
+                                  else EngineFault.MALFORMED, label=fault)
+        finally:  # also when the client goes away mid-stream (the server closes us)
+            if free is not None:
+                free.release()
 
     def _delay_ns(self, base_ms: float) -> int:
         if self.jitter_ms <= 0.0:

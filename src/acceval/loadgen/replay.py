@@ -105,9 +105,11 @@ def summarize_replay(table: pa.Table, *, started_ns: int, profile: DemandProfile
     profile hour becomes a bucket of ``compress_to_s / hours`` seconds; a request belongs to
     the bucket of its send time (``sent_ns``; its scheduled time for the ``scheduled``
     count). ``z = (sent - expected) / sqrt(expected)`` per bucket; ``chi2`` sums ``z**2``
-    over buckets with a positive expectation, and ``chi2_p`` is its upper tail.
+    over buckets with a positive expectation, and ``chi2_p`` is its upper tail. Each hour's
+    SLO is judged on response time (from ``scheduled_ns``), as for any open-loop point.
     """
     from acceval.metrics.derive import derive
+    from acceval.metrics.point import judged_latency
 
     d = derive(table)
     mean_rps, _ = profile.hourly()
@@ -132,7 +134,8 @@ def summarize_replay(table: pa.Table, *, started_ns: int, profile: DemandProfile
             chi2 += z * z
             dof += 1
             worst_z = max(worst_z, abs(z))
-        ttft95, e2e95 = _p(d.ttft_ms[ok], slo.percentile), _p(d.e2e_ms[ok], slo.percentile)
+        ttft95 = _p(judged_latency(d, "ttft_ms")[ok], slo.percentile)
+        e2e95 = _p(judged_latency(d, "e2e_ms")[ok], slo.percentile)
         errors = int((in_b & ~d.ok).sum())
         meets = None
         if sent and (slo.ttft_ms or slo.e2e_ms):

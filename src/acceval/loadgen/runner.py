@@ -14,6 +14,12 @@ first ``warmup_requests`` or are issued (closed loop) / scheduled (open loop) be
 by the target's timeout). Every request issued reaches ``sink`` exactly once, also when the
 point is interrupted: such a request ends with ``error_kind="client"``,
 ``error_detail="interrupted"``.
+
+Self-check, both loops: a monitor callback due every ``LOOP_TICK_MS`` records how late the
+event loop ran it, for the whole point (sending and draining). A stalled or overloaded client
+loop delays sends and reads alike, so its latencies describe the client; the runner only
+stamps these lags (``PointRun.loop_lag_ms``), the metrics judge them
+(:func:`acceval.metrics.summarize_point`).
 """
 
 from __future__ import annotations
@@ -31,9 +37,10 @@ import numpy as np
 import numpy.typing as npt
 
 from acceval.loadgen import arrivals
-from acceval.loadgen._timer import Waker, make_waker
+from acceval.loadgen._timer import LOOP_TICK_MS, LoopMonitor, Waker, make_waker
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt, Target
+from acceval.metrics.distribution import Distribution
 from acceval.results.records import Record
 from acceval.study import ArrivalKind, LoadPoint
 
@@ -124,18 +131,24 @@ class PointRun:
     lag_p50_ms: float | None = None    # open loop: dispatch time minus scheduled time
     lag_p99_ms: float | None = None
     lag_max_ms: float | None = None
+    # How late each event-loop monitor tick ran (None: not monitored); the self-check's
+    # input for summarize_point(loop_lag_ms=...).
+    loop_lag_ms: Distribution | None = None
 
     @classmethod
     def from_result(cls, p: Any) -> PointRun:
         """Rebuild from a stored ``results.result.PointResult`` (re-analysis without re-running).
 
-        Only what the result keeps comes back; the spec has the point's identity and level.
+        Only what the result keeps comes back; the spec has the point's identity and level,
+        and the event-loop lags come from the summary, where the first analysis put them.
         """
         spec = PointSpec(index=p.index, label=p.label, kind=p.kind, level=p.level)
+        loop = getattr(p.summary, "loop_lag_ms", None)
         return cls(spec=spec, requested_rate_rps=p.requested_rate_rps,
                    started_ns=p.started_ns, ended_ns=p.ended_ns, sent=p.sent,
                    completed=p.completed, errors=p.sent - p.completed,
-                   stopped_by=p.stopped_by, seeds=dict(p.seeds))
+                   stopped_by=p.stopped_by, seeds=dict(p.seeds),
+                   loop_lag_ms=loop if loop is not None and loop.count else None)
 
 
 def start_eagerly(loop: asyncio.AbstractEventLoop,
@@ -475,8 +488,10 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     gc.collect()
     gc.freeze()
     gc.disable()
-    p.start = _now()
     loop = asyncio.get_running_loop()
+    monitor = LoopMonitor(loop, LOOP_TICK_MS)
+    p.start = _now()
+    monitor.start()
     waker = make_waker(loop) if offsets is not None else None
     driver = loop.create_task(p.closed() if offsets is None or waker is None
                               else p.open(offsets, waker))
@@ -504,6 +519,7 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         await p.cancel_all("client", "interrupted")
         raise
     finally:
+        loop_lag = Distribution.of(np.asarray(monitor.stop(), dtype=np.float64) / 1e6)
         if waiter is not None:
             waiter.cancel()
         if waker is not None:
@@ -522,5 +538,5 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         sent=p.issued, completed=p.done - p.errors, errors=p.errors,
         stopped_by="interrupted" if interrupted else p.stopped_by, seeds=seeds,
         warmup=p.n_warm, held_by_cap=p.held, lag_p50_ms=lag50, lag_p99_ms=lag99,
-        lag_max_ms=lagmax,
+        lag_max_ms=lagmax, loop_lag_ms=loop_lag,
     )

@@ -10,6 +10,11 @@ After the fixed load points, the search reads the measured curve
 - the bracket is narrower than ``rel_tol`` of its low end, or the next rate was already
   measured: stop (converged).
 
+Trusted points only: a point whose self-check failed (the client, not the target, set its
+numbers) neither brackets nor grows the search. Its rate may be measured once more (a stall
+can be transient); a second untrusted measurement there stops the search (``untrusted``),
+since the load generator cannot measure that rate on this host.
+
 Each step is a real load point (stored in records like any other); the search stops after
 ``max_steps`` points or when the next point would end past ``max_s``. The final estimate is
 ``max_rate_under_slo`` over every point measured (fixed and searched), so it interpolates in
@@ -25,10 +30,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from acceval.capacity.curve import CurvePoint, MaxRate, max_rate_under_slo
+from acceval.capacity.curve import CurvePoint, MaxRate, max_rate_under_slo, trusted_only
 
 Move = Literal["bisect", "grow", "shrink"]
-Stop = Literal["converged", "max_steps", "max_s", "no-slo", "no-data", "at-max-rate"]
+Stop = Literal["converged", "max_steps", "max_s", "no-slo", "no-data", "at-max-rate",
+               "untrusted"]
+
+# Untrusted measurements near one rate after which the search stops trying it.
+MAX_UNTRUSTED_TRIES = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,14 +50,22 @@ class Decision:
 
 def next_rate(curve: Sequence[CurvePoint], *, rel_tol: float = 0.05,
               max_rate_rps: float | None = None) -> Decision:
-    """Where the search goes next, from the curve measured so far (pure)."""
+    """Where the search goes next, from the curve measured so far (pure). Untrusted points
+    are ignored, except that a rate already measured untrusted ``MAX_UNTRUSTED_TRIES`` times
+    is not tried again."""
     mr = max_rate_under_slo(curve)
-    rates = [c.rate_rps for c in curve]
+    rates = [c.rate_rps for c in trusted_only(curve)]
+    untrusted = [c.rate_rps for c in curve if not c.trusted]
+
+    def near(rate: float, r: float) -> bool:
+        return abs(rate - r) <= rel_tol * r
 
     def fresh(rate: float, why: Move) -> Decision:
         # A rate within rel_tol of one already measured adds nothing the curve lacks.
-        if any(abs(rate - r) <= rel_tol * r for r in rates):
+        if any(near(rate, r) for r in rates):
             return Decision(None, "converged")
+        if sum(near(rate, r) for r in untrusted) >= MAX_UNTRUSTED_TRIES:
+            return Decision(None, "untrusted")
         return Decision(rate, why)
 
     if mr.method in ("no-slo", "no-data"):
@@ -119,6 +136,8 @@ async def search(measure: Callable[[float], Awaitable[CurvePoint | None]],
             "rate_rps": d.rate_rps, "why": d.why, "seconds": last,
             "meets_slo": None if cp is None else cp.meets_slo,
             "slo_ratio": None if cp is None else _finite(cp.slo_ratio),
+            "trusted": None if cp is None else cp.trusted,
+            "untrusted_reason": None if cp is None else cp.untrusted_reason,
         })
         if cp is not None:
             curve.append(cp)
@@ -134,4 +153,4 @@ def _finite(v: float | None) -> float | None:
     return v if v is not None and math.isfinite(v) else None
 
 
-__all__ = ["Decision", "SweepOutcome", "next_rate", "search"]
+__all__ = ["MAX_UNTRUSTED_TRIES", "Decision", "SweepOutcome", "next_rate", "search"]

@@ -17,20 +17,28 @@ from acceval.metrics.derive import Derived, derive
 from acceval.metrics.distribution import Distribution, percentile
 from acceval.metrics.point import (
     DEGRADED_LAG_P99_MS,
+    DEGRADED_LOOP_LAG_P99_MS,
+    DEGRADED_LOOP_STALL_MS,
     DEGRADED_MIN_RATE_FRACTION,
+    LatencyBasis,
     PointSummary,
     correct_goodput,
     good_mask,
+    judged_latency,
+    latency_basis,
     measurement_window,
     summarize_point,
 )
 
 __all__ = [
     "DEGRADED_LAG_P99_MS",
+    "DEGRADED_LOOP_LAG_P99_MS",
+    "DEGRADED_LOOP_STALL_MS",
     "DEGRADED_MIN_RATE_FRACTION",
     "Accuracy",
     "Derived",
     "Distribution",
+    "LatencyBasis",
     "PassAt1",
     "PointSummary",
     "accuracy",
@@ -39,6 +47,8 @@ __all__ = [
     "expected_attempts_per_correct",
     "good_mask",
     "has_correctness",
+    "judged_latency",
+    "latency_basis",
     "measurement_window",
     "pass_at_1",
     "percentile",

@@ -34,8 +34,10 @@ class Derived:
     scheduled_ns: FloatArray
     sent_ns: FloatArray
     done_ns: FloatArray
-    ttft_ms: FloatArray          # first_token_ns - sent_ns
-    e2e_ms: FloatArray           # done_ns - sent_ns
+    ttft_ms: FloatArray          # first_token_ns - sent_ns (service time)
+    e2e_ms: FloatArray           # done_ns - sent_ns (service time)
+    response_ttft_ms: FloatArray  # first_token_ns - scheduled_ns; NaN without a schedule
+    response_e2e_ms: FloatArray   # done_ns - scheduled_ns; NaN without a schedule
     tpot_ms: FloatArray          # (e2e - ttft) / (output_tokens - 1); NaN when tokens <= 1
     schedule_lag_ms: FloatArray  # sent_ns - scheduled_ns
     itl_ms: FloatArray           # flat: every chunk gap / tokens per chunk of its request
@@ -126,6 +128,8 @@ def derive(table: pa.Table) -> Derived:
         done_ns=done,
         ttft_ms=ttft,
         e2e_ms=e2e,
+        response_ttft_ms=(first - scheduled) / _NS_PER_MS,
+        response_e2e_ms=(done - scheduled) / _NS_PER_MS,
         tpot_ms=tpot,
         schedule_lag_ms=(sent - scheduled) / _NS_PER_MS,
         itl_ms=itl,

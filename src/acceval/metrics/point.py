@@ -1,16 +1,24 @@
 """One load point's summary: counts, throughput, latency distributions, the load generator's
-self-check, SLO goodput and accuracy. Formulas are in ``docs/metrics.md``.
+self-check (and whether the point can be trusted), SLO goodput and accuracy. Formulas are in
+``docs/metrics.md``.
 
 Warmup rows are dropped first; every number below is over the measured rows only.
+
+Two clocks for latency: *service time* runs from the actual send (``sent_ns``), *response
+time* from the intended send (``scheduled_ns``, open loop only). The SLO judges response time
+wherever a schedule exists, so a client that sent late cannot make a point look fast (the
+coordinated-omission correction wrk2 makes); in closed loop the intended send is the actual
+one.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
+from pydantic import model_validator
 
 from acceval.metrics._model import MetricModel
 from acceval.metrics.accuracy import Accuracy, PassAt1, accuracy, has_correctness, pass_at_1
@@ -24,6 +32,14 @@ from acceval.study import SLO
 # that cannot keep up.
 DEGRADED_LAG_P99_MS = 10.0
 DEGRADED_MIN_RATE_FRACTION = 0.95
+# The client's event loop, sampled by the runner's monitor tick (how late each tick fired):
+# a loop that is often late delays every send and every read, like schedule lag does, so the
+# same 10 ms bound applies to its p99; one stall of 100 ms delays every response in flight by
+# a visible share of a TTFT bound.
+DEGRADED_LOOP_LAG_P99_MS = 10.0
+DEGRADED_LOOP_STALL_MS = 100.0
+
+LatencyBasis = Literal["response", "service"]
 
 SLOMetric = Literal["ttft_ms", "tpot_ms", "e2e_ms"]
 _SLO_METRICS: tuple[SLOMetric, ...] = ("ttft_ms", "tpot_ms", "e2e_ms")
@@ -47,10 +63,10 @@ class PointSummary(MetricModel):
     prompt_tokens_total: int | None
     output_tokens: Distribution  # per ok request
 
-    ttft_ms: Distribution
+    ttft_ms: Distribution  # service time: from the actual send (sent_ns)
     tpot_ms: Distribution
     itl_ms: Distribution  # flat sample of normalised gaps
-    e2e_ms: Distribution
+    e2e_ms: Distribution  # service time: from the actual send (sent_ns)
 
     schedule_lag_ms: Distribution
     requested_rate_rps: float | None
@@ -58,6 +74,21 @@ class PointSummary(MetricModel):
     achieved_rate_rps: float | None  # (sends - 1) / span of sent_ns
     degraded: bool | None
     degraded_reasons: tuple[str, ...]
+
+    # Response time: from the intended send (scheduled_ns); count 0 without a schedule
+    # (closed loop, where it equals the service time).
+    response_ttft_ms: Distribution = Distribution(count=0)
+    response_e2e_ms: Distribution = Distribution(count=0)
+    # What slo_values_ms, good and meets_slo judged: response time when the point has a
+    # schedule (open loop), service time otherwise. Results written before this field
+    # existed judged service time.
+    latency_basis: LatencyBasis = "service"
+    # How late the runner's monitor tick fired, per tick (count 0: not monitored).
+    loop_lag_ms: Distribution = Distribution(count=0)
+    # False when the self-check found the point degraded: it is shown, with the reason, and
+    # left out of capacity, sweeps, batching and the verdict. meets_slo stays as measured.
+    trusted: bool = True
+    untrusted_reason: str | None = None
 
     mean_in_flight: float | None
     max_in_flight: int | None
@@ -76,6 +107,25 @@ class PointSummary(MetricModel):
     pass_at_1: PassAt1 | None
     correct_good: int | None
     correct_goodput_rps: float | None  # correct and good / duration
+
+    @model_validator(mode="before")
+    @classmethod
+    def _trust_follows_degraded(cls, data: Any) -> Any:
+        """Results written before ``trusted`` existed get it from ``degraded``."""
+        if isinstance(data, dict) and "trusted" not in data:
+            reasons = data.get("degraded_reasons") or ()
+            bad = data.get("degraded") is True
+            data = {**data, "trusted": not bad,
+                    "untrusted_reason": ("; ".join(reasons) or "degraded") if bad else None}
+        return data
+
+    @model_validator(mode="after")
+    def _trust_is_consistent(self) -> PointSummary:
+        if self.trusted != (self.degraded is not True):
+            raise ValueError("trusted must be False exactly when degraded is True")
+        if (self.untrusted_reason is None) != self.trusted:
+            raise ValueError("untrusted_reason is given exactly when the point is not trusted")
+        return self
 
 
 def _per_s(count: float | None, duration_s: float | None) -> float | None:
@@ -108,16 +158,34 @@ def tpot_not_applicable(d: Derived) -> BoolArray:
     return np.asarray(d.output_tokens <= 1, dtype=np.bool_)
 
 
+def judged_latency(d: Derived, metric: SLOMetric) -> FloatArray:
+    """The per-row values the SLO judges for ``metric``: TTFT and E2E as response time (from
+    ``scheduled_ns``) on rows that have a schedule, as service time (from ``sent_ns``) on rows
+    that do not (closed loop: the intended send is the actual one). TPOT is the decode phase,
+    the same on either clock."""
+    if metric == "tpot_ms":
+        return d.tpot_ms
+    service, response = (d.ttft_ms, d.response_ttft_ms) if metric == "ttft_ms" else (
+        d.e2e_ms, d.response_e2e_ms)
+    return np.where(np.isnan(d.scheduled_ns), service, response)
+
+
+def latency_basis(d: Derived) -> LatencyBasis:
+    """``response`` when any measured row carries a schedule stamp, else ``service``."""
+    return "response" if bool((~np.isnan(d.scheduled_ns[d.measured])).any()) else "service"
+
+
 def good_mask(d: Derived, slo: SLO) -> BoolArray:
-    """Rows that completed and meet every SLO bound given (DistServe goodput). A missing TTFT
-    or E2E fails its bound; TPOT of a <=1-token answer passes (vLLM does the same)."""
+    """Rows that completed and meet every SLO bound given (DistServe goodput), on the judged
+    latency (:func:`judged_latency`). A missing TTFT or E2E fails its bound; TPOT of a
+    <=1-token answer passes (vLLM does the same)."""
     good = d.ok & d.measured
     if slo.ttft_ms is not None:
-        good &= d.ttft_ms <= slo.ttft_ms
+        good &= judged_latency(d, "ttft_ms") <= slo.ttft_ms
     if slo.tpot_ms is not None:
         good &= (d.tpot_ms <= slo.tpot_ms) | tpot_not_applicable(d)
     if slo.e2e_ms is not None:
-        good &= d.e2e_ms <= slo.e2e_ms
+        good &= judged_latency(d, "e2e_ms") <= slo.e2e_ms
     return good
 
 
@@ -130,7 +198,7 @@ def _meets_slo(
     values: dict[str, float | None] = {}
     passed = error_rate is not None and error_rate <= slo.max_error_rate and bool(sel.any())
     for metric, bound in bounds.items():
-        value = percentile(getattr(d, metric)[sel], slo.percentile)
+        value = percentile(judged_latency(d, metric)[sel], slo.percentile)
         values[metric] = value
         if value is None:
             # Only TPOT may be absent for a good reason: every answer was one token long.
@@ -162,7 +230,7 @@ def _in_flight(
 
 
 def _degraded(
-    lag: Distribution, achieved: float | None, reference: float | None
+    lag: Distribution, achieved: float | None, reference: float | None, loop: Distribution
 ) -> tuple[bool | None, tuple[str, ...]]:
     reasons: list[str] = []
     checked = False
@@ -177,6 +245,14 @@ def _degraded(
                 f"achieved send rate {achieved:.3g}/s < {DEGRADED_MIN_RATE_FRACTION:.0%} "
                 f"of {reference:.3g}/s"
             )
+    if loop.p99 is not None and loop.max is not None:
+        checked = True
+        if loop.p99 > DEGRADED_LOOP_LAG_P99_MS:
+            reasons.append(f"client event-loop lag p99 {loop.p99:.1f} ms > "
+                           f"{DEGRADED_LOOP_LAG_P99_MS:g} ms")
+        if loop.max > DEGRADED_LOOP_STALL_MS:
+            reasons.append(f"client event loop stalled {loop.max:.0f} ms > "
+                           f"{DEGRADED_LOOP_STALL_MS:g} ms")
     return (bool(reasons) if checked else None), tuple(reasons)
 
 
@@ -202,9 +278,12 @@ def summarize_point(
     slo: SLO,
     requested_rate_rps: float | None,
     duration_s: float | None = None,
+    loop_lag_ms: Distribution | None = None,
 ) -> PointSummary:
     """Summarise one load point. ``table`` has ``RECORD_SCHEMA`` (or is its :func:`derive`).
-    ``duration_s`` overrides the measured window (first measured send to last done)."""
+    ``duration_s`` overrides the measured window (first measured send to last done).
+    ``loop_lag_ms`` is the runner's event-loop monitor of this point (``PointRun.loop_lag_ms``;
+    None: not monitored), part of the self-check."""
     d = table if isinstance(table, Derived) else derive(table)
     m = d.measured
     okm = m & d.ok
@@ -226,7 +305,8 @@ def summarize_point(
     reference = scheduled if scheduled is not None else requested_rate_rps
     if requested_rate_rps is None:
         reference = None  # closed loop: the server sets the pace, there is no rate to keep
-    degraded, reasons = _degraded(lag, achieved, reference)
+    loop = loop_lag_ms if loop_lag_ms is not None else Distribution(count=0)
+    degraded, reasons = _degraded(lag, achieved, reference, loop)
     mean_if, max_if = _in_flight(sent_m, done_m, start_ns, duration_s)
     good = good_mask(d, slo)
     n_good = int(good.sum())
@@ -256,6 +336,11 @@ def summarize_point(
         schedule_lag_ms=lag,
         requested_rate_rps=requested_rate_rps, scheduled_rate_rps=scheduled,
         achieved_rate_rps=achieved, degraded=degraded, degraded_reasons=reasons,
+        response_ttft_ms=Distribution.of(d.response_ttft_ms[okm]),
+        response_e2e_ms=Distribution.of(d.response_e2e_ms[okm]),
+        latency_basis=latency_basis(d), loop_lag_ms=loop,
+        trusted=degraded is not True,
+        untrusted_reason="; ".join(reasons) if degraded is True else None,
         mean_in_flight=mean_if, max_in_flight=max_if,
         slo=slo, good=n_good, goodput_rps=_per_s(n_good, duration_s),
         good_fraction=_fraction(n_good, n), slo_values_ms=slo_values, meets_slo=meets,

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from acceval.metrics import Distribution
 from acceval.results.sections import Section
 
 PointRole = Literal["fixed", "sweep", "replay", "interruption"]
@@ -38,6 +39,7 @@ class PointLog(Section):
     lag_p50_ms: float | None = None
     lag_p99_ms: float | None = None
     lag_max_ms: float | None = None
+    loop_lag_ms: Distribution | None = None  # how late the client loop's monitor ticks ran
 
 
 class EndpointLog(Section):

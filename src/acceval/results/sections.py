@@ -39,7 +39,7 @@ class PointResult(Section):
     @property
     def trusted(self) -> bool:
         """The load generator kept its schedule: the point may enter capacity and the verdict."""
-        return self.summary.degraded is not True
+        return self.summary.trusted
 
 
 # --- provenance and the bill -----------------------------------------------------------------
@@ -145,13 +145,22 @@ class EnergyResult(Section):
 
 # --- capacity --------------------------------------------------------------------------------
 
+class ExcludedPoint(Section):
+    """A point left out of the curve's estimate because it was not trusted."""
+
+    label: str
+    rate_rps: float | None
+    reason: str
+
+
 class MaxRateResult(Section):
     rate_rps: float | None
     low_rps: float | None
     high_rps: float | None
-    n_points: int
+    n_points: int  # trusted points judged
     method: str
     note: str
+    excluded: list[ExcludedPoint] = Field(default_factory=list)
 
 
 class FleetPlanResult(Section):

@@ -13,20 +13,23 @@ MS = 1_000_000
 
 def open_point(index: int, rate_rps: float, ttft_ms: float, *, n: int = 40,
                itl_ms: float = 5.0, slo: SLO | None = None, errors: int = 0,
-               kind: str = "poisson") -> PointResult:
+               kind: str = "poisson", late_ms: float = 0.0) -> PointResult:
     """An open-loop point at ``rate_rps`` where every request has the same TTFT (so every
-    percentile equals ``ttft_ms``) and 4 tokens ``itl_ms`` apart; the last ``errors`` fail."""
+    percentile equals ``ttft_ms``) and 4 tokens ``itl_ms`` apart; the last ``errors`` fail.
+    ``late_ms``: every other request left that late (schedule lag), so the response TTFT
+    of those is ``late_ms`` longer and a lag over 10 ms makes the point untrusted."""
     slo = slo or SLO(ttft_ms=100.0)
     gap_ns = int(1e9 / rate_rps)
     recs = []
     for i in range(n):
-        sent = i * gap_ns
+        scheduled = i * gap_ns
+        sent = scheduled + (int(late_ms * MS) if i % 2 else 0)
         first = sent + int(ttft_ms * MS)
         chunks = [first + int(k * itl_ms * MS) for k in range(4)]
         failed = i >= n - errors
         recs.append(Record(
             target="t", load_index=index, load_label=f"{kind}={rate_rps:g}", request_id=i,
-            task_id=f"task{i}", scheduled_ns=sent, sent_ns=sent,
+            task_id=f"task{i}", scheduled_ns=scheduled, sent_ns=sent,
             first_token_ns=None if failed else first,
             done_ns=sent + MS if failed else chunks[-1], chunk_ns=[] if failed else chunks,
             prompt_tokens=10, output_tokens=None if failed else 4,

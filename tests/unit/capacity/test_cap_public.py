@@ -9,15 +9,15 @@ from acceval.capacity import DemandProfile, nhpp_schedule, replay_seed
 
 PUBLIC = {
     "BUILTIN_SHAPES", "DEFAULT_RESTART_S", "Availability", "AvailabilityCheck", "BatchStep",
-    "Burst", "BurstWindow", "CurvePoint", "Demand", "DemandCost", "DemandProfile", "Finding",
-    "FleetPlan", "FleetSimResult", "MaxRate", "Outage", "QueueEstimate", "Replay",
+    "Burst", "BurstWindow", "CurvePoint", "Demand", "DemandCost", "DemandProfile", "Excluded",
+    "Finding", "FleetPlan", "FleetSimResult", "MaxRate", "Outage", "QueueEstimate", "Replay",
     "SpareWhatIf", "TargetCapacity", "WhatIf", "availability_without_demand",
-    "batching_knee", "batching_tradeoff",
+    "batching_families", "batching_knee", "batching_tradeoff",
     "builtin_profile", "capacity_for", "check_availability", "compress_factor",
     "curve_from_points", "demand_cost", "erlang_b", "erlang_c", "ggc", "load_profile",
     "max_rate_under_slo", "min_servers", "mmc", "nhpp_schedule", "parse_profile_csv",
     "plan_fleet", "replay_seed", "replicas_needed", "simulate_fleet", "spare_capacity_whatif",
-    "utilization_for", "variability_factor", "with_spares",
+    "trusted_only", "utilization_for", "variability_factor", "with_spares",
 }
 
 

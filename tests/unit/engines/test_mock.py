@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -161,7 +162,8 @@ def test_error_kinds_accepts_comma_text() -> None:
 @pytest.mark.parametrize("options", [
     {"ttft_ms": -1}, {"itl_ms": "fast"}, {"tokens_per_chunk": 0}, {"error_rate": 1.5},
     {"error_kinds": ["segfault"]}, {"correct_fraction": 2}, {"jitter": "gaussian"},
-    {"answers": "/nonexistent/answers.jsonl"}, {"output_tokens": 2.5},
+    {"answers": "/nonexistent/answers.jsonl"}, {"output_tokens": 2.5}, {"slots": -1},
+    {"slots": 1.5},
 ])
 def test_bad_options_are_usage_errors(options: dict[str, object]) -> None:
     with pytest.raises(UsageError, match="mock option"):
@@ -184,3 +186,35 @@ def test_mock_is_registered_as_an_entry_point() -> None:
 def test_unknown_option_is_a_usage_error_listing_the_accepted_ones() -> None:
     with pytest.raises(UsageError, match="accepts: ttft_ms"):
         load_engine("mock", ttft=50)
+
+
+def test_slots_queue_requests_first_come_first_served() -> None:
+    """Two slots, four requests at once, 30 ms each: the last two wait one service time."""
+    engine = MockEngine(slots=2, ttft_ms=30, output_tokens=1)
+
+    async def one(i: int, t0: int) -> float:
+        req = GenerationRequest(f"r{i}", "p", 10, received_ns=t0)
+        async for _ in engine.generate(req):
+            pass
+        return (time.perf_counter_ns() - t0) / 1e6
+
+    async def run() -> list[float]:
+        t0 = time.perf_counter_ns()
+        return list(await asyncio.gather(*(one(i, t0) for i in range(4))))
+
+    first, second, third, fourth = asyncio.run(run())
+    assert 29 <= first < 55 and 29 <= second < 55
+    assert 59 <= third < 110 and 59 <= fourth < 110
+
+
+def test_a_stream_closed_early_gives_its_slot_back() -> None:
+    engine = MockEngine(slots=1, itl_ms=5, output_tokens=50)
+
+    async def run() -> int:
+        agen = engine.generate(GenerationRequest("a", "p", 100))
+        await agen.__anext__()
+        await agen.aclose()                       # the client went away mid-stream
+        chunks = [c async for c in engine.generate(GenerationRequest("b", "p", 2))]
+        return len(chunks)
+
+    assert asyncio.run(asyncio.wait_for(run(), 5)) == 2

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from acceval.capacity.curve import CurvePoint
-from acceval.loadgen.sweep import next_rate, search
+from acceval.loadgen.sweep import MAX_UNTRUSTED_TRIES, Decision, next_rate, search
 
 LIMIT = 7.3  # the fake target meets the SLO up to this rate
 
@@ -85,3 +85,40 @@ def test_time_budget_stops_before_a_step_that_would_overrun() -> None:
     measured, out = run_search([2.0, 4.0, 16.0], clock=clock, max_s=9.0, point_s=1.0)
     assert out.stopped_by == "max_s"  # type: ignore[attr-defined]
     assert 1 <= len(measured) < 6
+
+
+def untrusted(rate: float, meets: bool = False) -> CurvePoint:
+    return CurvePoint(rate, meets, 2.0 if not meets else 0.5, 200.0, "ttft_ms", rate,
+                      f"{rate}", trusted=False, untrusted_reason="client event loop stalled")
+
+
+def test_an_untrusted_failure_is_no_bracket() -> None:
+    # 20 rps failed only because the client stalled: the search grows past it from 40.
+    d = next_rate([fake(1.0), untrusted(2.0), fake(4.0)])
+    assert (d.rate_rps, d.why) == (8.0, "grow")
+    # ... and an untrusted pass does not grow it.
+    d = next_rate([fake(1.0), untrusted(2.0, meets=True)])
+    assert (d.rate_rps, d.why) == (2.0, "grow")
+
+
+def test_an_untrusted_rate_is_tried_once_more_then_the_search_stops() -> None:
+    once = [fake(4.0), fake(16.0), untrusted(10.0)]
+    assert next_rate(once) == Decision(10.0, "bisect")
+    twice = [*once, untrusted(10.0)]
+    assert next_rate(twice) == Decision(None, "untrusted")
+    assert MAX_UNTRUSTED_TRIES == 2
+
+
+def test_search_records_trust_and_retries_a_stalled_step() -> None:
+    calls: list[float] = []
+
+    async def measure(rate: float) -> CurvePoint:
+        calls.append(rate)
+        return untrusted(rate) if len(calls) == 1 else fake(rate)
+
+    out = asyncio.run(search(measure, [fake(4.0), fake(16.0)], max_steps=3, point_s=1.0,
+                             max_s=1e9))
+    assert calls[:2] == [10.0, 10.0]                       # the stalled step, measured again
+    assert [s["trusted"] for s in out.steps] == [False, True, True]
+    assert out.steps[0]["untrusted_reason"] == "client event loop stalled"
+    assert out.max_rate is not None and out.max_rate.excluded[0].rate_rps == 10.0

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from acceval.loadgen._timer import SpinWaker, TimerFdWaker, Waker, make_waker
+from acceval.loadgen._timer import LoopMonitor, SpinWaker, TimerFdWaker, Waker, make_waker
 from acceval.loadgen.runner import new_event_loop
 
 
@@ -55,3 +55,33 @@ def test_timerfd_waker_closes_its_fd() -> None:
     fd = asyncio.run(go())
     with pytest.raises(OSError):
         os.fstat(fd)
+
+
+@pytest.mark.parametrize("loop_factory", [asyncio.new_event_loop, new_event_loop])
+def test_loop_monitor_sees_one_stall_as_one_late_tick(loop_factory: object) -> None:
+    async def go() -> list[int]:
+        mon = LoopMonitor(asyncio.get_running_loop(), tick_ms=5.0)
+        mon.start()
+        await asyncio.sleep(0.05)
+        time.sleep(0.08)               # the loop is blocked for 80 ms
+        await asyncio.sleep(0.05)
+        lags = mon.stop()
+        assert mon.stop() is lags      # stopping twice changes nothing
+        return lags
+
+    with asyncio.Runner(loop_factory=loop_factory) as r:  # type: ignore[arg-type]
+        lags = r.run(go())
+    assert len(lags) >= 8 and min(lags) >= 0
+    late = [x for x in lags if x > 20_000_000]
+    assert len(late) == 1 and late[0] >= 70_000_000   # re-armed from when it ran: no burst
+
+
+def test_loop_monitor_counts_a_stall_still_going_on_at_stop() -> None:
+    async def go() -> list[int]:
+        mon = LoopMonitor(asyncio.get_running_loop(), tick_ms=5.0)
+        mon.start()
+        time.sleep(0.03)
+        return mon.stop()
+
+    lags = asyncio.run(go())
+    assert len(lags) == 1 and lags[0] >= 20_000_000

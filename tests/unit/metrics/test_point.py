@@ -8,6 +8,9 @@ from metrics_fixtures import hand_table, req, table
 
 from acceval.metrics import (
     DEGRADED_LAG_P99_MS,
+    DEGRADED_LOOP_LAG_P99_MS,
+    DEGRADED_LOOP_STALL_MS,
+    Distribution,
     PointSummary,
     correct_goodput,
     derive,
@@ -53,15 +56,48 @@ def test_hand_example_loadgen_self_check():
 def test_hand_example_goodput_and_slo():
     slo = SLO(ttft_ms=15, percentile=50)
     s = summarize_point(hand_table(), slo=slo, requested_rate_rps=None)
+    assert s.latency_basis == "response"                # the rows carry schedule stamps
     assert s.good == 1                                  # only A: B's TTFT is 20, C errored
     assert s.goodput_rps == pytest.approx(1 / W)
     assert s.good_fraction == pytest.approx(1 / 3)      # the error stays in the denominator
-    assert s.slo_values_ms == {"ttft_ms": 15.0}
+    # Judged from the intended send: A was sent 1 ms late, so its response TTFT is 11 ms.
+    assert s.slo_values_ms == {"ttft_ms": 15.5}
     assert s.meets_slo is False                         # error rate 1/3 > 0.01
-    relaxed = SLO(ttft_ms=15, percentile=50, max_error_rate=0.5)
+    relaxed = SLO(ttft_ms=15.5, percentile=50, max_error_rate=0.5)
     assert summarize_point(hand_table(), slo=relaxed, requested_rate_rps=None).meets_slo is True
-    strict = SLO(ttft_ms=14.9, percentile=50, max_error_rate=0.5)
+    strict = SLO(ttft_ms=15.4, percentile=50, max_error_rate=0.5)
     assert summarize_point(hand_table(), slo=strict, requested_rate_rps=None).meets_slo is False
+
+
+def test_hand_example_response_time_beside_service_time():
+    s = summarize_point(hand_table(), slo=SLO(), requested_rate_rps=100.0)
+    assert (s.ttft_ms.min, s.ttft_ms.max) == (10.0, 20.0)                    # from sent_ns
+    assert (s.response_ttft_ms.min, s.response_ttft_ms.max) == (11.0, 20.0)  # from scheduled
+    assert (s.response_e2e_ms.min, s.response_e2e_ms.max) == (17.0, 30.0)
+    assert s.response_ttft_ms.count == s.ttft_ms.count == 2
+
+
+def test_closed_loop_judges_service_time_and_reports_no_response_time():
+    t = table(*[req(i, sent_ms=10 * i, chunks_ms=[10 * i + 30], tokens=1) for i in range(4)])
+    s = summarize_point(t, slo=SLO(ttft_ms=30, percentile=50), requested_rate_rps=None)
+    assert s.latency_basis == "service"
+    assert s.response_ttft_ms.count == 0 and s.response_e2e_ms.p50 is None
+    assert s.slo_values_ms == {"ttft_ms": 30.0} and s.meets_slo is True
+
+
+def test_a_late_client_cannot_make_an_open_loop_point_meet_the_slo():
+    # Each request was due every 10 ms but the client sent it 200 ms late; the server answered
+    # 20 ms after the actual send. Service time passes a 100 ms bound, response time does not.
+    t = table(*[req(i, sched_ms=10 * i, sent_ms=10 * i + 200, chunks_ms=[10 * i + 220],
+                    tokens=1) for i in range(10)])
+    slo = SLO(ttft_ms=100, e2e_ms=100)
+    s = summarize_point(t, slo=slo, requested_rate_rps=100.0)
+    assert s.ttft_ms.p95 == pytest.approx(20.0) and s.response_ttft_ms.p95 == pytest.approx(220)
+    assert s.slo_values_ms == {"ttft_ms": pytest.approx(220), "e2e_ms": pytest.approx(220)}
+    assert s.meets_slo is False and s.good == 0
+    # ... and the point is not trusted, so nothing downstream uses it either.
+    assert s.degraded is True and s.trusted is False
+    assert s.untrusted_reason is not None and "schedule lag" in s.untrusted_reason
 
 
 def test_hand_example_accuracy_and_correct_goodput():
@@ -134,6 +170,46 @@ def test_degraded_by_schedule_lag():
     s = summarize_point(t, slo=SLO(), requested_rate_rps=None)
     assert s.schedule_lag_ms.p99 > DEGRADED_LAG_P99_MS
     assert s.degraded is True and "schedule lag" in s.degraded_reasons[0]
+
+
+def _loop(*lags_ms: float) -> Distribution:
+    return Distribution.of(np.asarray(lags_ms))
+
+
+def test_closed_loop_is_degraded_by_an_event_loop_stall():
+    t = table(*[req(i, sent_ms=10 * i, chunks_ms=[10 * i + 5], tokens=1) for i in range(10)])
+    quiet = summarize_point(t, slo=SLO(ttft_ms=50), requested_rate_rps=None,
+                            loop_lag_ms=_loop(*[0.2] * 500))
+    assert quiet.degraded is False and quiet.trusted and quiet.untrusted_reason is None
+    assert quiet.loop_lag_ms.count == 500
+    stalled = summarize_point(t, slo=SLO(ttft_ms=50), requested_rate_rps=None,
+                              loop_lag_ms=_loop(*[0.2] * 499, DEGRADED_LOOP_STALL_MS + 1))
+    assert stalled.degraded is True and stalled.trusted is False
+    assert stalled.degraded_reasons == ("client event loop stalled 101 ms > 100 ms",)
+    assert stalled.meets_slo is True   # kept as measured: the trust flag is what excludes it
+    assert stalled.untrusted_reason == stalled.degraded_reasons[0]
+
+
+def test_a_laggy_event_loop_degrades_the_point():
+    t = table(*[req(i, sent_ms=10 * i, chunks_ms=[10 * i + 5], tokens=1) for i in range(10)])
+    lags = [0.5] * 90 + [DEGRADED_LOOP_LAG_P99_MS + 5] * 10   # p99 above the bound, max not
+    s = summarize_point(t, slo=SLO(), requested_rate_rps=None, loop_lag_ms=_loop(*lags))
+    assert s.degraded is True and "event-loop lag p99" in s.degraded_reasons[0]
+
+
+def test_results_written_before_the_trust_fields_read_back_consistently():
+    t = table(*[req(i, sched_ms=10 * i, sent_ms=10 * i + (30 if i == 5 else 0),
+                    chunks_ms=[10 * i + 40], tokens=1) for i in range(10)])
+    s = summarize_point(t, slo=SLO(ttft_ms=100), requested_rate_rps=None)
+    old = s.model_dump(mode="json")
+    for key in ("trusted", "untrusted_reason", "response_ttft_ms", "response_e2e_ms",
+                "latency_basis", "loop_lag_ms"):
+        del old[key]
+    back = PointSummary.model_validate(old)
+    assert back.trusted is False and back.untrusted_reason == s.untrusted_reason
+    assert back.latency_basis == "service"   # what a 0.1.0 summary judged
+    with pytest.raises(ValueError, match="trusted"):
+        PointSummary.model_validate({**s.model_dump(), "trusted": True})
 
 
 def test_degraded_by_slow_sending():
@@ -235,3 +311,22 @@ def test_good_mask_matches_summary_count(recs):
     slo = SLO(ttft_ms=200, tpot_ms=10)
     assert int(np.sum(good_mask(derive(t), slo))) == summarize_point(
         t, slo=slo, requested_rate_rps=None).good
+
+
+@_fast
+@given(runs(), st.lists(st.floats(0, 300, allow_nan=False), min_size=10, max_size=10))
+def test_response_time_is_never_below_service_time_and_only_lowers_goodput(recs, late_ms):
+    """Sending late (scheduled before sent) never makes a point look better."""
+    slo = SLO(ttft_ms=200, e2e_ms=400, tpot_ms=10)
+    on_time = summarize_point(table(*recs), slo=slo, requested_rate_rps=None)
+    for r, late in zip(recs, late_ms, strict=False):
+        assert r.scheduled_ns is not None
+        r.scheduled_ns -= round(late * 1e6)
+    late = summarize_point(table(*recs), slo=slo, requested_rate_rps=None)
+    d = derive(table(*recs))
+    ok = d.ok & ~np.isnan(d.ttft_ms)
+    assert np.all(d.response_ttft_ms[ok] >= d.ttft_ms[ok])
+    assert late.good <= on_time.good
+    assert late.ttft_ms == on_time.ttft_ms            # service time does not move
+    if on_time.meets_slo is False:
+        assert late.meets_slo is False
