@@ -137,7 +137,7 @@ def test_clean_points_meet_the_slo_on_response_time(measured: list[PointResult])
 
 def test_capacity_is_at_least_40_rps_and_names_the_untrusted_point(
         measured: list[PointResult]) -> None:
-    target = TargetResult(name="mock", endpoint={}, platform={}, points=measured)
+    target = TargetResult(name="mock", endpoint=None, platform={}, points=measured)
     cap = capacity_for(_study(), target, simulate=False)
     assert cap is not None
     mr = cap.max_rate

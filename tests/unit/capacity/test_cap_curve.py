@@ -135,7 +135,7 @@ def test_saturation_of_the_capacity_stage_ignores_untrusted_points() -> None:
                                                  "model": "m"}}],
         "slo": {"ttft_ms": 100}, "demand": {"profile": "builtin:flat", "peak_rps": 10}})
     pts = [open_point(0, 10, 50), open_point(1, 80, 60, late_ms=30)]
-    cap = capacity_for(study, TargetResult(name="a", endpoint={}, platform={}, points=pts),
+    cap = capacity_for(study, TargetResult(name="a", endpoint=None, platform={}, points=pts),
                        simulate=False)
     assert cap is not None and cap.max_rate.rate_rps == 10.0
     assert cap.saturation_rps == pytest.approx(pts[0].summary.request_throughput_rps)
