@@ -8,12 +8,10 @@ gives the same numbers from the files alone.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import platform
 import sys
 import time
-import urllib.request
 from contextlib import ExitStack
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
@@ -25,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acceval import __version__
+from acceval.checks import check_runnable, preflight_study
 from acceval.economics import Catalog, load_catalog
 from acceval.economics.apply import apply_economics
 from acceval.errors import AccevalError, StudyError
@@ -60,24 +59,18 @@ from acceval.study import (
 )
 from acceval.study import Target as TargetSpec
 from acceval.targets.openai import OpenAITarget
-from acceval.tasks import Task, load_tasks, score, to_prompt, write_answers_jsonl
+from acceval.targets.preflight import served_model
+from acceval.tasks import Task, score, to_prompt, write_answers_jsonl
 
 _SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
              "onnxruntime-genai", "torch", "transformers")
 
 
-def check_study(path: Path) -> tuple[Study, list[str]]:
-    """Validate a study and everything it names (task files, key variables)."""
+def check_study(path: Path, *, out_dir: Path | None = None) -> tuple[Study, list[str]]:
+    """Validate a study and everything a run of it would find late (see acceval.checks)."""
     study = load_study(path)
-    load_tasks(study.tasks, base_dir=Path(path).parent)
-    _catalog(study, Path(path).parent)
-    notes = []
-    for t in study.targets:
-        env = t.endpoint.api_key_env if t.endpoint else None
-        if env and env not in os.environ:
-            notes.append(f"targets[{t.name}]: environment variable {env} is not set "
-                         "(needed to run)")
-    return study, notes
+    ready = check_runnable(study, base_dir=Path(path).parent, out_dir=out_dir, source=str(path))
+    return study, ready.notes
 
 
 def _software() -> dict[str, str]:
@@ -188,7 +181,7 @@ def _start_local(spec: TargetSpec, stack: ExitStack, tasks: list[Task],
     server = stack.enter_context(
         spawn_server(spec.serve.engine, options=options, port=spec.serve.port)
     )
-    model_id = _served_model(server.base_url)
+    model_id = served_model(spec.name, server.base_url, spec.endpoint)
     # An interruption may kill it and start it again on the same port.
     handles["server"] = server
     engine = spec.serve.engine
@@ -205,24 +198,19 @@ def _stop_later(stack: ExitStack, server: Any) -> None:
     stack.callback(server.stop)
 
 
-def _served_model(base_url: str) -> str:
-    """The first model a local server lists (it hosts exactly one)."""
-    with urllib.request.urlopen(f"{base_url}/models", timeout=10) as resp:  # loopback only
-        data = json.loads(resp.read())
-    return str(data["data"][0]["id"])
-
-
-def execute_file(path: Path, *, out_dir: Path | None = None,
-                 progress: bool = True) -> tuple[RunResult, Path]:
+def execute_file(path: Path, *, out_dir: Path | None = None, progress: bool = True,
+                 preflight: bool = True) -> tuple[RunResult, Path]:
     study = load_study(path)
-    return execute(study, base_dir=Path(path).parent, out_dir=out_dir, progress=progress)
+    return execute(study, base_dir=Path(path).parent, out_dir=out_dir, progress=progress,
+                   preflight=preflight)
 
 
 def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
-            progress: bool = True) -> tuple[RunResult, Path]:
+            progress: bool = True, preflight: bool = True) -> tuple[RunResult, Path]:
     """Run every target through every load point; always leaves a readable run folder."""
-    tasks = load_tasks(study.tasks, base_dir=base_dir)
-    _catalog(study, base_dir)  # a bad catalog file fails before anything is measured
+    tasks = check_runnable(study, base_dir=base_dir, out_dir=out_dir).tasks
+    if preflight:
+        preflight_study(study)
     started = _utc_now()
     run_dir = _run_dir(study, out_dir, base_dir, started)
     (run_dir / "study.yaml").write_text(study_to_yaml(study), encoding="utf-8")

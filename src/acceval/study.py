@@ -99,6 +99,16 @@ class LocalServer(_Model):
         default_factory=dict, description="Engine options (for mock: ttft_ms, itl_ms, ...)."
     )
 
+    def engine_options(self) -> dict[str, Any]:
+        """The options the engine is started with: ``options``, then ``model`` and
+        ``precision`` when given."""
+        out = dict(self.options)
+        if self.model is not None:
+            out["model"] = self.model
+        if self.precision is not None:
+            out["precision"] = self.precision
+        return out
+
 
 class Target(_Model):
     """One platform under test."""
