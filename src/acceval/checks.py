@@ -27,7 +27,6 @@ from acceval.engines.base import check_engine
 from acceval.errors import Problem, StudyError
 from acceval.interruption.spec import point_problem
 from acceval.loadgen.replay import REPLAY_LABEL
-from acceval.loadgen.runner import PointSpec
 from acceval.study import LocalServer, Study
 from acceval.targets.preflight import preflight
 from acceval.tasks import Task, load_tasks, to_prompt
@@ -111,8 +110,7 @@ def _demand(study: Study, base_dir: Path) -> list[Problem]:
 
 
 def _labels(study: Study) -> list[str]:
-    return [PointSpec.from_study(family, level, 0, 0, 1, 1).label
-            for family in study.load for level in family.levels]
+    return [family.label(level) for family in study.load for level in family.levels]
 
 
 def _interruption(study: Study) -> list[Problem]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from acceval.results.result import PointResult
+from acceval.loadgen.spec import family
+from acceval.results.result import PointResult
 
 RateBasis = Literal["offered", "achieved"]
 Method = Literal["interpolated", "midpoint", "never-failed", "never-passed", "no-slo", "no-data"]
@@ -158,7 +158,7 @@ class BatchStep:
 
 
 def _concurrency(p: Any) -> float | None:
-    if p.kind == "concurrency":
+    if family(p.kind).loop == "closed":
         return float(p.level)
     # Open loop: Little's law, the mean number in flight is the effective concurrency.
     v = p.summary.mean_in_flight

@@ -26,8 +26,8 @@ from typing import Any
 from acceval.errors import TargetError
 from acceval.loadgen.protocol import Prompt
 from acceval.results.records import Record
-from acceval.study import Endpoint
 from acceval.targets._http import Connection, Consumer, Pool
+from acceval.targets.spec import Endpoint
 
 _now = time.perf_counter_ns
 _loads = json.loads

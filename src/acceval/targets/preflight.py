@@ -12,8 +12,8 @@ import asyncio
 from collections.abc import Sequence
 
 from acceval.errors import PreflightError, Problem, TargetError
-from acceval.study import Endpoint
 from acceval.targets.openai import OpenAITarget
+from acceval.targets.spec import Endpoint
 
 _HINT_SKIP = "or pass --skip-preflight if the server serves a model it does not list"
 _TIMEOUT_S = 30.0
