@@ -8,7 +8,7 @@ Precedence: a measured value beats a declared one (compile seconds, energy); a d
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from acceval.economics.bill import CostInputs
 from acceval.economics.catalog import Catalog
@@ -20,11 +20,28 @@ from acceval.economics.energy import (
 )
 from acceval.economics.formulas import owned_usd_per_hour
 from acceval.economics.provenance import MISSING, Sourced, assumed, from_catalog, measured
-from acceval.economics.spec import Boundary, Energy, Price, StudyCosts, TargetCosts
+from acceval.economics.spec import Boundary, Energy, Platform, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
 
-if TYPE_CHECKING:  # study imports economics.spec; avoid the import cycle at runtime
-    from acceval.study import Study, Target
+
+class BilledTarget(Protocol):
+    """What the bill reads from a study target (``acceval.study.Target`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def price(self) -> Price | None: ...
+    @property
+    def costs(self) -> TargetCosts: ...
+    @property
+    def platform(self) -> Platform: ...
+
+
+class BilledStudy(Protocol):
+    """What the bill reads from a study."""
+
+    @property
+    def costs(self) -> StudyCosts: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +182,7 @@ def estimate_energy(
                               duration_s=duration_s, measured_origin=origin)
 
 
-def cost_inputs_for(target: Target, study: Study, catalog: Catalog | None,
+def cost_inputs_for(target: BilledTarget, study: BilledStudy, catalog: Catalog | None,
                     measured_values: Measured, load_label: str = "") -> CostInputs | None:
     """CostInputs for a study target, or None when the target declares no price."""
     if target.price is None:

@@ -13,14 +13,16 @@ their results are passed in ``artifact_checks``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
 from acceval.economics.provenance import Sourced
+from acceval.economics.spec import StudyCosts
 from acceval.errors import UsageError
+from acceval.metrics.spec import SLO, Quality
 from acceval.portability.artifact import ArtifactCheck, check_artifact
 from acceval.portability.exit import exit_test
 from acceval.portability.ledger import build_ledger
@@ -30,14 +32,42 @@ from acceval.portability.levels import (
     performance_level,
     source_level,
 )
-from acceval.portability.spec import Contract
+from acceval.portability.spec import (
+    Contract,
+    ExitSpec,
+    StudyPortability,
+    TargetPortability,
+)
+from acceval.results.result import RunResult, TargetResult
 
-if TYPE_CHECKING:  # the study schema imports this package's spec; avoid the cycle at run time
-    from acceval.results.result import RunResult, TargetResult
-    from acceval.study import Study
+
+class PortabilityTarget(Protocol):
+    """What portability reads from a study target."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def portability(self) -> TargetPortability | None: ...
+    @property
+    def exit(self) -> ExitSpec | None: ...
 
 
-def study_contract(study: Study) -> Contract:
+class PortabilityStudy(Protocol):
+    """What portability reads from a study (``acceval.study.Study`` is one)."""
+
+    @property
+    def portability(self) -> StudyPortability | None: ...
+    @property
+    def slo(self) -> SLO: ...
+    @property
+    def quality(self) -> Quality: ...
+    @property
+    def costs(self) -> StudyCosts: ...
+    @property
+    def targets(self) -> Sequence[PortabilityTarget]: ...
+
+
+def study_contract(study: PortabilityStudy) -> Contract:
     """The declared contract, else the study's SLO bounds at its percentile."""
     if study.portability is not None and study.portability.contract is not None:
         return study.portability.contract
@@ -46,7 +76,7 @@ def study_contract(study: Study) -> Contract:
                     e2e_ms=slo.e2e_ms)
 
 
-def reference_name(study: Study) -> str | None:
+def reference_name(study: PortabilityStudy) -> str | None:
     if study.portability is not None and study.portability.reference:
         return study.portability.reference
     return study.quality.relative_to
@@ -70,7 +100,7 @@ def summary_label(levels: Mapping[str, LevelResult]) -> str:
     return " · ".join(f"{name} {lv.verdict}" for name, lv in levels.items())
 
 
-def assess_target(study: Study, result: RunResult, t: TargetResult, *, base_dir: Path,
+def assess_target(study: PortabilityStudy, result: RunResult, t: TargetResult, *, base_dir: Path,
                   records: pa.Table | None = None, artifact_check: ArtifactCheck | None = None,
                   run_artifact_check: bool = False) -> tuple[dict[str, Any], dict[str, Any] | None]:
     spec = next(s for s in study.targets if s.name == t.name)
@@ -113,7 +143,7 @@ def assess_target(study: Study, result: RunResult, t: TargetResult, *, base_dir:
     return portability, exit_
 
 
-def assess_portability(study: Study, result: RunResult, *, base_dir: Path,
+def assess_portability(study: PortabilityStudy, result: RunResult, *, base_dir: Path,
                        records: pa.Table | None = None,
                        artifact_checks: Mapping[str, ArtifactCheck] | None = None,
                        run_artifact_checks: bool = False) -> dict[str, dict[str, Any]]:
@@ -129,7 +159,7 @@ def assess_portability(study: Study, result: RunResult, *, base_dir: Path,
     return out
 
 
-def apply_portability(study: Study, result: RunResult, *, base_dir: Path,
+def apply_portability(study: PortabilityStudy, result: RunResult, *, base_dir: Path,
                       records: pa.Table | None = None,
                       artifact_checks: Mapping[str, ArtifactCheck] | None = None,
                       run_artifact_checks: bool = False) -> dict[str, dict[str, Any]]:
