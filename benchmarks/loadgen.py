@@ -60,8 +60,8 @@ def _prompts(n_out: int) -> list[Any]:
 
 async def _worker_main(args: argparse.Namespace) -> dict[str, Any]:
     from acceval.loadgen.runner import PointSpec, run_point
-    from acceval.study import Endpoint
     from acceval.targets.openai import OpenAITarget
+    from acceval.targets.spec import Endpoint
 
     target = OpenAITarget("mock", Endpoint(base_url=args.url + "/v1", model="mock",
                                            api="completions", stream=True))

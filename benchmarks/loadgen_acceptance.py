@@ -37,8 +37,8 @@ sys.path.insert(0, str(ROOT / "src"))
 from acceval.loadgen.protocol import Prompt  # noqa: E402
 from acceval.loadgen.runner import PointRun, PointSpec, run, run_point  # noqa: E402
 from acceval.results.records import Record  # noqa: E402
-from acceval.study import Endpoint  # noqa: E402
 from acceval.targets import OpenAITarget  # noqa: E402
+from acceval.targets.spec import Endpoint  # noqa: E402
 
 PROMPTS = [Prompt(f"t{i}", prompt=f"What is {i} + {i}?", max_tokens=16) for i in range(100)]
 

@@ -21,6 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -30,6 +31,7 @@ from acceval.economics import Catalog, load_catalog
 from acceval.economics.apply import Priced, price_target
 from acceval.economics.sensitivity import sensitivity
 from acceval.errors import AccevalError, StudyError
+from acceval.loadgen.runner import PointSpec
 from acceval.metrics import accuracy, has_correctness, pass_at_1
 from acceval.metrics.derive import derive
 from acceval.portability import assess_portability
@@ -241,6 +243,23 @@ def endpoint_log(ep: Any) -> EndpointLog:
                        api_key_env=ep.api_key_env)
 
 
+def _seed_for(base: int, *path: int) -> int:
+    return int(np.random.SeedSequence([base, *path]).generate_state(1)[0])
+
+
+def point_specs(study: Study, t_index: int, n_prompts: int) -> list[PointSpec]:
+    """The fixed load points of target ``t_index``, resolved, each with its own seed."""
+    specs = []
+    index = 0
+    for f_index, family in enumerate(study.load):
+        for l_index, level in enumerate(family.levels):
+            seed = _seed_for(study.seed, t_index, f_index, l_index)
+            specs.append(PointSpec.from_study(family, level, index, seed, n_prompts,
+                                              study.tasks.attempts))
+            index += 1
+    return specs
+
+
 # --- reading a run folder --------------------------------------------------------------------
 
 def load_result(run_dir: Path, *, recompute: bool = False,
@@ -334,8 +353,6 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
     The fixed load points are recognised from the study; sweep, replay and fault points are
     left out (their plans are not in the records).
     """
-    from acceval.pipeline import point_specs
-
     study = load_study(run_dir / "study.yaml")
     table = read_records(run_dir)
     created = dt.datetime.fromtimestamp((run_dir / "study.yaml").stat().st_mtime, dt.UTC)
@@ -353,7 +370,7 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
             ok = rows.num_rows - len(rows["error_kind"].drop_null())
             tl.points.append(PointLog(
                 index=spec.index, label=spec.label, kind=spec.kind, level=spec.level,
-                requested_rate_rps=None if spec.kind == "concurrency" else spec.level,
+                requested_rate_rps=None if spec.family.loop == "closed" else spec.level,
                 started_ns=int(sent or 0), ended_ns=int(done or 0), sent=rows.num_rows,
                 completed=ok, errors=rows.num_rows - ok, stopped_by="interrupted"))
         if not tl.points:

@@ -42,11 +42,20 @@ def main() -> None:
 
 @main.command()
 @click.argument("study_file", type=click.Path(dir_okay=False, path_type=Path))
-def validate(study_file: Path) -> None:
-    """Check a study file and name every bad field with its path and a hint."""
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The folder `run --out` will write to (default: the study's output.dir).")
+@click.option("--preflight", is_flag=True,
+              help="Also ask every remote endpoint whether it answers and lists its model.")
+def validate(study_file: Path, out_dir: Path | None, preflight: bool) -> None:
+    """Check a study file and everything a run of it would find late: name every bad field
+    with its path and a hint (task and demand files, catalog ids, engines and their options,
+    the report extra, the output folder). Nothing is sent to any target unless --preflight."""
+    from acceval.checks import preflight_study
     from acceval.pipeline import check_study
 
-    study, notes = check_study(study_file)
+    study, notes = check_study(study_file, out_dir=out_dir)
+    if preflight:
+        preflight_study(study)
     click.echo(f"{study_file}: ok ({len(study.targets)} targets, {len(study.load)} load families)")
     for note in notes:
         click.echo(f"  note: {note}")
@@ -57,12 +66,18 @@ def validate(study_file: Path) -> None:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for run folders (default: the study's output.dir, 'runs').")
 @click.option("--no-progress", is_flag=True, help="Do not show the live progress display.")
-def run(study_file: Path, out_dir: Path | None, no_progress: bool) -> None:
-    """Run a study: measure every target and write runs/<id>/ with records and the result."""
+@click.option("--skip-preflight", is_flag=True,
+              help="Do not ask remote endpoints for their models before the first point.")
+def run(study_file: Path, out_dir: Path | None, no_progress: bool, skip_preflight: bool) -> None:
+    """Run a study: measure every target and write runs/<id>/ with records and the result.
+
+    Before any load is sent, the study is checked as `validate` checks it, and every remote
+    endpoint must answer and list its model (exit 2 naming the target otherwise)."""
     from acceval.pipeline import execute_file
     from acceval.report.console import print_summary
 
-    result, run_dir = execute_file(study_file, out_dir=out_dir, progress=not no_progress)
+    result, run_dir = execute_file(study_file, out_dir=out_dir, progress=not no_progress,
+                                   preflight=not skip_preflight)
     print_summary(result, run_dir)
     result.raise_for_gates()
 

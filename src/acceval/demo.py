@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from acceval.loadgen.spec import FAMILIES
 from acceval.study import Study, study_from_dict
 
 DEMO_STUDY = "demo.yaml"
@@ -21,8 +22,8 @@ def demo_study_text() -> str:
 
 def _shrink_load(point: dict[str, Any]) -> dict[str, Any]:
     out = dict(point)
-    for key in ("concurrency", "constant_rps", "poisson_rps", "gamma_rps"):
-        if key in out:
+    for key in (f.levels_key for f in FAMILIES.values()):
+        if out.get(key) is not None:
             out[key] = out[key][:2]
     out["max_duration_s"] = min(float(out.get("max_duration_s", 120.0)), 10.0)
     out["min_duration_s"] = min(float(out.get("min_duration_s", 0.0)), 2.0)

@@ -19,6 +19,8 @@ from acceval.study import Study
 
 def _type_name(ann: Any) -> str:
     origin = typing.get_origin(ann)
+    if origin is typing.Annotated:
+        return _type_name(typing.get_args(ann)[0])
     if origin in (typing.Union, types.UnionType):
         return " | ".join(_type_name(a) for a in typing.get_args(ann))
     if origin is typing.Literal:
@@ -35,12 +37,23 @@ def _type_name(ann: Any) -> str:
     return str(ann).replace("typing.", "")
 
 
+def _shared_base(m: type[BaseModel]) -> type[BaseModel] | None:
+    """The base whose fields a union member shares with its siblings (a load family's)."""
+    base = m.__mro__[1]
+    if isinstance(base, type) and issubclass(base, BaseModel) and base.model_fields:
+        return base
+    return None
+
+
 def _models(root: type[BaseModel]) -> list[type[BaseModel]]:
     seen: list[type[BaseModel]] = []
 
     def visit(m: type[BaseModel]) -> None:
         if m in seen:
             return
+        base = _shared_base(m)
+        if base is not None:
+            visit(base)
         seen.append(m)
         for f in m.model_fields.values():
             stack = [f.annotation]
@@ -48,7 +61,7 @@ def _models(root: type[BaseModel]) -> list[type[BaseModel]]:
                 a = stack.pop()
                 if isinstance(a, type) and issubclass(a, BaseModel):
                     visit(a)
-                stack.extend(typing.get_args(a))
+                stack.extend(reversed(typing.get_args(a)))
 
     visit(root)
     return seen
@@ -58,14 +71,21 @@ def study_reference() -> str:
     lines = [
         "# Study file reference",
         "",
-        "Generated from the schema in `src/acceval/study.py` by `python -m acceval.docs`;",
-        "do not edit by hand. Unknown fields are errors (`acceval validate` names them).",
+        "Generated from the schemas the study composes (`src/acceval/study.py` and each",
+        "concept's `spec`) by `python -m acceval.docs`; do not edit by hand. Unknown fields",
+        "are errors (`acceval validate` names them).",
         "",
     ]
     for m in _models(Study):
+        base = _shared_base(m)
         lines += [f"## {m.__name__}", "", (m.__doc__ or "").strip().replace("\n    ", " "), ""]
+        if base is not None:
+            lines += [f"Also takes every field of [{base.__name__}](#{base.__name__.lower()}).",
+                      ""]
         lines += ["| field | type | default | description |", "|---|---|---|---|"]
         for name, f in m.model_fields.items():
+            if base is not None and name in base.model_fields:
+                continue
             if f.is_required():
                 default = "**required**"
             elif f.default_factory is not None:

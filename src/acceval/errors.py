@@ -5,6 +5,19 @@ Messages say what to do next; the CLI prints them without a traceback.
 
 from __future__ import annotations
 
+Problem = tuple[str, str, str]
+"""``(where, what is wrong, what to do)``: a field path or a target, a message and a hint."""
+
+
+def _with_problems(head: str, problems: list[Problem]) -> str:
+    lines = [head]
+    for path, msg, hint in problems:
+        line = f"  - {path}: {msg}"
+        if hint:
+            line += f"\n      hint: {hint}"
+        lines.append(line)
+    return "\n".join(lines)
+
 
 class AccevalError(Exception):
     """A domain error: a runtime failure unless a subclass says otherwise."""
@@ -26,21 +39,12 @@ class StudyError(AccevalError):
 
     exit_code = 2
 
-    def __init__(self, message: str, problems: list[tuple[str, str, str]] | None = None) -> None:
+    def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
         super().__init__(message)
         self.problems = problems or []
 
     def __str__(self) -> str:
-        head = super().__str__()
-        if not self.problems:
-            return head
-        lines = [head]
-        for path, msg, hint in self.problems:
-            line = f"  - {path}: {msg}"
-            if hint:
-                line += f"\n      hint: {hint}"
-            lines.append(line)
-        return "\n".join(lines)
+        return _with_problems(super().__str__(), self.problems)
 
 
 class TargetError(AccevalError):
@@ -48,6 +52,23 @@ class TargetError(AccevalError):
 
     Per-request failures are classified in the records, not raised.
     """
+
+
+class PreflightError(TargetError):
+    """An endpoint did not answer, or did not list its model, before the first load point.
+
+    Exit code 2: nothing was measured, and the fix is in the study or the server.
+    ``problems`` lists ``(target, message, hint)`` triples, one per failing target.
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or []
+
+    def __str__(self) -> str:
+        return _with_problems(super().__str__(), self.problems)
 
 
 class GateFailed(AccevalError):

@@ -9,18 +9,14 @@ the same numbers from the files alone.
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
 import time
-import urllib.request
 from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from acceval.analysis import analyze, endpoint_log, load_result, study_catalog
+from acceval.analysis import analyze, endpoint_log, load_result, point_specs
+from acceval.checks import check_runnable, preflight_study
 from acceval.errors import AccevalError, StudyError
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.runner import PointSpec
@@ -33,25 +29,15 @@ from acceval.scenarios import TargetRun, run_all
 from acceval.study import Endpoint, Study, load_study, study_to_yaml
 from acceval.study import Target as TargetSpec
 from acceval.targets.openai import OpenAITarget
-from acceval.tasks import Task, load_tasks, score, to_prompt, write_answers_jsonl
+from acceval.targets.preflight import served_model
+from acceval.tasks import Task, score, to_prompt, write_answers_jsonl
 
 
-def check_study(path: Path) -> tuple[Study, list[str]]:
-    """Validate a study and everything it names (task files, key variables)."""
+def check_study(path: Path, *, out_dir: Path | None = None) -> tuple[Study, list[str]]:
+    """Validate a study and everything a run of it would find late (see acceval.checks)."""
     study = load_study(path)
-    load_tasks(study.tasks, base_dir=Path(path).parent)
-    study_catalog(study, Path(path).parent)
-    notes = []
-    for t in study.targets:
-        env = t.endpoint.api_key_env if t.endpoint else None
-        if env and env not in os.environ:
-            notes.append(f"targets[{t.name}]: environment variable {env} is not set "
-                         "(needed to run)")
-    return study, notes
-
-
-def _seed_for(base: int, *path: int) -> int:
-    return int(np.random.SeedSequence([base, *path]).generate_state(1)[0])
+    ready = check_runnable(study, base_dir=Path(path).parent, out_dir=out_dir, source=str(path))
+    return study, ready.notes
 
 
 def _utc_now() -> dt.datetime:
@@ -90,18 +76,6 @@ class _Scorer:
         self.writer.add(rec)
 
 
-def point_specs(study: Study, t_index: int, n_prompts: int) -> list[PointSpec]:
-    specs = []
-    index = 0
-    for f_index, family in enumerate(study.load):
-        for l_index, level in enumerate(family.levels):
-            seed = _seed_for(study.seed, t_index, f_index, l_index)
-            specs.append(PointSpec.from_study(family, level, index, seed, n_prompts,
-                                              study.tasks.attempts))
-            index += 1
-    return specs
-
-
 async def _measure_target(target: OpenAITarget, run: TargetRun,
                           specs: list[PointSpec]) -> dict[str, Any]:
     await target.start()
@@ -132,7 +106,7 @@ def _start_local(spec: TargetSpec, stack: ExitStack, tasks: list[Task],
     server = stack.enter_context(
         spawn_server(spec.serve.engine, options=options, port=spec.serve.port)
     )
-    model_id = _served_model(server.base_url)
+    model_id = served_model(spec.name, server.base_url, spec.endpoint)
     # An interruption may kill it and start it again on the same port.
     handles["server"] = server
     engine = spec.serve.engine
@@ -149,24 +123,19 @@ def _stop_later(stack: ExitStack, server: Any) -> None:
     stack.callback(server.stop)
 
 
-def _served_model(base_url: str) -> str:
-    """The first model a local server lists (it hosts exactly one)."""
-    with urllib.request.urlopen(f"{base_url}/models", timeout=10) as resp:  # loopback only
-        data = json.loads(resp.read())
-    return str(data["data"][0]["id"])
-
-
-def execute_file(path: Path, *, out_dir: Path | None = None,
-                 progress: bool = True) -> tuple[RunResult, Path]:
+def execute_file(path: Path, *, out_dir: Path | None = None, progress: bool = True,
+                 preflight: bool = True) -> tuple[RunResult, Path]:
     study = load_study(path)
-    return execute(study, base_dir=Path(path).parent, out_dir=out_dir, progress=progress)
+    return execute(study, base_dir=Path(path).parent, out_dir=out_dir, progress=progress,
+                   preflight=preflight)
 
 
 def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
-            progress: bool = True) -> tuple[RunResult, Path]:
+            progress: bool = True, preflight: bool = True) -> tuple[RunResult, Path]:
     """Run every target through every load point; always leaves a readable run folder."""
-    tasks = load_tasks(study.tasks, base_dir=base_dir)
-    study_catalog(study, base_dir)  # a bad catalog file fails before anything is measured
+    tasks = check_runnable(study, base_dir=base_dir, out_dir=out_dir).tasks
+    if preflight:
+        preflight_study(study)
     started = _utc_now()
     run_dir = _run_dir(study, out_dir, base_dir, started)
     (run_dir / "study.yaml").write_text(study_to_yaml(study), encoding="utf-8")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from acceval.metrics import Accuracy
+from acceval.metrics.spec import Quality
 from acceval.results.result import Gate
-from acceval.study import Quality
 
 
 def evaluate_gate(

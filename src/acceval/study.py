@@ -3,14 +3,20 @@
 A study names the targets, the tasks, the load points, the SLOs and the quality level.
 It is validated once at the edge (pydantic, ``extra="forbid"``, frozen) and passed down.
 Every bad field is reported with its dotted path and a hint.
+
+Each section's schema belongs to the concept that uses it (``targets.spec.Endpoint``, the
+``loadgen.spec`` load families, ``metrics.spec.SLO``, ``economics.spec.Price``, ...); this
+module composes them into a ``Study`` and re-exports their names. The concepts never import
+this module (tests/unit/test_layers.py).
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+import typing
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import yaml
 from pydantic import (
@@ -19,15 +25,19 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
 from acceval.capacity.spec import Availability, Demand
-from acceval.economics.spec import Energy, Price, StudyCosts, TargetCosts
+from acceval.economics.spec import Energy, Platform, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
 from acceval.interruption.spec import Interruption, check_interruption
+from acceval.loadgen.spec import ArrivalKind, Concurrency, LoadFamily, LoadPoint, Sweep
+from acceval.metrics.spec import SLO, Quality
 from acceval.portability.spec import ExitSpec, StudyPortability, TargetPortability
+from acceval.serve.spec import LocalServer
+from acceval.targets.spec import Endpoint
+from acceval.tasks.spec import Tasks
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -44,60 +54,6 @@ def _check_name(v: str) -> str:
 
 
 Name = Annotated[str, AfterValidator(_check_name)]
-
-
-class Endpoint(_Model):
-    """How to reach an OpenAI-compatible server."""
-
-    base_url: str = Field(
-        description="Base URL up to and including /v1, e.g. http://127.0.0.1:8000/v1."
-    )
-    model: str = Field(description="The model name sent in each request.")
-    api: Literal["chat", "completions"] = Field(
-        "completions",
-        description="Which endpoint to call: /v1/chat/completions or /v1/completions.",
-    )
-    stream: bool = Field(True, description="Request a streamed (SSE) response.")
-    api_key_env: str | None = Field(
-        None,
-        description="Name of the environment variable holding the API key. The key itself is "
-        "never written to the study copy, records, logs or reports.",
-    )
-    timeout_s: float = Field(60.0, gt=0, description="Per-request timeout, whole response.")
-    connect_timeout_s: float = Field(10.0, gt=0, description="TCP connect timeout.")
-    headers: dict[str, str] = Field(
-        default_factory=dict, description="Extra HTTP headers (no secrets: use api_key_env)."
-    )
-    temperature: float = Field(0.0, ge=0, description="Sampling temperature sent with requests.")
-
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, v: str) -> str:
-        if not v.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return v.rstrip("/")
-
-
-class Platform(_Model):
-    """What the target runs on. Free text except chips, which prices scale by."""
-
-    hardware: str | None = Field(None, description="Catalog id of the hardware, e.g. h200, trn2.")
-    chips: int = Field(1, ge=1, description="Accelerator chips serving one replica.")
-    precision: str | None = Field(None, description="Numeric precision, e.g. bf16, fp8, int4.")
-    software: str | None = Field(None, description="Serving software and version.")
-
-
-class LocalServer(_Model):
-    """A local engine that acceval starts for this target and stops afterwards."""
-
-    engine: str = Field(description="Engine name: mock, ortgenai, numpy, transformers, or a "
-                        "plugin.")
-    model: str | None = Field(None, description="Model to load, e.g. builtin:tiny (real engines).")
-    precision: str | None = Field(None, description="Engine precision, e.g. fp32, int8, int4.")
-    port: int = Field(0, ge=0, le=65535, description="Port on 127.0.0.1; 0 picks a free one.")
-    options: dict[str, Any] = Field(
-        default_factory=dict, description="Engine options (for mock: ttft_ms, itl_ms, ...)."
-    )
 
 
 class Target(_Model):
@@ -142,133 +98,13 @@ class Target(_Model):
         return self
 
 
-class Tasks(_Model):
-    """Where prompts come from."""
-
-    source: str = Field(
-        "builtin:arithmetic",
-        description="builtin:NAME (a generator), jsonl:PATH (your tasks) or text:PROMPT "
-        "(one fixed prompt, no checking).",
-    )
-    count: int = Field(100, ge=1, description="Number of tasks to draw.")
-    seed: int = Field(0, description="Seed for task generation and sampling order.")
-    max_tokens: int = Field(64, ge=1, description="max_tokens sent with each request.")
-    attempts: int = Field(1, ge=1, description="Attempts per task (pass@1, cost of pass).")
-    options: dict[str, Any] = Field(
-        default_factory=dict, description="Generator knobs (difficulty), see docs/tasks.md."
-    )
-
-
-ArrivalKind = Literal["concurrency", "constant", "poisson", "gamma"]
-
-
-class LoadPoint(_Model):
-    """A family of load points: one arrival process swept over several levels."""
-
-    concurrency: list[int] | None = Field(
-        None, description="Closed loop: this many requests in flight, one point per level."
-    )
-    constant_rps: list[float] | None = Field(None, description="Open loop, evenly spaced.")
-    poisson_rps: list[float] | None = Field(None, description="Open loop, Poisson arrivals.")
-    gamma_rps: list[float] | None = Field(
-        None, description="Open loop, gamma inter-arrivals; see burstiness."
-    )
-    burstiness: float = Field(
-        1.0, gt=0, description="Gamma shape: 1 is Poisson, <1 burstier, >1 smoother."
-    )
-    warmup_requests: int = Field(0, ge=0, description="Requests sent first and excluded.")
-    warmup_s: float = Field(0.0, ge=0, description="Seconds at the start that are excluded.")
-    min_duration_s: float = Field(0.0, ge=0, description="Run at least this long ...")
-    min_requests: int | None = Field(
-        None, ge=1, description="... and at least this many requests (default: every task "
-        "times attempts once).",
-    )
-    max_duration_s: float = Field(
-        120.0, gt=0, description="... or stop at this duration, whichever comes first."
-    )
-    max_in_flight: int = Field(
-        4096, ge=1, description="Open loop: cap on outstanding requests (a safety valve)."
-    )
-
-    @model_validator(mode="after")
-    def _one_kind(self) -> LoadPoint:
-        kinds = [k for k in ("concurrency", "constant_rps", "poisson_rps", "gamma_rps")
-                 if getattr(self, k) is not None]
-        if len(kinds) != 1:
-            raise ValueError(
-                "give exactly one of concurrency, constant_rps, poisson_rps, gamma_rps "
-                f"(got {', '.join(kinds) or 'none'})"
-            )
-        levels = getattr(self, kinds[0])
-        if not levels or any(v <= 0 for v in levels):
-            raise ValueError(f"{kinds[0]} needs one or more positive levels")
-        if self.min_duration_s > self.max_duration_s:
-            raise ValueError("min_duration_s is larger than max_duration_s")
-        return self
-
-    @property
-    def kind(self) -> ArrivalKind:
-        if self.concurrency is not None:
-            return "concurrency"
-        if self.constant_rps is not None:
-            return "constant"
-        if self.poisson_rps is not None:
-            return "poisson"
-        return "gamma"
-
-    @property
-    def levels(self) -> list[float]:
-        for k in ("concurrency", "constant_rps", "poisson_rps", "gamma_rps"):
-            v = getattr(self, k)
-            if v is not None:
-                return [float(x) for x in v]
-        raise AssertionError("validated to have one kind")
-
-
-class SLO(_Model):
-    """Service-level objectives. A request is *good* when it meets every threshold given;
-    a load point *meets the SLO* when the chosen percentile of each metric does."""
-
-    ttft_ms: float | None = Field(None, gt=0, description="Time to first token bound.")
-    tpot_ms: float | None = Field(None, gt=0, description="Time per output token bound.")
-    e2e_ms: float | None = Field(None, gt=0, description="End-to-end latency bound.")
-    percentile: float = Field(95.0, gt=0, le=100, description="Percentile held to the bounds.")
-    max_error_rate: float = Field(0.01, ge=0, le=1, description="Most errors a point may have.")
-
-
-class Sweep(_Model):
-    """A search for the highest Poisson rate that still meets the SLO, after the fixed points:
-    bisection between the last passing and the first failing rate (docs/demand-and-faults.md)."""
-
-    max_steps: int = Field(4, ge=1, le=50, description="Most extra load points the search runs.")
-    point_s: float = Field(3.0, gt=0, description="Seconds each search point sends for.")
-    max_s: float = Field(60.0, gt=0, description="Most seconds the whole search may take per "
-                         "target (a step that would pass it is not started).")
-    rel_tol: float = Field(0.05, gt=0, description="Stop when the bracket (high - low) / low is "
-                           "at most this.")
-    max_rate_rps: float | None = Field(None, gt=0, description="Never offer more than this "
-                                       "(caps the doubling while every point passes).")
-
-
-class Quality(_Model):
-    """The quality level a target must reach for its answers to count."""
-
-    min_accuracy: float | None = Field(None, ge=0, le=1, description="Absolute accuracy floor.")
-    relative_to: str | None = Field(
-        None, description="Reference target name: accuracy must be >= relative_fraction of it."
-    )
-    relative_fraction: float = Field(0.99, gt=0, le=1, description="MLPerf-style 99%.")
-    min_output_tokens: float | None = Field(
-        None, ge=0, description="Floor on mean output tokens per request (MLPerf-style)."
-    )
-    fail_exit: bool = Field(False, description="`acceval run` exits 3 when a target fails.")
-    min_point_requests: int = Field(
-        20, ge=1, description="Measured requests a load point needs before the verdict may use "
-        "it as an operating point (fewer say too little about its latency and cost)."
-    )
+def _one_client() -> list[LoadPoint]:
+    return [Concurrency(concurrency=[1])]
 
 
 class Output(_Model):
+    """Where run folders go."""
+
     dir: str = Field("runs", description="Where run folders are written.")
 
 
@@ -281,7 +117,8 @@ class Study(_Model):
     tasks: Tasks = Field(default_factory=Tasks, description="The task set.")
     targets: list[Target] = Field(description="The platforms to compare.", min_length=1)
     load: list[LoadPoint] = Field(
-        default_factory=lambda: [LoadPoint(concurrency=[1])], description="Load points."
+        default_factory=_one_client, description="Load families, "
+        "one level key each: concurrency, constant_rps, poisson_rps or gamma_rps."
     )
     slo: SLO = Field(default_factory=SLO, description="Latency objectives.")
     quality: Quality = Field(default_factory=Quality, description="Quality level.")
@@ -330,41 +167,52 @@ class Study(_Model):
 
 # --- loading ---------------------------------------------------------------------------------
 
-def _loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The models a field holds (through Optional, list, dict, Annotated and unions)."""
+    found: list[type[BaseModel]] = []
+    stack = [annotation]
+    while stack:
+        a = stack.pop(0)
+        if isinstance(a, type) and issubclass(a, BaseModel):
+            found.append(a)
+        else:
+            stack.extend(typing.get_args(a))
+    return found
+
+
+def _walk(loc: tuple[int | str, ...]) -> tuple[str, type[BaseModel] | None]:
+    """The dotted path of an error location, and the model that owns its last field.
+
+    Validator wrappers and the tag a discriminated union adds (``load[0]``'s family kind)
+    are not part of the path a user writes."""
+    path, owner = "", None
+    model: type[BaseModel] | None = Study
+    members: list[type[BaseModel]] = []
     for part in loc:
         if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("function-after", "function-before") or "[" in str(part):
+            path += f"[{part}]"
             continue
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "(top level)"
+        if part in ("function-after", "function-before") or "[" in part:
+            continue
+        tagged = {getattr(m, "kind", None): m for m in members} if len(members) > 1 else {}
+        if part in tagged:
+            model, members = tagged[part], []
+            continue
+        owner = model
+        path += ("." if path else "") + part
+        field = model.model_fields.get(part) if model is not None else None
+        members = _models_in(field.annotation) if field is not None else []
+        model = members[0] if len(members) == 1 else None
+    return path or "(top level)", owner
+
+
+def _loc(loc: tuple[int | str, ...]) -> str:
+    return _walk(loc)[0]
 
 
 def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
     """The pydantic model that owns the field at ``loc`` (to suggest field names)."""
-    model: Any = Study
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part) if hasattr(model, "model_fields") else None
-        if field is None:
-            return None
-        ann = field.annotation
-        for cand in (*getattr(ann, "__args__", ()), ann):
-            inner = getattr(cand, "__args__", None)
-            if isinstance(cand, type) and issubclass(cand, BaseModel):
-                model = cand
-                break
-            if inner:
-                hit = [a for a in inner if isinstance(a, type) and issubclass(a, BaseModel)]
-                if hit:
-                    model = hit[0]
-                    break
-        else:
-            return None
-    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+    return _walk(loc)[1]
 
 
 def _hint(err: Any) -> str:
@@ -479,3 +327,12 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                              [(item, "missing '='", "e.g. slo.ttft_ms=300")])
         _set_path(out, path.split("."), yaml.safe_load(raw), path)
     return out
+
+
+__all__ = [
+    "SLO", "ArrivalKind", "Availability", "Concurrency", "Demand", "Endpoint", "Energy",
+    "ExitSpec", "Interruption", "LoadFamily", "LoadPoint", "LocalServer", "Output", "Platform",
+    "Price", "Quality", "Study", "StudyCosts", "StudyPortability", "Sweep", "Target",
+    "TargetCosts", "TargetPortability", "Tasks", "apply_overrides", "load_study",
+    "study_from_dict", "study_to_yaml",
+]

@@ -120,6 +120,12 @@ def test_missing_key_variable_is_a_clear_error(cli_dir: Path) -> None:
     assert res.returncode == 0
     assert "ACCEVAL_NOT_SET_ANYWHERE is not set" in res.stdout
     res = run_cli("run", str(path), "--out", str(cli_dir / "runs"), "--no-progress", cwd=cli_dir)
+    assert res.returncode == 2  # the preflight stops it before anything is measured
+    assert "target 'remote'" in res.stderr and "ACCEVAL_NOT_SET_ANYWHERE" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert not (cli_dir / "runs").exists()
+    res = run_cli("run", str(path), "--out", str(cli_dir / "runs"), "--no-progress",
+                  "--skip-preflight", cwd=cli_dir)
     assert res.returncode == 1
     assert "ACCEVAL_NOT_SET_ANYWHERE" in res.stderr
     assert "Traceback" not in res.stderr

@@ -11,13 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from acceval.loadgen.arrivals import arrivals_seed, schedule
+from acceval.loadgen.arrivals import arrivals_seed
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt
 from acceval.loadgen.runner import PointRun, PointSpec, run, run_point
+from acceval.loadgen.spec import Concurrency, PoissonRate, schedule
 from acceval.results.records import Record
-from acceval.study import Endpoint, LoadPoint
 from acceval.targets import OpenAITarget
+from acceval.targets.spec import Endpoint
 from helpers.sse_server import ServerConfig, SSEServer
 
 PROMPTS = [Prompt(f"task-{i}", prompt=f"question {i}", max_tokens=4) for i in range(10)]
@@ -115,12 +116,12 @@ def test_max_duration_stops_a_point_that_would_run_on() -> None:
 
 
 def test_from_study_defaults_min_requests_to_every_task_attempt() -> None:
-    load = LoadPoint(poisson_rps=[2.0, 5.0], burstiness=1.0, warmup_requests=2)
+    load = PoissonRate(poisson_rps=[2.0, 5.0], burstiness=1.0, warmup_requests=2)
     spec = PointSpec.from_study(load, 5.0, 3, 99, n_prompts=10, attempts=3)
     assert (spec.kind, spec.level, spec.index, spec.seed) == ("poisson", 5.0, 3, 99)
     assert spec.min_requests == 30 and spec.warmup_requests == 2
     assert spec.label == "poisson 5 rps"
-    closed = PointSpec.from_study(LoadPoint(concurrency=[8], min_requests=7), 8, 0, 0, 10, 1)
+    closed = PointSpec.from_study(Concurrency(concurrency=[8], min_requests=7), 8, 0, 0, 10, 1)
     assert closed.label == "concurrency 8" and closed.min_requests == 7
 
 

@@ -19,6 +19,7 @@ def test_generated_doc_is_current(rel: str) -> None:
 
 def test_study_reference_lists_every_section() -> None:
     text = GENERATED["docs/study-reference.md"]()
-    for section in ("## Study", "## Target", "## Endpoint", "## LoadPoint", "## SLO", "## Quality"):
+    for section in ("## Study", "## Target", "## Endpoint", "## LoadFamily", "## Concurrency",
+                    "## GammaRate", "## SLO", "## Quality"):
         assert section in text
     assert "| `base_url` |" in text

@@ -8,22 +8,39 @@ so a re-analysis reproduces it. How the pipeline calls it: docs/capacity.md.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from acceval.capacity.availability import AvailabilityCheck, check_availability
 from acceval.capacity.curve import MaxRate, curve_from_points, max_rate_under_slo, trusted_only
 from acceval.capacity.fleet import DemandCost, FleetPlan, demand_cost, plan_fleet
 from acceval.capacity.profile import DemandProfile, load_profile
 from acceval.capacity.simulate import SpareWhatIf, spare_capacity_whatif
-from acceval.economics.inputs import resolve_rate
+from acceval.capacity.spec import Availability, Demand
+from acceval.economics.catalog import Catalog
+from acceval.economics.inputs import BilledTarget, resolve_rate
 from acceval.economics.provenance import Sourced
+from acceval.results.result import TargetResult
 
-if TYPE_CHECKING:
-    from acceval.economics.catalog import Catalog
-    from acceval.results.result import TargetResult
-    from acceval.study import Study
+
+class CapacityTarget(BilledTarget, Protocol):
+    """What capacity reads from a study target (``acceval.study.Target`` is one)."""
+
+    @property
+    def availability(self) -> Availability | None: ...
+
+
+class CapacityStudy(Protocol):
+    """What capacity reads from a study."""
+
+    @property
+    def demand(self) -> Demand | None: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def targets(self) -> Sequence[CapacityTarget]: ...
 
 #: Restart time used by the what-if when neither the study nor the run gives one.
 DEFAULT_RESTART_S = 300.0
@@ -69,7 +86,7 @@ class TargetCapacity:
         }
 
 
-def _usd_per_replica_hour(spec: Any, catalog: Catalog | None) -> float | None:
+def _usd_per_replica_hour(spec: BilledTarget, catalog: Catalog | None) -> float | None:
     if spec.price is None:
         return None
     rate = resolve_rate(spec.name, spec.price, catalog, spec.platform.hardware)
@@ -77,7 +94,7 @@ def _usd_per_replica_hour(spec: Any, catalog: Catalog | None) -> float | None:
     return None if v is None else v * spec.platform.chips
 
 
-def capacity_for(study: Study, target: TargetResult, *, catalog: Catalog | None = None,
+def capacity_for(study: CapacityStudy, target: TargetResult, *, catalog: Catalog | None = None,
                  base_dir: str | Path | None = None, profile: DemandProfile | None = None,
                  simulate: bool = True) -> TargetCapacity | None:
     """Everything capacity says about ``target`` under ``study.demand`` (None: no demand).
@@ -117,14 +134,14 @@ def capacity_for(study: Study, target: TargetResult, *, catalog: Catalog | None 
                 restart_s=DEFAULT_RESTART_S if restart is None else restart,
                 timeout_s=wi.timeout_s, seed=seed, usd_per_replica_hour=price)
     avail = check_availability(
-        spec.name, getattr(spec, "availability", None), demand,
+        spec.name, spec.availability, demand,
         peak_replicas=None if plan is None else plan.peak_replicas,
         base_replicas=None if plan is None else plan.min_replicas, chips_per_replica=chips)
     return TargetCapacity(spec.name, mr, sat, plan, cost, avail, what_if,
                           spec.costs.utilization)
 
 
-def utilization_for(study: Study, target: TargetResult, *, catalog: Catalog | None = None,
+def utilization_for(study: CapacityStudy, target: TargetResult, *, catalog: Catalog | None = None,
                     base_dir: str | Path | None = None) -> Sourced | None:
     """The utilization input for ``target``'s bill under ``study.demand``, or None (no demand,
     or no load point met the SLO). Skips the what-if simulation."""

@@ -13,10 +13,9 @@ against what the study itself deploys: one replica of ``platform.chips`` chips, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from acceval.capacity.spec import Availability, Demand
+from acceval.capacity.spec import Availability, Demand
 
 Severity = Literal["blocker", "warning", "note"]
 Status = Literal["available", "at-risk", "blocked", "unknown"]

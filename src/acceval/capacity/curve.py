@@ -16,10 +16,10 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from acceval.results.sections import PointResult
+from acceval.loadgen.spec import family
+from acceval.results.sections import PointResult
 
 RateBasis = Literal["offered", "achieved"]
 Method = Literal["interpolated", "midpoint", "never-failed", "never-passed", "no-slo", "no-data"]
@@ -208,7 +208,7 @@ class BatchStep:
 
 
 def _concurrency(p: Any) -> float | None:
-    if p.kind == "concurrency":
+    if family(p.kind).loop == "closed":
         return float(p.level)
     # Open loop: Little's law, the mean number in flight is the effective concurrency.
     v = p.summary.mean_in_flight

@@ -16,15 +16,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from acceval.capacity.spec import Demand
 from acceval.errors import StudyError
-
-if TYPE_CHECKING:
-    from acceval.capacity.spec import Demand
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -188,3 +188,18 @@ def load_catalog(user_file: Path | None = None) -> Catalog:
         for k, entries in _entries(_read_yaml(text, str(p)), str(p)).items():
             merged[k].update(entries)
     return Catalog.model_validate(merged)
+
+
+def load_study_catalog(user_file: str | None, base_dir: Path | None = None) -> Catalog:
+    """The catalog a study's ``costs.catalog`` asks for (a path relative to ``base_dir``,
+    the study file's folder), or the shipped one."""
+    if user_file is None:
+        return load_catalog(None)
+    path = Path(user_file)
+    if not path.is_absolute():
+        path = (base_dir or Path.cwd()) / path
+    if not path.exists():
+        raise StudyError(f"costs.catalog: no such file {path}",
+                         [("costs.catalog", f"{path} does not exist",
+                           "give a path relative to the study file")])
+    return load_catalog(path)

@@ -11,8 +11,9 @@ Energy is what a probe measured, else a TDP x time estimate labelled ``estimated
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
+from acceval.capacity.spec import Availability
 from acceval.economics.bill import CostInputs
 from acceval.economics.catalog import Catalog
 from acceval.economics.compile_time import (
@@ -36,11 +37,33 @@ from acceval.economics.provenance import (
     from_catalog,
     measured,
 )
-from acceval.economics.spec import Boundary, Energy, Price, StudyCosts, TargetCosts
+from acceval.economics.spec import Boundary, Energy, Platform, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
+from acceval.portability.spec import TargetPortability
 
-if TYPE_CHECKING:  # study imports economics.spec; avoid the import cycle at runtime
-    from acceval.study import Study, Target
+
+class BilledTarget(Protocol):
+    """What the bill reads from a study target (``acceval.study.Target`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def price(self) -> Price | None: ...
+    @property
+    def costs(self) -> TargetCosts: ...
+    @property
+    def platform(self) -> Platform: ...
+    @property
+    def portability(self) -> TargetPortability | None: ...
+    @property
+    def availability(self) -> Availability | None: ...
+
+
+class BilledStudy(Protocol):
+    """What the bill reads from a study."""
+
+    @property
+    def costs(self) -> StudyCosts: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +246,7 @@ def estimate_energy(
                               measured_name=name, measured_detail=detail)
 
 
-def compile_time_declared(target: Target, startup_s: float | None = None) -> CompileTime:
+def compile_time_declared(target: BilledTarget, startup_s: float | None = None) -> CompileTime:
     """The compile time of a study target from what needs no file: its declarations
     (``costs.compile_s``, ``portability.compile_s``) and the measured start-up. With a compile
     log, use :func:`acceval.portability.ledger.compile_time_for`, which reads it."""
@@ -233,7 +256,7 @@ def compile_time_declared(target: Target, startup_s: float | None = None) -> Com
                                 notes=notes)
 
 
-def transfer_inputs(target: Target) -> tuple[Sourced, Sourced]:
+def transfer_inputs(target: BilledTarget) -> tuple[Sourced, Sourced]:
     """The cross-region transfer volume per request and price per GB that the target's
     ``availability`` section declares (MISSING where it does not)."""
     av = target.availability
@@ -248,7 +271,7 @@ def transfer_inputs(target: Target) -> tuple[Sourced, Sourced]:
     return one(av.transfer_gb_per_request), one(av.transfer_usd_per_gb)
 
 
-def cost_inputs_for(target: Target, study: Study, catalog: Catalog | None,
+def cost_inputs_for(target: BilledTarget, study: BilledStudy, catalog: Catalog | None,
                     measured_values: Measured, load_label: str = "",
                     compile_time: CompileTime | None = None) -> CostInputs | None:
     """CostInputs for a study target, or None when the target declares no price.

@@ -1,5 +1,5 @@
-"""Study-file sections for money and energy: ``Price``, ``TargetCosts``, ``Energy`` (per
-target) and ``StudyCosts`` (per study, with the sensitivity ranges).
+"""Study-file sections for money and energy: ``Platform``, ``Price``, ``TargetCosts``,
+``Energy`` (per target) and ``StudyCosts`` (per study, with the sensitivity ranges).
 
 These are validated at the edge like the rest of the study (``extra="forbid"``, frozen).
 The formulas that use them live in :mod:`acceval.economics.bill` and
@@ -34,6 +34,16 @@ BOUNDARY_LEVELS: tuple[Boundary, ...] = ("device", "node", "wall", "cluster", "f
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Platform(_Model):
+    """What the target runs on. Free text except chips, which prices scale by, and hardware,
+    the catalog id its prices and power come from."""
+
+    hardware: str | None = Field(None, description="Catalog id of the hardware, e.g. h200, trn2.")
+    chips: int = Field(1, ge=1, description="Accelerator chips serving one replica.")
+    precision: str | None = Field(None, description="Numeric precision, e.g. bf16, fp8, int4.")
+    software: str | None = Field(None, description="Serving software and version.")
 
 
 class Price(_Model):

@@ -26,8 +26,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from acceval.engines.base import EngineFault, GenerationChunk, GenerationRequest
-from acceval.errors import MissingExtra
+from pydantic import Field
+
+from acceval.engines.base import EngineFault, EngineOptions, GenerationChunk, GenerationRequest
+from acceval.errors import MissingExtra, UsageError
+from acceval.models import ModelArtifact, resolve_model
 
 StepFn = Callable[[list[list[int]], int], Iterator[Sequence[int]]]
 """``step_fn(prompts, max_new_tokens)`` yields the next token id of each row, step by step."""
@@ -35,6 +38,29 @@ StepFn = Callable[[list[list[int]], int], Iterator[Sequence[int]]]
 DecodeFn = Callable[[list[int]], str]
 
 _END = object()
+
+
+class BatchedOptions(EngineOptions):
+    """Options every batched model engine takes (docs/serve.md)."""
+
+    model: str = Field("builtin:tiny", description="builtin:NAME or a model folder.")
+    max_batch: int = Field(16, ge=1, description="Most requests decoded together.")
+    batch_window_ms: float = Field(2.0, ge=0, description="Wait for more requests, in ms.")
+    threads: int = Field(1, ge=1, description="Intra-op threads.")
+    model_id: str | None = Field(None, description="Model name the server lists.")
+
+    def artifact(self) -> ModelArtifact:
+        """The model's files (raises UsageError naming what exists)."""
+        return resolve_model(self.model)
+
+    def problems(self) -> list[tuple[str, str]]:
+        try:
+            art = self.artifact()
+        except UsageError as exc:
+            return [("model", str(exc))]
+        if art.hf_dir is None:
+            return [("model", f"model '{self.model}' has no HF-format folder (config.json)")]
+        return []
 
 
 @dataclass(slots=True)

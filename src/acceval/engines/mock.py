@@ -31,9 +31,11 @@ import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from acceval.engines.base import EngineFault, GenerationChunk, GenerationRequest
+from pydantic import Field, field_validator
+
+from acceval.engines.base import EngineFault, EngineOptions, GenerationChunk, GenerationRequest
 from acceval.errors import UsageError
 
 ERROR_KINDS = ("http500", "http429", "broken_stream", "malformed")
@@ -75,6 +77,80 @@ def parse_error_kinds(value: Any) -> dict[str, float]:
     return weights
 
 
+class MockOptions(EngineOptions):
+    """What ``serve.options`` (or ``--option``) may set for the mock (docs/serve.md)."""
+
+    ttft_ms: float = Field(0.0, ge=0, description="Time to the first chunk, in ms.")
+    itl_ms: float = Field(0.0, ge=0, description="Time between tokens, in ms.")
+    jitter_ms: float = Field(0.0, ge=0, description="Random extra delay per chunk, in ms.")
+    jitter: Literal["uniform", "lognormal"] = Field("uniform", description="Jitter shape.")
+    output_tokens: int = Field(16, ge=0, description="Filler tokens when there is no answer.")
+    tokens_per_chunk: int = Field(1, ge=1, description="Tokens per streamed chunk.")
+    error_rate: float = Field(0.0, ge=0, le=1, description="Share of requests that fail.")
+    error_kinds: Any = Field(
+        list(ERROR_KINDS), description="Which faults, as a list, weights or 'a,b' text.")
+    seed: int = Field(0, ge=0, description="Seed of the fault and jitter draws.")
+    answers: str | None = Field(
+        None, description="JSONL of prompt/messages and reference answers; '@tasks' in a "
+        "study: the study's own tasks.")
+    correct_fraction: float = Field(1.0, ge=0, le=1, description="Share answered right.")
+    model_id: str = Field("mock", description="Model name the server lists.")
+    slots: int = Field(0, ge=0, description="Responses produced at once (0: unlimited); the "
+                       "others queue first come, first served.")
+
+    @field_validator("error_kinds")
+    @classmethod
+    def _kinds(cls, v: Any) -> Any:
+        try:
+            parse_error_kinds(v)
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+        return v
+
+    def problems(self) -> list[tuple[str, str]]:
+        if self.answers is None or self.answers == "@tasks":
+            return []
+        try:
+            read_answers(self.answers)
+        except UsageError as exc:
+            return [("answers", str(exc))]
+        return []
+
+
+def render_chat(messages: list[tuple[str, str]]) -> str:
+    """The mock's chat template. A lone user message renders to itself, so a task's prompt
+    matches the answers file whether it was sent as a completion or as a chat."""
+    if len(messages) == 1 and messages[0][0] == "user":
+        return messages[0][1]
+    body = "".join(f"<|{role}|>\n{content}\n" for role, content in messages)
+    return body + "<|assistant|>\n"
+
+
+def read_answers(path: str) -> dict[str, str]:
+    """Prompt (as rendered) -> reference answer, from an answers JSONL file."""
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"mock option answers: no such file {path}")
+    answers: dict[str, str] = {}
+    for lineno, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            reference = str(row["reference"])
+            if "prompt" in row:
+                key = str(row["prompt"])
+            else:
+                key = render_chat([(str(m["role"]), str(m["content"])) for m in row["messages"]])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(
+                f"mock option answers: {path}:{lineno} needs 'prompt' or 'messages' "
+                f"and 'reference' ({exc})"
+            ) from exc
+        answers[key] = reference
+    return answers
+
+
 def wrong_answer(reference: str) -> str:
     """A deterministic answer that differs from ``reference`` and does not contain it."""
     digits = [i for i, ch in enumerate(reference) if ch.isdigit()]
@@ -95,6 +171,8 @@ def _stable_unit(seed: int, key: str) -> float:
 
 class MockEngine:
     """A configurable fake LLM. Options are the constructor's keyword arguments."""
+
+    Options = MockOptions
 
     def __init__(
         self,
@@ -128,7 +206,7 @@ class MockEngine:
         self.model_id = str(model_id)
         self.slots = _as_int("slots", slots, low=0)
         self._free: asyncio.Semaphore | None = asyncio.Semaphore(self.slots) if self.slots else None
-        self.answers: dict[str, str] = self._load_answers(answers) if answers else {}
+        self.answers: dict[str, str] = read_answers(answers) if answers else {}
         # One generator per random dimension, so enabling jitter does not change which
         # requests fail.
         self._error_rng = random.Random(f"acceval-mock-errors-{self.seed}")
@@ -148,12 +226,7 @@ class MockEngine:
         return len(text.split())
 
     def render_chat(self, messages: list[tuple[str, str]]) -> str:
-        # A lone user message renders to itself, so a task's prompt matches the answers file
-        # whether it was sent as a completion or as a chat.
-        if len(messages) == 1 and messages[0][0] == "user":
-            return messages[0][1]
-        body = "".join(f"<|{role}|>\n{content}\n" for role, content in messages)
-        return body + "<|assistant|>\n"
+        return render_chat(messages)
 
     def generate(self, req: GenerationRequest) -> AsyncIterator[GenerationChunk]:
         fault = self.choose_fault()
@@ -244,31 +317,6 @@ class MockEngine:
             # a real server's batch fills up; never earlier than the base delay.
             ms = base_ms + self.jitter_ms * self._jitter_rng.lognormvariate(-0.5, 1.0)
         return int(max(ms, 0.0) * 1e6)
-
-    def _load_answers(self, path: str) -> dict[str, str]:
-        file = Path(path)
-        if not file.is_file():
-            raise UsageError(f"mock option answers: no such file {path}")
-        answers: dict[str, str] = {}
-        for lineno, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                reference = str(row["reference"])
-                if "prompt" in row:
-                    key = str(row["prompt"])
-                else:
-                    key = self.render_chat(
-                        [(str(m["role"]), str(m["content"])) for m in row["messages"]]
-                    )
-            except (ValueError, KeyError, TypeError) as exc:
-                raise UsageError(
-                    f"mock option answers: {path}:{lineno} needs 'prompt' or 'messages' "
-                    f"and 'reference' ({exc})"
-                ) from exc
-            answers[key] = reference
-        return answers
 
     @staticmethod
     def _last_user_message(rendered: str) -> str | None:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from acceval.engines.batching import BatchedEngine, StepFn
+from acceval.engines.batching import BatchedEngine, BatchedOptions, StepFn
 from acceval.errors import MissingExtra, UsageError
 from acceval.models import resolve_model
 
@@ -266,8 +266,16 @@ class NumpyLlama:
                 logits = self.forward(nxt[:, None], cache, t + step)
 
 
+class NumpyOptions(BatchedOptions):
+    """Options of the ``numpy`` engine."""
+
+    requires = (("local", "safetensors"), ("local", "tokenizers"), ("local", "threadpoolctl"))
+
+
 class NumpyEngine(BatchedEngine):
     """Serve ``model`` (``builtin:NAME`` or an HF directory) with the NumPy Llama."""
+
+    Options = NumpyOptions
 
     def __init__(self, model: str = "builtin:tiny", max_batch: int = 16,
                  batch_window_ms: float = 2.0, threads: int = 1,

@@ -11,18 +11,44 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from acceval.engines.batching import BatchedEngine, StepFn
+from pydantic import Field
+
+from acceval.engines.batching import BatchedEngine, BatchedOptions, StepFn
 from acceval.errors import MissingExtra, UsageError
-from acceval.models import resolve_model
+from acceval.models import ModelArtifact, resolve_model
 
 # ONNX Runtime GenAI sizes its KV cache for this many rows at most.
 MAX_BATCH_LIMIT = 32
 
 
+class OrtGenAIOptions(BatchedOptions):
+    """Options of the ``ortgenai`` engine."""
+
+    requires = (("local", "onnxruntime_genai"), ("local", "tokenizers"))
+
+    precision: Literal["fp32", "int8", "int4"] = Field("fp32", description="ONNX build.")
+    max_batch: int = Field(16, ge=1, le=MAX_BATCH_LIMIT,
+                           description="Most requests decoded together.")
+
+    def artifact(self) -> ModelArtifact:
+        return resolve_model(self.model, self.precision)
+
+    def problems(self) -> list[tuple[str, str]]:
+        try:
+            art = self.artifact()
+        except UsageError as exc:
+            return [("model", str(exc))]
+        if art.ort_dir is None:
+            return [("model", f"model '{self.model}' has no ONNX Runtime GenAI build")]
+        return []
+
+
 class OrtGenAIEngine(BatchedEngine):
     """Serve ``model`` (``builtin:NAME`` or a directory) at ``precision`` with ORT GenAI."""
+
+    Options = OrtGenAIOptions
 
     def __init__(self, model: str = "builtin:tiny", precision: str = "fp32", max_batch: int = 16,
                  batch_window_ms: float = 2.0, threads: int = 1,

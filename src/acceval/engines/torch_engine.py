@@ -14,13 +14,46 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from acceval.engines.batching import BatchedEngine, StepFn
+from pydantic import Field, field_validator
+
+from acceval.engines.batching import BatchedEngine, BatchedOptions, StepFn
 from acceval.errors import MissingExtra, UsageError
 from acceval.models import resolve_model
 
 
+def _device_ok(device: str) -> bool:
+    return device in ("cpu", "cuda") or device.startswith("cuda:")
+
+
+class TorchOptions(BatchedOptions):
+    """Options of the ``transformers`` engine."""
+
+    requires = (("torch", "torch"), ("torch", "transformers"), ("torch", "tokenizers"))
+
+    device: str = Field("cpu", description="cpu, cuda or cuda:N.")
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, v: str) -> str:
+        if not _device_ok(v):
+            raise ValueError(f"device must be 'cpu' or 'cuda[:N]', got '{v}'")
+        return v
+
+    def problems(self) -> list[tuple[str, str]]:
+        found = super().problems()
+        if not found and self.device.startswith("cuda"):
+            import torch  # only to ask for a device: the run would fail on this later
+
+            if not torch.cuda.is_available():
+                found.append(("device", "device 'cuda' asked for, but torch sees no CUDA "
+                                        "device; use device: cpu"))
+        return found
+
+
 class TorchEngine(BatchedEngine):
     """Serve ``model`` (``builtin:NAME`` or an HF directory) with transformers on torch."""
+
+    Options = TorchOptions
 
     def __init__(self, model: str = "builtin:tiny", device: str = "cpu", threads: int = 1,
                  max_batch: int = 16, batch_window_ms: float = 2.0,
@@ -30,7 +63,7 @@ class TorchEngine(BatchedEngine):
             import transformers  # noqa: F401
         except ImportError as exc:
             raise MissingExtra("torch", "torch") from exc
-        if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
+        if not _device_ok(device):
             raise UsageError(f"device must be 'cpu' or 'cuda[:N]', got '{device}'")
         if max_batch < 1:
             raise UsageError(f"max_batch must be at least 1, got {max_batch}")

@@ -22,17 +22,14 @@ Every time is ns since the run anchor, like the records. Definitions (docs/deman
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from acceval.interruption.inject import FaultEvents
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-    from acceval.study import SLO
+from acceval.metrics.spec import SLO
 
 _NS = 1e9
 

@@ -6,7 +6,7 @@ action does to the target and what it simulates: docs/demand-and-faults.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -62,3 +62,22 @@ def check_interruption(spec: Interruption, serves: Mapping[str, bool]) -> None:
     if spec.action in ("kill_restart", "freeze") and not serves[spec.target]:
         raise ValueError(f"interruption.action {spec.action} needs a local server (`serve`) on "
                          f"target '{spec.target}'; for a remote endpoint use action: command")
+
+
+def point_problem(spec: Interruption, labels: Sequence[str], *, replay_label: str,
+                  has_replay: bool) -> str | None:
+    """What is wrong with ``spec.point``, given the labels of the study's fixed load points
+    (in index order) and whether it replays demand; None when it names a point."""
+    point = spec.point
+    if point is None:
+        return None
+    if point == replay_label:
+        return None if has_replay else (
+            f"interruption.point is {replay_label!r}, but the study has no demand.replay")
+    if not isinstance(point, bool) and (
+            point in labels or (isinstance(point, int) and 0 <= point < len(labels))):
+        return None
+    names = ", ".join(repr(label) for label in labels)
+    return (f"interruption.point {point!r} names no load point; use an index "
+            f"0..{len(labels) - 1}, one of {names}"
+            + (f" or {replay_label!r}" if has_replay else ""))

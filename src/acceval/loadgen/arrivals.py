@@ -12,6 +12,9 @@ Inter-arrival gaps (mean ``1/rate`` in every case):
   CV = ``1/sqrt(burstiness)``: 1 is Poisson, below 1 burstier, above 1 smoother
   (the convention of ``vllm bench serve --burstiness``).
 
+Which process a load family uses is the family's own choice
+(:mod:`acceval.loadgen.spec`); this module only generates.
+
 Seeds: one :class:`numpy.random.SeedSequence` per dimension, derived from the study seed
 by spawn keys (``SeedSequence(seed, spawn_key=(ARRIVALS, point_index))`` is the child
 ``SeedSequence(seed).spawn(...)[ARRIVALS].spawn(...)[point_index]``), so adding a load point
@@ -20,17 +23,20 @@ or a dimension never shifts another one's draws. :func:`seed_info` says what was
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-OpenKind = Literal["constant", "poisson", "gamma"]
 
 # Spawn-key slots: one per random dimension the load generator owns.
 ARRIVALS = 0
 
 _NS = 1_000_000_000
+
+Offsets = npt.NDArray[np.int64]
+GapFn = Callable[[np.random.Generator, int], npt.NDArray[np.float64]]
+"""``gaps(rng, n)``: ``n`` inter-arrival gaps in seconds."""
 
 
 def arrivals_seed(seed: int, point_index: int) -> np.random.SeedSequence:
@@ -48,46 +54,49 @@ def seed_info(ss: np.random.SeedSequence) -> dict[str, Any]:
     }
 
 
-def _gaps(kind: OpenKind, rate_rps: float, n: int, rng: np.random.Generator,
-          burstiness: float) -> npt.NDArray[np.float64]:
-    if kind == "poisson":
-        return rng.exponential(1.0 / rate_rps, n)
-    if kind == "gamma":
-        return rng.gamma(burstiness, 1.0 / (rate_rps * burstiness), n)
-    raise ValueError(f"unknown arrival kind {kind!r}")
-
-
-def schedule(kind: OpenKind, rate_rps: float, horizon_s: float, *,
-             rng: np.random.Generator | None = None, burstiness: float = 1.0
-             ) -> npt.NDArray[np.int64]:
-    """Send offsets (ns from the point's start) of every arrival before ``horizon_s``.
-
-    ``rng`` is required for ``poisson`` and ``gamma``; pass ``numpy.random.default_rng(
-    arrivals_seed(seed, index))``.
-    """
+def _check(rate_rps: float, horizon_s: float) -> None:
     if not rate_rps > 0 or not np.isfinite(rate_rps):
         raise ValueError(f"rate_rps must be a positive finite number, got {rate_rps}")
     if not horizon_s > 0:
         raise ValueError(f"horizon_s must be positive, got {horizon_s}")
+
+
+def constant(rate_rps: float, horizon_s: float) -> Offsets:
+    """Evenly spaced sends, ``1/rate`` apart, the first at 0."""
+    _check(rate_rps, horizon_s)
+    n = int(np.ceil(horizon_s * rate_rps))
+    offsets = np.floor(np.arange(n, dtype=np.float64) * (_NS / rate_rps)).astype(np.int64)
+    return offsets[offsets < int(horizon_s * _NS)]
+
+
+def exponential_gaps(rate_rps: float) -> GapFn:
+    """Poisson arrivals: exponential gaps with mean ``1/rate`` (CV 1)."""
+    return lambda rng, n: rng.exponential(1.0 / rate_rps, n)
+
+
+def gamma_gaps(rate_rps: float, burstiness: float) -> GapFn:
+    """Gamma gaps with shape ``burstiness`` and mean ``1/rate`` (CV ``1/sqrt(burstiness)``)."""
     if not burstiness > 0:
         raise ValueError(f"burstiness must be positive, got {burstiness}")
-    horizon_ns = int(horizon_s * _NS)
-    if kind == "constant":
-        n = int(np.ceil(horizon_s * rate_rps))
-        offsets = np.floor(np.arange(n, dtype=np.float64) * (_NS / rate_rps)).astype(np.int64)
-        return offsets[offsets < horizon_ns]
+    return lambda rng, n: rng.gamma(burstiness, 1.0 / (rate_rps * burstiness), n)
+
+
+def renewal(gaps: GapFn, rate_rps: float, horizon_s: float, *,
+            rng: np.random.Generator | None, kind: str = "renewal",
+            dispersion: float = 1.0) -> Offsets:
+    """Send offsets of a renewal process (independent gaps from ``gaps``) before
+    ``horizon_s``. ``dispersion`` widens the first block drawn (the gaps' variance relative
+    to Poisson), so a second block is rarely needed."""
+    _check(rate_rps, horizon_s)
     if rng is None:
         raise ValueError(f"{kind} arrivals need a seeded rng")
     expected = horizon_s * rate_rps
-    # Draw in blocks (mean plus a margin); rarely needs a second block.
-    block = int(expected + 6.0 * np.sqrt(expected / min(burstiness, 1.0)) + 16)
+    block = int(expected + 6.0 * np.sqrt(expected * dispersion) + 16)
     total = 0.0
     pieces: list[npt.NDArray[np.float64]] = []
     while total < horizon_s:
-        gaps = _gaps(kind, rate_rps, block, rng, burstiness)
-        times = total + np.cumsum(gaps)
+        times = total + np.cumsum(gaps(rng, block))
         pieces.append(times)
         total = float(times[-1])
-    times_s = np.concatenate(pieces)
-    offsets = (times_s * _NS).astype(np.int64)
-    return offsets[offsets < horizon_ns]
+    offsets = (np.concatenate(pieces) * _NS).astype(np.int64)
+    return offsets[offsets < int(horizon_s * _NS)]

@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from acceval.capacity.profile import (
     DemandProfile,
@@ -26,15 +27,11 @@ from acceval.capacity.profile import (
     nhpp_schedule,
     replay_seed,
 )
+from acceval.capacity.spec import Demand
 from acceval.errors import StudyError
 from acceval.loadgen.arrivals import seed_info
 from acceval.loadgen.runner import PointSpec
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-    from acceval.capacity.spec import Demand
-    from acceval.study import SLO
+from acceval.metrics.spec import SLO
 
 REPLAY_LABEL = "demand replay"
 # A bucket whose send count is further than this many Poisson standard deviations from the

@@ -40,9 +40,9 @@ from acceval.loadgen import arrivals
 from acceval.loadgen._timer import LOOP_TICK_MS, LoopMonitor, Waker, make_waker
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt, Target
+from acceval.loadgen.spec import ArrivalKind, LoadFamily, family
 from acceval.metrics.distribution import Distribution
 from acceval.results.records import Record
-from acceval.study import ArrivalKind, LoadPoint
 
 _now = time.perf_counter_ns
 _NS = 1_000_000_000
@@ -90,23 +90,20 @@ class PointSpec:
     def __post_init__(self) -> None:
         if self.level <= 0:
             raise ValueError(f"load point {self.label!r}: level must be positive")
-        if self.kind == "concurrency" and self.level != int(self.level):
-            raise ValueError(f"load point {self.label!r}: concurrency must be whole")
+        if self.family.whole_levels and self.level != int(self.level):
+            raise ValueError(f"load point {self.label!r}: {self.kind} must be whole")
+
+    @property
+    def family(self) -> type[LoadFamily]:
+        return family(self.kind)
 
     @classmethod
-    def from_study(cls, load: LoadPoint, level: float, index: int, seed: int, n_prompts: int,
+    def from_study(cls, load: LoadFamily, level: float, index: int, seed: int, n_prompts: int,
                    attempts: int) -> PointSpec:
-        kind = load.kind
-        if kind == "concurrency":
-            label = f"concurrency {int(level)}"
-        elif kind == "gamma":
-            label = f"gamma {level:g} rps (burstiness {load.burstiness:g})"
-        else:
-            label = f"{kind} {level:g} rps"
         min_requests = load.min_requests
         if min_requests is None:
             min_requests = max(1, n_prompts * attempts)
-        return cls(index=index, label=label, kind=kind, level=float(level),
+        return cls(index=index, label=load.label(level), kind=load.kind, level=float(level),
                    burstiness=load.burstiness, seed=seed,
                    warmup_requests=load.warmup_requests, warmup_s=load.warmup_s,
                    min_duration_s=load.min_duration_s, min_requests=min_requests,
@@ -462,7 +459,7 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     seeds: dict[str, Any] = {}
     offsets: npt.NDArray[np.int64] | None = None
     rate: float | None = None
-    if spec.kind != "concurrency":
+    if spec.family.loop == "open":
         rate = spec.level
         if schedule_ns is not None:
             offsets = np.asarray(schedule_ns, dtype=np.int64)
@@ -470,9 +467,9 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         else:
             ss = arrivals.arrivals_seed(spec.seed, spec.index)
             seeds["arrivals"] = arrivals.seed_info(ss)
-            offsets = arrivals.schedule(spec.kind, rate, spec.max_duration_s,
-                                        rng=np.random.default_rng(ss),
-                                        burstiness=spec.burstiness)
+            offsets = spec.family.schedule(rate, spec.max_duration_s,
+                                           rng=np.random.default_rng(ss),
+                                           burstiness=spec.burstiness)
     if drain_timeout_s is None:
         drain_timeout_s = float(getattr(target, "timeout_s", 600.0)) + DRAIN_MARGIN_S
     if progress is not None:

@@ -24,7 +24,7 @@ from acceval.metrics._model import MetricModel
 from acceval.metrics.accuracy import Accuracy, PassAt1, accuracy, has_correctness, pass_at_1
 from acceval.metrics.derive import BoolArray, Derived, FloatArray, derive
 from acceval.metrics.distribution import Distribution, finite, percentile
-from acceval.study import SLO
+from acceval.metrics.spec import SLO
 
 # The load generator is *degraded* (its numbers describe the client as much as the server)
 # when it sent late or slowly. 10 ms of p99 lag is already a visible share of a TTFT bound of a

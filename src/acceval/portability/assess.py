@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import pyarrow as pa
 
 from acceval.economics.provenance import Sourced
+from acceval.economics.spec import StudyCosts, TargetCosts
 from acceval.errors import UsageError
+from acceval.metrics.spec import SLO, Quality
 from acceval.portability.artifact import ArtifactCheck, check_artifact
 from acceval.portability.exit import exit_test
 from acceval.portability.ledger import build_ledger, compile_time_for
@@ -30,15 +32,45 @@ from acceval.portability.levels import (
     performance_level,
     source_level,
 )
-from acceval.portability.spec import Contract
+from acceval.portability.spec import (
+    Contract,
+    ExitSpec,
+    StudyPortability,
+    TargetPortability,
+)
+from acceval.results.result import TargetResult
+from acceval.results.sections import ExitResult, PortabilityResult
 
-if TYPE_CHECKING:  # the study schema imports this package's spec; avoid the cycle at run time
-    from acceval.results.result import TargetResult
-    from acceval.results.sections import ExitResult, PortabilityResult
-    from acceval.study import Study
+
+class PortabilityTarget(Protocol):
+    """What portability reads from a study target."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def portability(self) -> TargetPortability | None: ...
+    @property
+    def exit(self) -> ExitSpec | None: ...
+    @property
+    def costs(self) -> TargetCosts: ...
 
 
-def study_contract(study: Study) -> Contract:
+class PortabilityStudy(Protocol):
+    """What portability reads from a study (``acceval.study.Study`` is one)."""
+
+    @property
+    def portability(self) -> StudyPortability | None: ...
+    @property
+    def slo(self) -> SLO: ...
+    @property
+    def quality(self) -> Quality: ...
+    @property
+    def costs(self) -> StudyCosts: ...
+    @property
+    def targets(self) -> Sequence[PortabilityTarget]: ...
+
+
+def study_contract(study: PortabilityStudy) -> Contract:
     """The declared contract, else the study's SLO bounds at its percentile."""
     if study.portability is not None and study.portability.contract is not None:
         return study.portability.contract
@@ -47,7 +79,7 @@ def study_contract(study: Study) -> Contract:
                     e2e_ms=slo.e2e_ms)
 
 
-def reference_name(study: Study) -> str | None:
+def reference_name(study: PortabilityStudy) -> str | None:
     if study.portability is not None and study.portability.reference:
         return study.portability.reference
     return study.quality.relative_to
@@ -71,15 +103,13 @@ def summary_label(levels: Mapping[str, LevelResult]) -> str:
     return " · ".join(f"{name} {lv.verdict}" for name, lv in levels.items())
 
 
-def assess_target(study: Study, targets: Sequence[TargetResult], t: TargetResult, *,
+def assess_target(study: PortabilityStudy, targets: Sequence[TargetResult], t: TargetResult, *,
                   base_dir: Path, operating: Mapping[str, str | None] | None = None,
                   records: pa.Table | None = None, artifact_check: ArtifactCheck | None = None,
                   run_artifact_check: bool = False
                   ) -> tuple[PortabilityResult, ExitResult | None]:
     """The three levels, the ledger and the exit test of ``t``; ``operating`` names each
     target's operating point (the verdict's)."""
-    from acceval.results.sections import ExitResult, PortabilityResult  # see the guard above
-
     spec = next(s for s in study.targets if s.name == t.name)
     op = operating or {}
     port = spec.portability
@@ -125,7 +155,7 @@ def assess_target(study: Study, targets: Sequence[TargetResult], t: TargetResult
     return portability, exit_
 
 
-def assess_portability(study: Study, targets: Sequence[TargetResult], *, base_dir: Path,
+def assess_portability(study: PortabilityStudy, targets: Sequence[TargetResult], *, base_dir: Path,
                        operating: Mapping[str, str | None] | None = None,
                        records: pa.Table | None = None,
                        artifact_checks: Mapping[str, ArtifactCheck] | None = None,

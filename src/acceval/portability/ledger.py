@@ -16,7 +16,7 @@ import statistics
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
@@ -27,13 +27,22 @@ from acceval.economics.compile_time import (
     startup_compile_s,
 )
 from acceval.economics.provenance import MISSING, Sourced, measured
+from acceval.economics.spec import TargetCosts
 from acceval.errors import UsageError
 from acceval.portability.evidence import Evidence, EvidenceKind, declared, from_reference
 from acceval.portability.fallback import FallbackReport, parse_fallback
 from acceval.portability.spec import CodeDiff, CompileLog, TargetPortability
 
-if TYPE_CHECKING:  # the study schema imports this package's spec; avoid the cycle at run time
-    from acceval.study import Target
+
+class CompiledTarget(Protocol):
+    """What the compile time reads from a study target (``acceval.study.Target`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def costs(self) -> TargetCosts: ...
+    @property
+    def portability(self) -> TargetPortability | None: ...
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree (SHA-1 repos)
 
@@ -267,7 +276,7 @@ def _log_candidate(secs: float | None, ev: Evidence | None) -> Sourced:
     return measured(secs, f"compile log {ev.detail} ({ev.quote})")
 
 
-def compile_time_for(target: Target, *, startup_s: float | None = None,
+def compile_time_for(target: CompiledTarget, *, startup_s: float | None = None,
                      base_dir: Path | None = None) -> CompileTime:
     """The compile time of a study target that both its bill and its ledger use: its declared
     values, its compile log (read from ``base_dir``, the study file's folder) and the local

@@ -14,16 +14,14 @@ first level and fail the third, so the three verdicts are never merged into one 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from acceval.portability.artifact import ArtifactCheck
 from acceval.portability.evidence import Evidence, Verdict, declared, from_reference
 from acceval.portability.ledger import MigrationLedger
 from acceval.portability.spec import ArtifactSpec, Contract
-
-if TYPE_CHECKING:  # results -> metrics -> study -> portability.spec: no run-time import here
-    from acceval.results.result import TargetResult
-    from acceval.results.sections import PointResult
+from acceval.results.result import TargetResult
+from acceval.results.sections import PointResult
 
 LevelName = Literal["source", "artifact", "performance"]
 

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from acceval.capacity.profile import load_profile
 from acceval.capacity.spec import Demand
 from acceval.errors import AccevalError
+from acceval.loadgen.spec import family
 from acceval.report._fmt import NOT_MEASURED, num, pct
 from acceval.results.result import RunResult, TargetResult
 from acceval.results.sections import (
@@ -400,7 +401,7 @@ def batching_rows(result: RunResult) -> list[list[str]]:
                 _knee_note(s is knee, s is steps[-1]),
             ])
         for p in untrusted:
-            level = p.level if p.kind == "concurrency" else p.summary.mean_in_flight
+            level = p.level if family(p.kind).loop == "closed" else p.summary.mean_in_flight
             rows.append([t.name, num(level, 1), "—", "—", "—", "—", "—", "—",
                          f"{p.label}: {untrusted_reason(p)}"])
     return rows

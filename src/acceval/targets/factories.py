@@ -11,7 +11,7 @@ from typing import Protocol
 
 from acceval.loadgen.protocol import Target
 from acceval.plugins import installed, load_plugin
-from acceval.study import Endpoint
+from acceval.targets.spec import Endpoint
 
 GROUP = "acceval.targets"
 DEFAULT_CLIENT = "openai"

@@ -26,8 +26,8 @@ from typing import Any
 from acceval.errors import TargetError
 from acceval.loadgen.protocol import Prompt
 from acceval.results.records import Record
-from acceval.study import Endpoint
 from acceval.targets._http import Connection, Consumer, Pool
+from acceval.targets.spec import Endpoint
 
 _now = time.perf_counter_ns
 _loads = json.loads
@@ -474,25 +474,38 @@ class OpenAITarget:
             return col.status, b"", f"GET {path}: {col.error}", col.headers
         return col.status, b"".join(col.body_parts), None, col.headers
 
+    async def _models(self, timeout_s: float
+                      ) -> tuple[list[str] | None, str | None, int | None, dict[str, str]]:
+        base = self._pool.path
+        status, body, err, headers = await self._get(base + "/models", timeout_s)
+        if err:
+            return None, err, status, headers
+        if status != 200:
+            return None, f"GET {base}/models: HTTP {status}: {_excerpt(body)}", status, headers
+        try:
+            data = json.loads(body)
+            return [str(m["id"]) for m in data["data"]], None, status, headers
+        except (ValueError, KeyError, TypeError):
+            return (None, f"GET {base}/models: unexpected body {_excerpt(body, 80)}", status,
+                    headers)
+
+    async def list_models(self, timeout_s: float = 5.0) -> tuple[list[str] | None, str | None]:
+        """The model ids the server lists (GET /models), or None and what went wrong."""
+        models, err, _, _ = await self._models(timeout_s)
+        return models, err
+
     async def probe(self, timeout_s: float = 5.0) -> dict[str, Any]:
         """What the server says it is: model ids (GET /models), version (GET /version), the
         ``Server`` header. Never raises; what failed is listed under ``errors``."""
         out: dict[str, Any] = {"base_url": self.endpoint.base_url, "model": self.endpoint.model,
                                "models": None, "version": None, "server": None, "errors": []}
         base = self._pool.path
-        status, body, err, headers = await self._get(base + "/models", timeout_s)
+        models, err, status, headers = await self._models(timeout_s)
         out["server"] = headers.get("server")
+        out["models"] = models
         if err:
             out["errors"].append(err)
-        elif status != 200:
-            out["errors"].append(f"GET {base}/models: HTTP {status}: {_excerpt(body)}")
-        else:
-            try:
-                data = json.loads(body)
-                out["models"] = [m["id"] for m in data["data"]]
-            except (ValueError, KeyError, TypeError):
-                out["errors"].append(f"GET {base}/models: unexpected body {_excerpt(body, 80)}")
-        if err is None or status is not None:
+        if status is not None:
             vpath = base.rsplit("/", 1)[0] + "/version"
             status, body, err, _ = await self._get(vpath, timeout_s)
             if err is None and status == 200:

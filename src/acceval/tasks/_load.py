@@ -10,10 +10,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from acceval.errors import StudyError
-from acceval.study import Tasks
 from acceval.tasks._generators import GENERATORS
 from acceval.tasks._jsonl import read_tasks_jsonl
 from acceval.tasks._task import Task
+from acceval.tasks.spec import Tasks
 
 SOURCES = ("builtin", "jsonl", "text")
 

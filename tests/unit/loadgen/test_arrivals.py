@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acceval.loadgen.arrivals import arrivals_seed, schedule, seed_info
+from acceval.loadgen.arrivals import arrivals_seed, seed_info
+from acceval.loadgen.spec import schedule
 
 _NS = 1_000_000_000
 kinds = st.sampled_from(["constant", "poisson", "gamma"])

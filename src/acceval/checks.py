@@ -1,0 +1,204 @@
+"""Fail before the load: everything a run would otherwise find late, found first.
+
+``acceval validate`` and ``acceval run`` both call :func:`check_runnable` before any load is
+sent: task files and how each target receives them, catalog ids and prices, demand files,
+the interrupted load point, local engines (name, options, extras, model files), the report
+extra and a writable output folder. Every problem is named with its field path and a fix,
+all at once. :func:`preflight_study` then asks every remote endpoint whether it answers and
+lists its model (local servers are asked once they have started).
+
+This module composes the concepts' own checks; each check lives with what it checks
+(``engines.check_engine``, ``economics.catalog``, ``capacity.profile``, ...).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from acceval.capacity.profile import load_profile
+from acceval.economics.catalog import Catalog, load_study_catalog
+from acceval.economics.inputs import resolve_rate
+from acceval.engines.base import check_engine
+from acceval.errors import Problem, StudyError
+from acceval.interruption.spec import point_problem
+from acceval.loadgen.replay import REPLAY_LABEL
+from acceval.study import LocalServer, Study
+from acceval.targets.preflight import preflight
+from acceval.tasks import Task, load_tasks, to_prompt
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """What the checks loaded (so a run does not load it twice) and what they noticed."""
+
+    tasks: list[Task]
+    notes: list[str]
+
+
+def _problems_of(exc: StudyError, where: str, hint: str = "") -> list[Problem]:
+    return list(exc.problems) or [(where, str(exc), hint)]
+
+
+def _guarded(where: str, check: Callable[[], list[Problem]], hint: str) -> list[Problem]:
+    try:
+        return check()
+    except StudyError as exc:
+        return _problems_of(exc, where, hint)
+
+
+def _tasks(study: Study, base_dir: Path) -> tuple[list[Task], list[Problem]]:
+    try:
+        return load_tasks(study.tasks, base_dir=base_dir), []
+    except StudyError as exc:
+        return [], _problems_of(exc, "tasks.source")
+
+
+def _prompts(study: Study, tasks: list[Task]) -> list[Problem]:
+    out = []
+    for i, t in enumerate(study.targets):
+        api = t.endpoint.api if t.endpoint is not None else "completions"
+        try:
+            for task in tasks:
+                to_prompt(task, api=api, max_tokens=study.tasks.max_tokens)
+        except StudyError as exc:
+            where = f"targets[{i}].endpoint.api" if t.endpoint else f"targets[{i}]"
+            out.append((where, str(exc), f"target '{t.name}' speaks the {api} API"))
+    return out
+
+
+def _prices(study: Study, catalog: Catalog) -> list[Problem]:
+    out = []
+    for i, t in enumerate(study.targets):
+        if t.price is None:
+            continue
+        pid = t.price.catalog
+        if pid is not None and pid not in catalog.prices:
+            close = difflib.get_close_matches(pid, list(catalog.prices), n=1)
+            guess = f"did you mean '{close[0]}'? " if close else ""
+            out.append((f"targets[{i}].price.catalog", f"no price '{pid}' in the catalog",
+                        f"{guess}known ids: {', '.join(sorted(catalog.prices))}; or add it to "
+                        "a costs.catalog file"))
+            continue
+        try:
+            resolve_rate(t.name, t.price, catalog, t.platform.hardware)
+        except StudyError as exc:
+            out.append((f"targets[{i}].price", str(exc), ""))
+    return out
+
+
+def _economics(study: Study, base_dir: Path) -> list[Problem]:
+    try:
+        catalog = load_study_catalog(study.costs.catalog, base_dir)
+    except StudyError as exc:
+        return _problems_of(exc, "costs.catalog", "fix the catalog file named here")
+    return _prices(study, catalog)
+
+
+def _demand(study: Study, base_dir: Path) -> list[Problem]:
+    if study.demand is None:
+        return []
+    profile = load_profile(study.demand, base_dir)
+    if study.demand.replay is not None and not profile.mean_rps > 0:
+        return [("demand.replay", "the profile's rate is 0 in every hour; nothing to replay",
+                 "give the profile a busy hour, or remove demand.replay")]
+    return []
+
+
+def _labels(study: Study) -> list[str]:
+    return [family.label(level) for family in study.load for level in family.levels]
+
+
+def _interruption(study: Study) -> list[Problem]:
+    if study.interruption is None:
+        return []
+    has_replay = study.demand is not None and study.demand.replay is not None
+    msg = point_problem(study.interruption, _labels(study), replay_label=REPLAY_LABEL,
+                        has_replay=has_replay)
+    return [] if msg is None else [("interruption.point", msg, "")]
+
+
+def _engine_path(i: int, serve: LocalServer, option: str) -> str:
+    if not option:
+        return f"targets[{i}].serve.engine"
+    if option in ("model", "precision") and getattr(serve, option) is not None:
+        return f"targets[{i}].serve.{option}"
+    return f"targets[{i}].serve.options.{option}"
+
+
+def _engines(study: Study) -> list[Problem]:
+    out = []
+    for i, t in enumerate(study.targets):
+        if t.serve is None:
+            continue
+        for option, msg, hint in check_engine(t.serve.engine, t.serve.engine_options()):
+            out.append((_engine_path(i, t.serve, option), msg, hint))
+    return out
+
+
+def _report() -> list[Problem]:
+    if importlib.util.find_spec("plotly") is None:
+        return [("output", "a run writes report.html, whose charts need the 'plotly' package",
+                 "pip install 'acceval[report]'")]
+    return []
+
+
+def _writable(root: Path, where: str) -> list[Problem]:
+    probe = root
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe == root and not root.is_dir():
+        return [(where, f"{root} is a file, not a folder", "choose a folder for run folders")]
+    if not probe.is_dir():
+        return [(where, f"cannot create {root}: {probe} is a file",
+                 "choose a folder for run folders")]
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return [(where, f"cannot write into {probe}", "choose a folder you can write to")]
+    return []
+
+
+def _output(study: Study, base_dir: Path, out_dir: Path | None) -> list[Problem]:
+    if out_dir is not None:
+        return _writable(Path(out_dir), "--out")
+    return _writable(base_dir / study.output.dir, "output.dir")
+
+
+def _notes(study: Study) -> list[str]:
+    notes = []
+    for t in study.targets:
+        env = t.endpoint.api_key_env if t.endpoint else None
+        if env and env not in os.environ:
+            notes.append(f"targets[{t.name}]: environment variable {env} is not set "
+                         "(needed to run)")
+    return notes
+
+
+def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
+                   source: str = "study") -> Ready:
+    """Check everything a run of ``study`` would otherwise find after sending load; raise
+    one :class:`StudyError` naming every problem. ``base_dir`` is the study file's folder,
+    ``out_dir`` the run's ``--out`` (default: ``output.dir`` under ``base_dir``)."""
+    tasks, problems = _tasks(study, base_dir)
+    problems += _prompts(study, tasks)
+    problems += _economics(study, base_dir)
+    problems += _guarded("demand.profile", lambda: _demand(study, base_dir),
+                         "a CSV has the header hour,rps or hour,weight (docs/capacity.md)")
+    problems += _interruption(study)
+    problems += _engines(study)
+    problems += _report()
+    problems += _output(study, base_dir, out_dir)
+    if problems:
+        raise StudyError(f"{source}: {len(problems)} problem(s) that the run would hit",
+                         problems)
+    return Ready(tasks, _notes(study))
+
+
+def preflight_study(study: Study) -> None:
+    """Ask every remote endpoint whether it answers and lists its model; raise
+    :class:`~acceval.errors.PreflightError` naming each one that does not."""
+    preflight([(t.name, t.endpoint) for t in study.targets
+               if t.serve is None and t.endpoint is not None])

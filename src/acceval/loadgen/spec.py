@@ -1,0 +1,255 @@
+"""Study-file sections the load generator owns: the load families (``load``) and the sweep.
+
+A load family is one arrival process swept over several levels. Each kind is a member of one
+discriminated union and carries what differs between kinds: the YAML key of its levels, its
+label, whether the loop is closed or open, and how an open loop's sends are scheduled
+(:mod:`acceval.loadgen.arrivals`). Generic code asks the member; it never compares kinds.
+
+The YAML form is one key per family (``concurrency``, ``constant_rps``, ``poisson_rps``,
+``gamma_rps``) beside the shared fields; keys of other kinds set to null (what run folders
+of 0.1.0 stored) are ignored.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Annotated, Any, ClassVar, Literal
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    TypeAdapter,
+    model_serializer,
+    model_validator,
+)
+
+from acceval.loadgen import arrivals
+
+ArrivalKind = Literal["concurrency", "constant", "poisson", "gamma"]
+Loop = Literal["closed", "open"]
+Offsets = npt.NDArray[np.int64]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LoadFamily(_Model):
+    """A family of load points: one arrival process swept over several levels. Give exactly
+    one levels key (concurrency, constant_rps, poisson_rps or gamma_rps) and any of these."""
+
+    kind: ClassVar[ArrivalKind]
+    loop: ClassVar[Loop]
+    levels_key: ClassVar[str]
+    whole_levels: ClassVar[bool] = False
+
+    burstiness: float = Field(
+        1.0, gt=0, description="Gamma shape (gamma_rps only): 1 is Poisson, <1 burstier, "
+        ">1 smoother.")
+    warmup_requests: int = Field(0, ge=0, description="Requests sent first and excluded.")
+    warmup_s: float = Field(0.0, ge=0, description="Seconds at the start that are excluded.")
+    min_duration_s: float = Field(0.0, ge=0, description="Run at least this long ...")
+    min_requests: int | None = Field(
+        None, ge=1, description="... and at least this many requests (default: every task "
+        "times attempts once).",
+    )
+    max_duration_s: float = Field(
+        120.0, gt=0, description="... or stop at this duration, whichever comes first."
+    )
+    max_in_flight: int = Field(
+        4096, ge=1, description="Open loop: cap on outstanding requests (a safety valve)."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> LoadFamily:
+        levels = self.levels
+        if not levels or any(v <= 0 for v in levels):
+            raise ValueError(f"{self.levels_key} needs one or more positive levels")
+        if self.min_duration_s > self.max_duration_s:
+            raise ValueError("min_duration_s is larger than max_duration_s")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _as_stored(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Every kind's levels key first, the other kinds' as null: the form run folders
+        # have always stored, so study.yaml and result.json read the same as before.
+        data = handler(self)
+        if not isinstance(data, dict):
+            return data
+        keys = [f.levels_key for f in FAMILIES.values()]
+        return {**{k: data.get(k) for k in keys}, **{k: v for k, v in data.items()
+                                                      if k not in keys}}
+
+    @property
+    def levels(self) -> list[float]:
+        return [float(v) for v in getattr(self, self.levels_key)]
+
+    def label(self, level: float) -> str:
+        """How reports and records name the point at ``level``."""
+        return f"{self.kind} {level:g} rps"
+
+    @classmethod
+    def schedule(cls, rate_rps: float, horizon_s: float, *,
+                 rng: np.random.Generator | None = None, burstiness: float = 1.0) -> Offsets:
+        """Send offsets (int64 ns from the point's start) before ``horizon_s``; open loop
+        only (a closed loop sends when a request ends)."""
+        raise ValueError(f"{cls.kind} is a closed loop: it has no send schedule")
+
+
+class Concurrency(LoadFamily):
+    """Closed loop: this many requests in flight; each sends its next when one ends."""
+
+    kind = "concurrency"
+    loop = "closed"
+    levels_key = "concurrency"
+    whole_levels = True
+
+    concurrency: list[int] = Field(
+        description="Closed loop: this many requests in flight, one point per level.")
+
+    def label(self, level: float) -> str:
+        return f"concurrency {int(level)}"
+
+
+class ConstantRate(LoadFamily):
+    """Open loop, evenly spaced sends."""
+
+    kind = "constant"
+    loop = "open"
+    levels_key = "constant_rps"
+
+    constant_rps: list[float] = Field(description="Open loop, evenly spaced.")
+
+    @classmethod
+    def schedule(cls, rate_rps: float, horizon_s: float, *,
+                 rng: np.random.Generator | None = None, burstiness: float = 1.0) -> Offsets:
+        return arrivals.constant(rate_rps, horizon_s)
+
+
+class PoissonRate(LoadFamily):
+    """Open loop, Poisson arrivals (exponential gaps)."""
+
+    kind = "poisson"
+    loop = "open"
+    levels_key = "poisson_rps"
+
+    poisson_rps: list[float] = Field(description="Open loop, Poisson arrivals.")
+
+    @classmethod
+    def schedule(cls, rate_rps: float, horizon_s: float, *,
+                 rng: np.random.Generator | None = None, burstiness: float = 1.0) -> Offsets:
+        return arrivals.renewal(arrivals.exponential_gaps(rate_rps), rate_rps, horizon_s,
+                                rng=rng, kind=cls.kind)
+
+
+class GammaRate(LoadFamily):
+    """Open loop, gamma gaps with shape ``burstiness``."""
+
+    kind = "gamma"
+    loop = "open"
+    levels_key = "gamma_rps"
+
+    gamma_rps: list[float] = Field(description="Open loop, gamma inter-arrivals; see "
+                                   "burstiness.")
+
+    def label(self, level: float) -> str:
+        return f"gamma {level:g} rps (burstiness {self.burstiness:g})"
+
+    @classmethod
+    def schedule(cls, rate_rps: float, horizon_s: float, *,
+                 rng: np.random.Generator | None = None, burstiness: float = 1.0) -> Offsets:
+        return arrivals.renewal(arrivals.gamma_gaps(rate_rps, burstiness), rate_rps,
+                                horizon_s, rng=rng, kind=cls.kind,
+                                dispersion=1.0 / min(burstiness, 1.0))
+
+
+FAMILIES: dict[str, type[LoadFamily]] = {
+    f.kind: f for f in (Concurrency, ConstantRate, PoissonRate, GammaRate)}
+_BY_KEY = {f.levels_key: f for f in FAMILIES.values()}
+
+
+def family(kind: str) -> type[LoadFamily]:
+    """The load family of an arrival kind (as points and records store it)."""
+    try:
+        return FAMILIES[kind]
+    except KeyError:
+        raise ValueError(f"unknown arrival kind {kind!r}; known: "
+                         f"{', '.join(FAMILIES)}") from None
+
+
+def _typo(data: dict[str, Any]) -> str | None:
+    """The levels key an unknown key was probably meant to be (``concurency``)."""
+    for key in data:
+        close = difflib.get_close_matches(str(key), list(_BY_KEY), n=1, cutoff=0.8)
+        if close and key not in _BY_KEY:
+            return close[0]
+    return None
+
+
+def _one_kind(data: Any) -> Any:
+    """Check that one levels key is given; drop other kinds' keys stored as null."""
+    if isinstance(data, LoadFamily):
+        return data
+    if not isinstance(data, dict):
+        raise ValueError("a load family is a mapping, e.g. {concurrency: [1, 8]} or "
+                         "{poisson_rps: [2, 5]}")
+    given = [k for k in _BY_KEY if data.get(k) is not None]
+    if len(given) != 1 and not (not given and _typo(data)):
+        raise ValueError(f"give exactly one of {', '.join(_BY_KEY)} "
+                         f"(got {', '.join(given) or 'none'})")
+    return {k: v for k, v in data.items() if not (k in _BY_KEY and v is None)}
+
+
+def _tag(data: Any) -> str | None:
+    if isinstance(data, LoadFamily):
+        return data.kind
+    if not isinstance(data, dict):
+        return None
+    # A misspelt levels key picks the family it was meant for, so the error names the typo.
+    key = next((k for k in _BY_KEY if k in data), None) or _typo(data)
+    return None if key is None else _BY_KEY[key].kind
+
+
+LoadPoint = Annotated[
+    Annotated[Concurrency, Tag("concurrency")]
+    | Annotated[ConstantRate, Tag("constant")]
+    | Annotated[PoissonRate, Tag("poisson")]
+    | Annotated[GammaRate, Tag("gamma")],
+    Discriminator(_tag),
+    BeforeValidator(_one_kind),
+]
+"""One entry of the study's ``load`` list: whichever family its levels key names."""
+
+_ADAPTER: TypeAdapter[LoadFamily] = TypeAdapter(LoadPoint)
+
+
+def load_point(data: dict[str, Any]) -> LoadFamily:
+    """A load family from its YAML form, e.g. ``{"poisson_rps": [2, 5]}``."""
+    return _ADAPTER.validate_python(data)
+
+
+def schedule(kind: str, rate_rps: float, horizon_s: float, *,
+             rng: np.random.Generator | None = None, burstiness: float = 1.0) -> Offsets:
+    """Send offsets of an open-loop ``kind`` (see :meth:`LoadFamily.schedule`)."""
+    return family(kind).schedule(rate_rps, horizon_s, rng=rng, burstiness=burstiness)
+
+
+class Sweep(_Model):
+    """A search for the highest Poisson rate that still meets the SLO, after the fixed points:
+    bisection between the last passing and the first failing rate (docs/demand-and-faults.md)."""
+
+    max_steps: int = Field(4, ge=1, le=50, description="Most extra load points the search runs.")
+    point_s: float = Field(3.0, gt=0, description="Seconds each search point sends for.")
+    max_s: float = Field(60.0, gt=0, description="Most seconds the whole search may take per "
+                         "target (a step that would pass it is not started).")
+    rel_tol: float = Field(0.05, gt=0, description="Stop when the bracket (high - low) / low is "
+                           "at most this.")
+    max_rate_rps: float | None = Field(None, gt=0, description="Never offer more than this "
+                                       "(caps the doubling while every point passes).")

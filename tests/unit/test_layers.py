@@ -1,0 +1,128 @@
+"""Specs are leaves: each concept owns its section of the study file, `study` composes them,
+and no concept imports `study` or `pipeline` (not even for type hints), so there is no
+import loop to dodge. Imports are read with `ast`, including those inside functions and
+`if TYPE_CHECKING:` blocks."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PACKAGE = SRC / "acceval"
+
+# The modules that compose a study out of the concepts' specs, or a run out of the stages.
+COMPOSERS = {
+    "acceval.study", "acceval.pipeline", "acceval.cli", "acceval.demo", "acceval.docs",
+    "acceval.checks", "acceval.analysis",
+    # The run's stages over the whole study; these two are being rewritten into typed
+    # analysis stages that take their own slice of the study, and then leave this list.
+    "acceval.scenarios", "acceval.economics.apply",
+}
+UPPER = {"acceval.study", "acceval.pipeline"}
+ARRIVAL_KINDS = {"concurrency", "constant", "poisson", "gamma"}
+# Files that still compare arrival kinds by name, pending the same rewrite.
+KIND_CHAINS_PENDING = {"acceval.pipeline", "acceval.scenarios", "acceval.report.html"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Every acceval module ``name`` imports, wherever the import statement is."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            # `from acceval import study` imports a module, not a name.
+            subs = {f"{base}.{a.name}" for a in node.names} & set(MODULES)
+            found.update(subs if len(subs) == len(node.names) else {base, *subs})
+    return {m for m in found if m == "acceval" or m.startswith("acceval.")}
+
+
+IMPORTS = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def test_the_walk_finds_the_modules_and_their_imports() -> None:
+    assert {"acceval.study", "acceval.metrics.spec", "acceval.loadgen.spec"} <= set(MODULES)
+    assert "acceval.metrics.spec" in IMPORTS["acceval.study"]
+
+
+def test_no_concept_imports_the_study_or_the_pipeline() -> None:
+    offenders = {name: sorted(IMPORTS[name] & UPPER) for name in MODULES
+                 if name not in COMPOSERS and IMPORTS[name] & UPPER}
+    assert offenders == {}
+
+
+def test_only_the_cli_imports_the_pipeline() -> None:
+    users = {name for name, imported in IMPORTS.items() if "acceval.pipeline" in imported}
+    assert users <= {"acceval.cli"}
+
+
+def _is_leaf(name: str, seen: frozenset[str] = frozenset()) -> bool:
+    """A spec, the errors, or a module that imports only leaves (the plugin loader)."""
+    if name.endswith(".spec") or name == "acceval.errors":
+        return True
+    deps = [m for m in IMPORTS.get(name, ()) if m in MODULES and m != name]
+    return name not in seen and all(_is_leaf(m, seen | {name}) for m in deps)
+
+
+def test_specs_are_leaves() -> None:
+    specs = [n for n in MODULES if n.endswith(".spec")]
+    assert len(specs) >= 9
+    offenders = {n: sorted(m for m in IMPORTS[n] if m in MODULES and not _is_leaf(m))
+                 for n in specs}
+    assert {n: m for n, m in offenders.items() if m} == {}
+
+
+def test_the_study_composes_only_specs() -> None:
+    imported = {m for m in IMPORTS["acceval.study"] if m in MODULES}
+    assert all(_is_leaf(m) for m in imported), sorted(imported)
+
+
+def test_importing_the_study_loads_no_composer() -> None:
+    code = ("import sys, acceval.study; "
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('acceval'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={"PYTHONPATH": str(SRC)}).stdout.split()
+    assert "acceval.study" in out
+    assert not (COMPOSERS - {"acceval.study"}) & set(out)
+
+
+def _kind_comparisons(path: Path) -> list[int]:
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        named_kind = any((isinstance(s, ast.Attribute) and s.attr == "kind")
+                         or (isinstance(s, ast.Name) and s.id == "kind") for s in sides)
+        arrival = any(isinstance(s, ast.Constant) and s.value in ARRIVAL_KINDS for s in sides)
+        if named_kind and arrival:
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_arrival_kind_chains_outside_the_load_families() -> None:
+    found = {name: _kind_comparisons(path) for name, path in MODULES.items()
+             if name != "acceval.loadgen.spec"}
+    found = {name: lines for name, lines in found.items() if lines}
+    assert set(found) <= KIND_CHAINS_PENDING, found
