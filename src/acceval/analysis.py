@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from acceval import __version__
+from acceval._version import __version__
 from acceval.capacity import availability_without_demand
 from acceval.economics import Catalog, load_catalog
 from acceval.economics.apply import Priced, price_target

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from acceval import __version__
+from acceval._version import __version__
 from acceval.errors import AccevalError, UsageError
 
 

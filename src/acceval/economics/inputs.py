@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from acceval.capacity.spec import Availability
 from acceval.economics.bill import CostInputs
 from acceval.economics.catalog import Catalog
 from acceval.economics.compile_time import (
@@ -39,7 +38,24 @@ from acceval.economics.provenance import (
 )
 from acceval.economics.spec import Boundary, Energy, Platform, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
-from acceval.portability.spec import TargetPortability
+
+
+class DeclaredCompile(Protocol):
+    """A target's portability section as the bill reads it (its declared compile time)."""
+
+    @property
+    def compile_s(self) -> float | None: ...
+
+
+class DeclaredTransfer(Protocol):
+    """A target's availability section as the bill reads it (cross-region transfer)."""
+
+    @property
+    def transfer_gb_per_request(self) -> float | None: ...
+    @property
+    def transfer_usd_per_gb(self) -> float | None: ...
+    @property
+    def source(self) -> str | None: ...
 
 
 class BilledTarget(Protocol):
@@ -54,9 +70,9 @@ class BilledTarget(Protocol):
     @property
     def platform(self) -> Platform: ...
     @property
-    def portability(self) -> TargetPortability | None: ...
+    def portability(self) -> DeclaredCompile | None: ...
     @property
-    def availability(self) -> Availability | None: ...
+    def availability(self) -> DeclaredTransfer | None: ...
 
 
 class BilledStudy(Protocol):

@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 import yaml
 
-from acceval import __version__
+from acceval._version import __version__
 from acceval.errors import MissingExtra
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap

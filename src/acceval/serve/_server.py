@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from acceval import __version__
+from acceval._version import __version__
 from acceval.engines.base import Engine, EngineFault, GenerationChunk, GenerationRequest
 from acceval.errors import TargetError
 from acceval.serve._http import Exchange, HttpConnection, HttpRequest
