@@ -20,13 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from acceval.capacity.profile import load_profile
 from acceval.economics.catalog import Catalog, load_study_catalog
 from acceval.economics.inputs import resolve_rate
 from acceval.engines.base import check_engine
 from acceval.errors import Problem, StudyError
 from acceval.interruption.spec import point_problem
-from acceval.loadgen.replay import REPLAY_LABEL
+from acceval.loadgen.replay import REPLAY_LABEL, replay_profile
 from acceval.study import LocalServer, Study
 from acceval.targets.preflight import preflight
 from acceval.tasks import Task, load_tasks, to_prompt
@@ -102,7 +101,7 @@ def _economics(study: Study, base_dir: Path) -> list[Problem]:
 def _demand(study: Study, base_dir: Path) -> list[Problem]:
     if study.demand is None:
         return []
-    profile = load_profile(study.demand, base_dir)
+    profile = replay_profile(study.demand, base_dir)
     if study.demand.replay is not None and not profile.mean_rps > 0:
         return [("demand.replay", "the profile's rate is 0 in every hour; nothing to replay",
                  "give the profile a busy hour, or remove demand.replay")]

@@ -23,12 +23,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acceval.capacity.curve import CurvePoint, curve_from_points, max_rate_under_slo
-from acceval.capacity.profile import load_profile
 from acceval.errors import StudyError
 from acceval.interruption import FaultEvents, Injector, recovery
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt, Target
-from acceval.loadgen.replay import REPLAY_LABEL, plan_replay, summarize_replay
+from acceval.loadgen.replay import REPLAY_LABEL, plan_replay, replay_profile, summarize_replay
 from acceval.loadgen.runner import PointRun, PointSpec, run_point
 from acceval.loadgen.sweep import search
 from acceval.metrics import summarize_point
@@ -243,7 +242,7 @@ def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: Targe
     if log.replay is not None and study.demand is not None and study.demand.replay is not None:
         run = log.replay
         sel = table.filter(pc.equal(table["load_index"], run.index))
-        profile = load_profile(study.demand, base_dir)
+        profile = replay_profile(study.demand, base_dir)
         t.replay = ReplayResult.model_validate({
             "point": point_result(run, table, study.slo),
             **summarize_replay(sel, started_ns=run.started_ns, profile=profile,

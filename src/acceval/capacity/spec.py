@@ -40,6 +40,10 @@ class Replay(_Model):
         "replay sends period/compress_to_s times fewer requests than the real day.")
     seed: int | None = Field(None, description="Seed for the replay's arrival times "
                              "(default: derived from the study seed).")
+    share: float = Field(
+        1.0, gt=0, le=1, description="Share of the demand's rates the replay sends: 1 replays "
+        "the whole demand against one target; 0.05 replays one replica's slice of a fleet "
+        "sized for 20 (the fleet plan still uses the whole demand).")
 
 
 class WhatIf(_Model):

@@ -67,12 +67,19 @@ class ReplayPlan:
                          max_duration_s=self.compress_to_s, max_in_flight=max_in_flight)
 
 
+def replay_profile(demand: Demand, base_dir: str | Path | None = None) -> DemandProfile:
+    """The rates the replay sends: the demand's, times ``replay.share``."""
+    profile = load_profile(demand, base_dir)
+    share = demand.replay.share if demand.replay is not None else 1.0
+    return profile if share == 1.0 else profile.scaled(share)
+
+
 def plan_replay(demand: Demand, study_seed: int, base_dir: str | Path | None = None
                 ) -> ReplayPlan | None:
     """The replay a study's ``demand`` asks for, or None when it sets no ``replay``."""
     if demand.replay is None:
         return None
-    profile = load_profile(demand, base_dir)
+    profile = replay_profile(demand, base_dir)
     horizon = demand.replay.compress_to_s
     compress = compress_factor(profile, horizon)
     ss = replay_seed(study_seed, demand.replay.seed)
@@ -167,4 +174,5 @@ def summarize_replay(table: pa.Table, *, started_ns: int, profile: DemandProfile
     }
 
 
-__all__ = ["MAX_Z", "REPLAY_LABEL", "ReplayPlan", "plan_replay", "summarize_replay"]
+__all__ = ["MAX_Z", "REPLAY_LABEL", "ReplayPlan", "plan_replay", "replay_profile",
+           "summarize_replay"]
