@@ -273,9 +273,13 @@ def _cost_scale(v: CapacityView) -> tuple[int, str]:
 
 
 def cost_table(v: CapacityView) -> Table:
-    head = ["target", "fleet cost", "cost per correct task under demand",
+    # The fleet columns price replica-hours only, at the target's overall accuracy; the
+    # verdict's column is the whole bill (compile, storage, energy...) at its operating point.
+    head = ["target", "fleet cost", "fleet compute per correct task under demand",
             "at the SLO rate (every replica busy)", "at saturation",
-            "under demand ÷ at the SLO rate", "bill at the declared utilization"]
+            "under demand ÷ at the SLO rate", "bill at the declared utilization",
+            "verdict: whole bill per correct task"]
+    verdict = {s.target: s.cost_per_correct_usd for s in v.standings}
     scale = _cost_scale(v)
 
     def per(usd: float | None) -> str:
@@ -288,12 +292,13 @@ def cost_table(v: CapacityView) -> Table:
             continue
         k = c.capacity.cost
         if k is None:
-            rows.append([name] + [NOT_MEASURED] * 5 + [per(c.cost_at_declared_utilization_usd)])
+            rows.append([name] + [NOT_MEASURED] * 5 + [per(c.cost_at_declared_utilization_usd),
+                                                       per(verdict.get(name))])
             continue
         rows.append([name, money_rate(c.fleet_usd_per_hour), per(k.cost_per_correct_usd),
                      per(k.cost_per_correct_at_slo_rate_usd),
                      per(k.cost_per_correct_at_saturation_usd), ratio_text(k.ratio),
-                     per(c.cost_at_declared_utilization_usd)])
+                     per(c.cost_at_declared_utilization_usd), per(verdict.get(name))])
     return head, rows
 
 

@@ -178,7 +178,9 @@ def test_tables_render_numbers_and_not_measured_never_blank_or_zero(run: RunResu
     f = dict(zip(head, rows[0], strict=True))
     assert f["fleet cost"] == f"{money(cost.fleet_usd)} a day"  # one day's fleet
     for col, usd_value in (
-            ("cost per correct task under demand", cost.cost_per_correct_usd),
+            ("fleet compute per correct task under demand", cost.cost_per_correct_usd),
+            ("verdict: whole bill per correct task",
+             run.verdict.standing("fast").cost_per_correct_usd),  # type: ignore[union-attr]
             ("at the SLO rate (every replica busy)", cost.cost_per_correct_at_slo_rate_usd),
             ("at saturation", cost.cost_per_correct_at_saturation_usd),
             ("bill at the declared utilization", fast.cost_at_declared_utilization_usd)):
