@@ -227,12 +227,13 @@ def _decision(result: RunResult, econ: dict[str, TargetEcon]) -> str:
             cost = pc_.cost_per_correct_usd if pc_ else None
             per_load.append([
                 t.name, p.label, str(s.requests), pct(s.error_rate), _d3(s.ttft_ms),
-                _d3(s.tpot_ms), num(s.request_throughput_rps, 2),
+                _d3(s.response_ttft_ms), _d3(s.tpot_ms), num(s.request_throughput_rps, 2),
                 num(s.output_token_throughput_tps), num(s.correct_goodput_rps, 2),
                 trusted(p), usd(None if cost is None else cost * scale[0]),
             ])
     loads = _table(["target", "load", "requests", "errors", "TTFT ms p50/p95/p99",
-                    "TPOT ms p50/p95/p99", "req/s", "out tok/s", "correct goodput req/s",
+                    "response TTFT ms p50/p95/p99", "TPOT ms p50/p95/p99", "req/s",
+                    "out tok/s", "correct goodput req/s",
                     "meets SLO", f"cost per {scale[1] or 'one'} correct task"
                     + ("s" if scale[1] else ""), ], per_load, "loads")
     return ('<section id="decision"><h2>2. Decision table</h2>'

@@ -77,20 +77,22 @@ def render_markdown(result: RunResult) -> str:
                        if k.endswith("_ms") and v is not None) or "none set"
     lines += ["## Latency and throughput per load point", "",
               f"SLO: {bounds} at p{num(slo.get('percentile'), 0)}; "
-              f"max error rate {pct(slo.get('max_error_rate'))}.", ""]
+              f"max error rate {pct(slo.get('max_error_rate'))}. TTFT is service time (from "
+              "the actual send); response TTFT is from the intended send (open loop), and an "
+              "open-loop point's SLO is judged on it (docs/metrics.md).", ""]
     rows = []
     for t in result.targets:
         for p in t.points:
             s = p.summary
             rows.append([
                 t.name, p.label, str(s.requests), pct(s.error_rate),
-                _d3(s.ttft_ms), _d3(s.tpot_ms), num(s.e2e_ms.p95),
+                _d3(s.ttft_ms), _d3(s.response_ttft_ms), _d3(s.tpot_ms), num(s.e2e_ms.p95),
                 num(s.request_throughput_rps), num(s.output_token_throughput_tps),
-                num(s.goodput_rps), trusted(p),
+                num(s.goodput_rps), s.latency_basis, trusted(p),
             ])
     lines += _table(["target", "load", "requests", "errors", "TTFT ms p50/p95/p99",
-                     "TPOT ms p50/p95/p99", "E2E ms p95", "req/s", "out tok/s",
-                     "goodput req/s", "meets SLO"], rows)
+                     "response TTFT ms p50/p95/p99", "TPOT ms p50/p95/p99", "E2E ms p95",
+                     "req/s", "out tok/s", "goodput req/s", "SLO judged on", "meets SLO"], rows)
     lines.append("")
 
     lines += ["## Quality", ""]

@@ -1,0 +1,137 @@
+"""Analysis benchmark: ``analyze`` and each renderer over a 1,000,000-record run.
+
+The run is a real one (the quick demo, or the run folder given) whose records are replicated
+until there are ``--records`` of them: every copy keeps its load point and its stamps, so each
+point holds proportionally more requests with the same shapes (texts, chunks, errors). Each
+stage then runs in a fresh process, timed as a whole (wall seconds) with its peak resident
+memory (``ru_maxrss``), three times:
+
+    python benchmarks/analyze.py                       # quick demo -> 1M records, all stages
+    python benchmarks/analyze.py --source runs/X --records 200000
+
+Stages: ``analyze`` (load_result with recompute: records and samples read, every section
+computed), then ``json``, ``md`` and ``html`` (each renders the stored result; ``html`` also
+reads the records for its charts and samples). Results go to ``benchmarks/out/analyze-<UTC>.json``
+and are summarised in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+HERE = Path(__file__).resolve().parent
+STAGES = ("analyze", "json", "md", "html")
+
+
+def _demo_run(workdir: Path) -> Path:
+    out = workdir / "demo"
+    subprocess.run([sys.executable, "-m", "acceval", "demo", "--quick", "--out", str(out),
+                    "--no-progress"], check=True, capture_output=True)
+    (run,) = [p for p in out.iterdir() if p.is_dir()]
+    return run
+
+
+def replicate(source: Path, dest: Path, n_records: int) -> int:
+    """Copy ``source`` to ``dest`` with its records replicated to at least ``n_records``."""
+    from acceval.results.store import read_records
+
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("report*.html", "parts"))
+    table = read_records(source)
+    copies = max(1, -(-n_records // max(1, table.num_rows)))
+    parts = []
+    for k in range(copies):
+        ids = pc.add(table["request_id"], pa.scalar(k * table.num_rows, pa.int64()))
+        parts.append(table.set_column(table.schema.get_field_index("request_id"),
+                                      "request_id", ids))
+    big = pa.concat_tables(parts).slice(0, n_records)
+    pq.write_table(big, dest / "records.parquet")
+    return big.num_rows
+
+
+def stage(name: str, run_dir: Path) -> None:
+    """One stage in this process (the parent times it)."""
+    from acceval.analysis import load_result
+    from acceval.report import render
+
+    if name == "analyze":
+        load_result(run_dir, recompute=True)
+        return
+    result = load_result(run_dir)
+    fmt = {"md": "md", "json": "json", "html": "html"}[name]
+    text = render(result, fmt, run_dir=run_dir) if fmt == "html" else render(result, fmt)
+    assert text
+
+
+def _time(name: str, run_dir: Path) -> tuple[float, float]:
+    code = (f"import resource, sys; sys.path.insert(0, {str(HERE)!r}); import analyze; "
+            f"analyze.stage({name!r}, __import__('pathlib').Path({str(run_dir)!r})); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout
+    wall = time.perf_counter() - t0
+    return wall, int(out.strip().splitlines()[-1]) / 1024.0  # KiB -> MiB on Linux
+
+
+def _import_s() -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import acceval.analysis, acceval.report.html"],
+                   check=True)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--source", type=Path, help="a run folder (default: run the quick demo)")
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        source = args.source or _demo_run(work)
+        run_dir = work / "big"
+        n = replicate(source, run_dir, args.records)
+        from acceval.analysis import load_result
+
+        # The stored result is re-analysed once so the renderers read the big run's numbers.
+        load_result(run_dir, recompute=True).save(run_dir)
+        imports = statistics.median(_import_s() for _ in range(args.repeats))
+        rows = {}
+        for name in STAGES:
+            runs = [_time(name, run_dir) for _ in range(args.repeats)]
+            rows[name] = {"wall_s": [round(w, 3) for w, _ in runs],
+                          "peak_mib": [round(m, 1) for _, m in runs]}
+            print(f"{name:8s} wall s min/median/max "
+                  f"{min(w for w, _ in runs):.2f}/{statistics.median(w for w, _ in runs):.2f}/"
+                  f"{max(w for w, _ in runs):.2f}  peak MiB "
+                  f"{statistics.median(m for _, m in runs):.0f}", flush=True)
+        print(f"imports (python -c 'import acceval.analysis, acceval.report.html') "
+              f"{imports:.2f} s; included in every wall figure above")
+    out = {"records": n, "repeats": args.repeats, "import_s": round(imports, 3),
+           "stages": rows, "machine": {"cpus": os.cpu_count(),
+                                       "python": platform.python_version()},
+           "utc": dt.datetime.now(dt.UTC).isoformat()}
+    dest = HERE / "out"
+    dest.mkdir(exist_ok=True)
+    path = dest / f"analyze-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}.json"
+    path.write_text(json.dumps(out, indent=2), encoding="utf-8")
+    print(f"written: {path}")
+
+
+if __name__ == "__main__":
+    main()
