@@ -3,8 +3,8 @@
 The run is a real one (the quick demo, or the run folder given) whose records are replicated
 until there are ``--records`` of them: every copy keeps its load point and its stamps, so each
 point holds proportionally more requests with the same shapes (texts, chunks, errors). Each
-stage then runs in a fresh process, timed as a whole (wall seconds) with its peak resident
-memory (``ru_maxrss``), three times:
+stage then runs in a fresh process, timed in that process with its peak resident
+memory (``VmHWM``), three times; the seconds are the stage's own, imports excluded:
 
     python benchmarks/analyze.py                       # quick demo -> 1M records, all stages
     python benchmarks/analyze.py --source runs/X --records 200000
@@ -78,14 +78,16 @@ def stage(name: str, run_dir: Path) -> None:
 
 
 def _time(name: str, run_dir: Path) -> tuple[float, float]:
-    code = (f"import resource, sys; sys.path.insert(0, {str(HERE)!r}); import analyze; "
+    code = (f"import sys, time; sys.path.insert(0, {str(HERE)!r}); import analyze; "
+            "import acceval.analysis, acceval.report.html; t = time.perf_counter(); "
             f"analyze.stage({name!r}, __import__('pathlib').Path({str(run_dir)!r})); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
-    t0 = time.perf_counter()
+            "print(time.perf_counter() - t); "
+            "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True).stdout
-    wall = time.perf_counter() - t0
-    return wall, int(out.strip().splitlines()[-1]) / 1024.0  # KiB -> MiB on Linux
+                         text=True).stdout.strip().splitlines()
+    # In-process seconds of the stage (imports excluded); VmHWM: this process's peak
+    # resident set (ru_maxrss would carry the parent's over the fork).
+    return float(out[-2]), int(out[-1]) / 1024.0  # KiB -> MiB
 
 
 def _import_s() -> float:
@@ -100,6 +102,7 @@ def main() -> None:
     ap.add_argument("--source", type=Path, help="a run folder (default: run the quick demo)")
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--keep", type=Path, help="also copy the big run folder here")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -110,18 +113,20 @@ def main() -> None:
 
         # The stored result is re-analysed once so the renderers read the big run's numbers.
         load_result(run_dir, recompute=True).save(run_dir)
+        if args.keep is not None:
+            shutil.copytree(run_dir, args.keep, dirs_exist_ok=True)
         imports = statistics.median(_import_s() for _ in range(args.repeats))
         rows = {}
         for name in STAGES:
             runs = [_time(name, run_dir) for _ in range(args.repeats)]
             rows[name] = {"wall_s": [round(w, 3) for w, _ in runs],
                           "peak_mib": [round(m, 1) for _, m in runs]}
-            print(f"{name:8s} wall s min/median/max "
+            print(f"{name:8s} stage s min/median/max "
                   f"{min(w for w, _ in runs):.2f}/{statistics.median(w for w, _ in runs):.2f}/"
                   f"{max(w for w, _ in runs):.2f}  peak MiB "
                   f"{statistics.median(m for _, m in runs):.0f}", flush=True)
-        print(f"imports (python -c 'import acceval.analysis, acceval.report.html') "
-              f"{imports:.2f} s; included in every wall figure above")
+        print(f"a fresh process importing acceval.analysis and acceval.report.html: "
+              f"{imports:.2f} s (not in the stage figures)")
     out = {"records": n, "repeats": args.repeats, "import_s": round(imports, 3),
            "stages": rows, "machine": {"cpus": os.cpu_count(),
                                        "python": platform.python_version()},

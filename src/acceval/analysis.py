@@ -48,8 +48,8 @@ from acceval.results.sections import (
     RunEconomics,
     SensitivityResult,
 )
-from acceval.results.store import read_records
-from acceval.scenarios import point_result, quality_records, scenario_sections
+from acceval.results.store import ANALYSIS_COLUMNS, read_records
+from acceval.scenarios import point_result, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
 from acceval.verdict import Rules, decide, operating_point
 
@@ -94,10 +94,15 @@ def study_catalog(study: Study, base_dir: Path | None) -> Catalog:
 
 def _target_points(study: Study, t: TargetResult, log: TargetLog, sel: pa.Table,
                    base_dir: Path | None) -> None:
-    t.points = [point_result(p, sel, study.slo) for p in log.points]
+    # Derived once per target; each point is a view of its rows (no copy of the records).
+    d = derive(sel)
+    index = sel["load_index"].to_numpy(zero_copy_only=False)
+    t.points = [point_result(p, d.subset(index == p.index), study.slo) for p in log.points]
     scenario_sections(study, t, sel, log, base_dir)
     if sel.num_rows:
-        d = derive(quality_records(sel, log))
+        if log.interruption is not None:
+            # The interrupted point's failures are the fault's doing, not the model's.
+            d = d.subset(index != log.interruption.index)
         if has_correctness(d):
             t.accuracy = accuracy(d)
             t.pass_at_1 = pass_at_1(d)
@@ -171,6 +176,8 @@ def analyze(study: Study, log: RunLog, table: pa.Table, samples: pa.Table | None
     """Every number from stored records and the run log (pure apart from reading the files
     the study names, and loading models when ``run_artifact_checks``)."""
     kept_artifact_levels = kept_artifact_levels or {}
+    # The texts (outputs, reasons) are for reports; the numbers need stamps and outcomes.
+    table = table.select([c for c in ANALYSIS_COLUMNS if c in table.column_names])
     targets: list[TargetResult] = []
     for tspec in study.targets:
         tlog = log.target(tspec.name) or TargetLog(name=tspec.name,
@@ -260,6 +267,11 @@ def point_specs(study: Study, t_index: int, n_prompts: int) -> list[PointSpec]:
     return specs
 
 
+def analysis_records(run_dir: Path) -> pa.Table:
+    """The columns of a run's records the analysis reads (not the texts)."""
+    return read_records(run_dir, ANALYSIS_COLUMNS)
+
+
 # --- reading a run folder --------------------------------------------------------------------
 
 def load_result(run_dir: Path, *, recompute: bool = False,
@@ -289,7 +301,7 @@ def load_result(run_dir: Path, *, recompute: bool = False,
             if t.portability is not None
             and t.portability.levels.artifact.verdict != "not assessed"}
     base = Path(stored.environment.get("study_dir") or run_dir)
-    fresh = analyze(study, stored.log, read_records(run_dir), read_samples(run_dir),
+    fresh = analyze(study, stored.log, analysis_records(run_dir), read_samples(run_dir),
                     base_dir=base, kept_artifact_levels=kept)
     fresh.environment = stored.environment
     fresh.software = stored.software
@@ -325,7 +337,7 @@ def _from_v1(run_dir: Path, overrides: list[str]) -> RunResult:
                  finished_utc=data.get("finished_utc"),
                  interrupted=bool(data.get("interrupted")), targets=targets)
     base = Path((data.get("environment") or {}).get("study_dir") or run_dir)
-    result = analyze(study, log, read_records(run_dir), read_samples(run_dir), base_dir=base)
+    result = analyze(study, log, analysis_records(run_dir), read_samples(run_dir), base_dir=base)
     result.warnings.insert(0, "written by acceval 0.1 (result schema 1); re-analysed from its "
                            "records with this version's rules")
     return result
@@ -354,7 +366,7 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
     left out (their plans are not in the records).
     """
     study = load_study(run_dir / "study.yaml")
-    table = read_records(run_dir)
+    table = analysis_records(run_dir)
     created = dt.datetime.fromtimestamp((run_dir / "study.yaml").stat().st_mtime, dt.UTC)
     log = RunLog(run_id=run_dir.name, created_utc=created.isoformat(), interrupted=True,
                  rebuilt=True)
@@ -382,5 +394,5 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
     return result
 
 
-__all__ = ["analyze", "endpoint_log", "environment", "load_result", "software",
+__all__ = ["analysis_records", "analyze", "endpoint_log", "environment", "load_result", "software",
            "study_catalog"]

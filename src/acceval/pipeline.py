@@ -15,7 +15,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from acceval.analysis import analyze, endpoint_log, load_result, point_specs
+from acceval.analysis import (
+    analysis_records,
+    analyze,
+    endpoint_log,
+    load_result,
+    point_specs,
+)
 from acceval.checks import check_runnable, preflight_study
 from acceval.errors import AccevalError, StudyError
 from acceval.loadgen.progress import Progress
@@ -24,7 +30,7 @@ from acceval.probes import ProbeSampler, make_probe, read_samples
 from acceval.results.records import Record
 from acceval.results.result import RunResult
 from acceval.results.runlog import LocalServerInfo, RunLog, TargetLog
-from acceval.results.store import RecordWriter, read_records
+from acceval.results.store import RecordWriter
 from acceval.scenarios import TargetRun, run_all
 from acceval.study import Endpoint, Study, load_study, study_to_yaml
 from acceval.study import Target as TargetSpec
@@ -156,7 +162,7 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
         prog.close()
         writer.finalize()
     log.finished_utc = _utc_now().isoformat()
-    result = analyze(study, log, read_records(run_dir), read_samples(run_dir),
+    result = analyze(study, log, analysis_records(run_dir), read_samples(run_dir),
                      base_dir=base_dir, run_artifact_checks=True)
     result.save(run_dir)
     _write_outputs(result, run_dir)

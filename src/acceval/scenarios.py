@@ -31,6 +31,7 @@ from acceval.loadgen.replay import REPLAY_LABEL, plan_replay, replay_profile, su
 from acceval.loadgen.runner import PointRun, PointSpec, run_point
 from acceval.loadgen.sweep import search
 from acceval.metrics import summarize_point
+from acceval.metrics.derive import Derived
 from acceval.results.records import Record, records_to_table
 from acceval.results.result import TargetResult
 from acceval.results.runlog import FaultLog, PointLog, PointRole, SweepLog, TargetLog
@@ -103,9 +104,11 @@ def point_log(run: PointRun, role: PointRole = "fixed") -> PointLog:
         lag_max_ms=run.lag_max_ms, loop_lag_ms=run.loop_lag_ms)
 
 
-def point_result(log: PointLog, table: pa.Table, slo: SLO) -> PointResult:
-    """One point's summary from its records (``table``: the target's records)."""
-    sel = table.filter(pc.equal(table["load_index"], log.index))
+def point_result(log: PointLog, table: pa.Table | Derived, slo: SLO) -> PointResult:
+    """One point's summary from its records: ``table`` is the target's records, or the
+    point's own rows already derived (:meth:`Derived.subset`)."""
+    sel = table if isinstance(table, Derived) else table.filter(
+        pc.equal(table["load_index"], log.index))
     summary = summarize_point(sel, slo=slo, requested_rate_rps=log.requested_rate_rps,
                               loop_lag_ms=log.loop_lag_ms)
     return PointResult(
@@ -244,7 +247,7 @@ def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: Targe
         sel = table.filter(pc.equal(table["load_index"], run.index))
         profile = replay_profile(study.demand, base_dir)
         t.replay = ReplayResult.model_validate({
-            "point": point_result(run, table, study.slo),
+            "point": point_result(run, sel, study.slo),
             **summarize_replay(sel, started_ns=run.started_ns, profile=profile,
                                compress_to_s=study.demand.replay.compress_to_s,
                                slo=study.slo)})
@@ -257,17 +260,9 @@ def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: Targe
         t.interruption = InterruptionResult.model_validate({
             "point_label": irun.label, "load_index": irun.index,
             "target": study.interruption.target, "point_started_ns": irun.started_ns,
-            "point_ended_ns": irun.ended_ns, "point": point_result(irun, table, study.slo),
+            "point_ended_ns": irun.ended_ns, "point": point_result(irun, sel, study.slo),
             **rec})
 
 
-def quality_records(table: pa.Table, log: TargetLog) -> pa.Table:
-    """The target's records that judge its answers: all but the interrupted point's, whose
-    failures are the fault's doing, not the model's."""
-    if log.interruption is None:
-        return table
-    return table.filter(pc.not_equal(table["load_index"], log.interruption.index))
-
-
-__all__ = ["TargetRun", "point_log", "point_result", "quality_records", "run_all",
+__all__ = ["TargetRun", "point_log", "point_result", "run_all",
            "scenario_sections"]

@@ -8,7 +8,8 @@ to 2**53 ns (104 days), and nulls become NaN so that missing stays missing throu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +50,25 @@ class Derived:
     correct: BoolArray           # correct is True and the request did not error
     correct_known: BoolArray     # correct is not null
     task_code: IntArray          # task_id dictionary code (for grouping attempts); -1 if null
+
+    def subset(self, rows: BoolArray) -> Derived:
+        """The same arrays for the rows where ``rows`` is True (a load point of a target),
+        without deriving them again; the flat ITL sample keeps its rows' gaps."""
+        keep = np.asarray(rows, dtype=np.bool_)
+        renumber = np.cumsum(keep) - 1
+        itl_keep = keep[self.itl_row] if self.itl_row.size else np.zeros(0, np.bool_)
+        values: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "n":
+                values["n"] = int(keep.sum())
+            elif f.name == "itl_ms":
+                values[f.name] = v[itl_keep]
+            elif f.name == "itl_row":
+                values[f.name] = renumber[v[itl_keep]].astype(np.int64)
+            else:
+                values[f.name] = v[keep]
+        return Derived(**values)
 
 
 def _col(table: pa.Table, name: str) -> pa.Array:
@@ -102,8 +122,9 @@ def _itl(
     return itl[valid], rows[valid], mean
 
 
-def derive(table: pa.Table) -> Derived:
-    """Per-request derived arrays for a table with ``RECORD_SCHEMA``."""
+def derive(table: pa.Table, *, itl: bool = True) -> Derived:
+    """Per-request derived arrays for a table with ``RECORD_SCHEMA``; ``itl=False`` leaves the
+    inter-token sample empty (for callers that need only the stamps, e.g. a timeline)."""
     n = table.num_rows
     scheduled = _float(table, "scheduled_ns")
     sent = _float(table, "sent_ns")
@@ -114,7 +135,11 @@ def derive(table: pa.Table) -> Derived:
     e2e = (done - sent) / _NS_PER_MS
     with np.errstate(divide="ignore", invalid="ignore"):
         tpot = np.where(out_tok > 1, (e2e - ttft) / (out_tok - 1), np.nan)
-    itl, itl_row, itl_mean = _itl(_col(table, "chunk_ns"), out_tok, n)
+    if itl:
+        itl_ms, itl_row, itl_mean = _itl(_col(table, "chunk_ns"), out_tok, n)
+    else:
+        itl_ms, itl_row = np.zeros(0), np.zeros(0, np.int64)
+        itl_mean = np.full(n, np.nan)
     error_kind = _col(table, "error_kind")
     ok = np.asarray(pc.is_null(error_kind).to_numpy(zero_copy_only=False), dtype=np.bool_)
     task_codes = pc.dictionary_encode(_col(table, "task_id")).indices
@@ -132,7 +157,7 @@ def derive(table: pa.Table) -> Derived:
         response_e2e_ms=(done - scheduled) / _NS_PER_MS,
         tpot_ms=tpot,
         schedule_lag_ms=(sent - scheduled) / _NS_PER_MS,
-        itl_ms=itl,
+        itl_ms=itl_ms,
         itl_row=itl_row,
         itl_mean_ms=itl_mean,
         output_tokens=out_tok,

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import difflib
 import re
-import statistics
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from acceval.economics.compile_time import (
     CompileTime,
@@ -194,28 +195,27 @@ class Warmup:
                 "median_ttft_ms": self.median_ttft_ms, "penalty_ms": self.penalty_ms}
 
 
-def _mean(xs: list[float]) -> float | None:
-    return statistics.fmean(xs) if xs else None
-
-
 def warmup_from_records(table: pa.Table, target: str, first_n: int = 1) -> Warmup | None:
     """Mean E2E/TTFT of the first ``first_n`` completed requests (in send order, warm-up rows
     included: the cold start hits whichever request comes first) against the median of the
     rest. None when fewer than ``first_n + 1`` requests completed."""
-    rows = [r for r in table.select(["target", "sent_ns", "first_token_ns", "done_ns",
-                                     "error_kind"]).to_pylist()
-            if r["target"] == target and r["error_kind"] is None
-            and r["sent_ns"] is not None and r["done_ns"] is not None]
-    if len(rows) <= first_n:
+    sel = table.select(["target", "sent_ns", "first_token_ns", "done_ns", "error_kind"])
+    sel = sel.filter(pc.and_(pc.equal(sel["target"], target),
+                             pc.and_(pc.is_null(sel["error_kind"]),
+                                     pc.and_(pc.is_valid(sel["sent_ns"]),
+                                             pc.is_valid(sel["done_ns"])))))
+    if sel.num_rows <= first_n:
         return None
-    rows.sort(key=lambda r: r["sent_ns"])
-    e2e = [(r["done_ns"] - r["sent_ns"]) / 1e6 for r in rows]
-    ttft = [None if r["first_token_ns"] is None else (r["first_token_ns"] - r["sent_ns"]) / 1e6
-            for r in rows]
-    rest_ttft = [x for x in ttft[first_n:] if x is not None]
-    return Warmup(first_n, _mean(e2e[:first_n]), statistics.median(e2e[first_n:]),
-                  _mean([x for x in ttft[:first_n] if x is not None]),
-                  statistics.median(rest_ttft) if rest_ttft else None)
+    sent = sel["sent_ns"].to_numpy().astype(np.float64)
+    order = np.argsort(sent, kind="stable")
+    e2e = (sel["done_ns"].to_numpy().astype(np.float64) - sent)[order] / 1e6
+    first = sel["first_token_ns"].to_numpy(zero_copy_only=False).astype(np.float64)
+    ttft = (first - sent)[order] / 1e6  # NaN where no token arrived
+    head_t, rest_t = ttft[:first_n], ttft[first_n:]
+    head_t, rest_t = head_t[~np.isnan(head_t)], rest_t[~np.isnan(rest_t)]
+    return Warmup(first_n, float(e2e[:first_n].mean()), float(np.median(e2e[first_n:])),
+                  float(head_t.mean()) if head_t.size else None,
+                  float(np.median(rest_t)) if rest_t.size else None)
 
 
 def compile_seconds_from_log(spec: CompileLog, base_dir: Path) -> tuple[float | None, Evidence]:

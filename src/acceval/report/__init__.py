@@ -22,11 +22,11 @@ def render(result: RunResult, fmt: str, *, run_dir: Path | None = None) -> str:
         return render_console(result)
     if fmt == "html":
         from acceval.report.html import render_html
-        from acceval.results.store import read_records
+        from acceval.results.store import REPORT_COLUMNS, read_records
 
         # The timeline and the sample outputs need the records; without a run folder the
         # page says "not measured" for them.
-        records = read_records(run_dir) if run_dir is not None else None
+        records = read_records(run_dir, REPORT_COLUMNS) if run_dir is not None else None
         return render_html(result, records=records)
     raise UsageError(f"unknown report format '{fmt}'")
 

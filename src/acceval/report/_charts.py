@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from acceval.metrics import derive
 from acceval.report._capacity import CapacityView, untrusted_reason
@@ -326,15 +327,15 @@ def timeline(result: RunResult, records: pa.Table | None) -> Chart:
     title = "Timeline of the run (per-second buckets)"
     if records is None or records.num_rows == 0:
         return Chart("chart-timeline", title, None, "no records.parquet for this run")
-    d = derive(records)
-    targets = np.asarray(records.column("target").to_pylist(), dtype=object)
+    d = derive(records, itl=False)
     m = d.measured & ~np.isnan(d.sent_ns)
     if not m.any():
         return Chart("chart-timeline", title, None, "no request was sent")
     origin = float(np.nanmin(d.sent_ns[m]))
     data: list[dict[str, Any]] = []
     for i, t in enumerate(result.targets):
-        sel = m & (targets == t.name)
+        sel = m & np.asarray(pc.equal(records["target"], t.name).to_numpy(
+            zero_copy_only=False), dtype=np.bool_)
         if not sel.any():
             continue
         sent_s = np.floor((d.sent_ns[sel] - origin) / 1e9)

@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import yaml
 
 from acceval._version import __version__
@@ -294,22 +295,33 @@ def _batching_html(result: RunResult) -> str:
 
 # --- sample outputs -----------------------------------------------------------------------------
 
+def _pick_samples(records: pa.Table, target: str, cols: list[str]) -> list[dict[str, Any]]:
+    """Wrong answers, then errors, then correct ones, then unchecked: a few of each, found
+    with column masks so a run of a million records is not turned into Python rows."""
+    mine = pc.and_(pc.equal(records["target"], target),
+                   pc.invert(pc.fill_null(records["warmup"], False)))
+    ok = pc.is_null(records["error_kind"])
+    correct = records["correct"]
+    kinds = [(pc.and_(pc.equal(pc.fill_null(correct, True), False), ok), 2),
+             (pc.invert(ok), 2), (pc.fill_null(correct, False), 2),
+             (pc.and_(pc.is_null(correct), ok), SAMPLES_PER_TARGET)]
+    rows: list[int] = []
+    for mask, n in kinds:
+        idx = pc.indices_nonzero(pc.fill_null(pc.and_(mine, mask), False)).to_numpy()
+        rows += idx[:n].tolist()
+    return records.select(cols).take(rows[:SAMPLES_PER_TARGET]).to_pylist() if rows else []
+
+
 def _samples(result: RunResult, records: pa.Table | None) -> str:
     head = '<section id="samples"><h2>Sample outputs</h2>'
     if records is None or records.num_rows == 0:
         return f"{head}<p>{_nm()}: no records.parquet for this run.</p></section>"
     cols = ["target", "load_label", "task_id", "warmup", "correct", "check_reason",
             "extracted", "finish_reason", "error_kind", "error_detail", "output_text"]
-    rows = records.select(cols).to_pylist()
     parts = [head, "<p>A few measured requests per target: wrong answers and errors first, "
              "then correct ones. Output text is shown as text, truncated.</p>"]
     for t in result.targets:
-        mine = [r for r in rows if r["target"] == t.name and not r["warmup"]]
-        wrong = [r for r in mine if r["correct"] is False and r["error_kind"] is None]
-        errs = [r for r in mine if r["error_kind"] is not None]
-        right = [r for r in mine if r["correct"] is True]
-        other = [r for r in mine if r["correct"] is None and r["error_kind"] is None]
-        pick = (wrong[:2] + errs[:2] + right[:2] + other)[:SAMPLES_PER_TARGET]
+        pick = _pick_samples(records, t.name, cols)
         if not pick:
             parts.append(f"<h3>{esc(t.name)}</h3><p>{_nm()}: no request</p>")
             continue

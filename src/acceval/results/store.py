@@ -87,15 +87,19 @@ def write_part(table: pa.Table, final: Path) -> None:
     os.replace(tmp, final)
 
 
-def read_stream(run_dir: str | Path, file: str, parts_dir: str, schema: pa.Schema) -> pa.Table:
-    """A finished file plus any parts not yet compacted (an interrupted run has only parts)."""
+def read_stream(run_dir: str | Path, file: str, parts_dir: str, schema: pa.Schema,
+                columns: list[str] | None = None) -> pa.Table:
+    """A finished file plus any parts not yet compacted (an interrupted run has only parts);
+    ``columns`` reads only those."""
     run = Path(run_dir)
     files = [run / file] if (run / file).exists() else []
     if (run / parts_dir).is_dir():
         files += sorted((run / parts_dir).glob("part-*.parquet"))
+    if columns is not None:
+        schema = pa.schema([schema.field(c) for c in columns])
     if not files:
         return schema.empty_table()
-    return pa.concat_tables([pq.read_table(f, schema=schema) for f in files])
+    return pa.concat_tables([pq.read_table(f, schema=schema, columns=columns) for f in files])
 
 
 def compact_parts(run_dir: Path, file: str, parts_dir: str, schema: pa.Schema) -> Path:
@@ -109,6 +113,19 @@ def compact_parts(run_dir: Path, file: str, parts_dir: str, schema: pa.Schema) -
     return out
 
 
-def read_records(run_dir: str | Path) -> pa.Table:
-    """The records of a run, finished (records.parquet) or interrupted (parts only)."""
-    return read_stream(run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA)
+#: What the analysis reads of each record: stamps, counts, outcomes; not the texts.
+ANALYSIS_COLUMNS = ["target", "load_index", "task_id", "attempt", "warmup", "scheduled_ns",
+                    "sent_ns", "first_byte_ns", "first_token_ns", "done_ns", "chunk_ns",
+                    "prompt_tokens", "output_tokens", "tokens_from", "error_kind", "correct"]
+
+
+#: What the HTML report reads of each record: the timeline's stamps and the sample outputs
+#: (not the per-chunk stamps).
+REPORT_COLUMNS = [c for c in RECORD_SCHEMA.names
+                  if c not in ("chunk_ns", "first_byte_ns", "request_id", "http_status")]
+
+
+def read_records(run_dir: str | Path, columns: list[str] | None = None) -> pa.Table:
+    """The records of a run, finished (records.parquet) or interrupted (parts only);
+    ``columns`` (e.g. :data:`ANALYSIS_COLUMNS`) reads only those."""
+    return read_stream(run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA, columns)
