@@ -29,6 +29,7 @@ from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt, Target
 from acceval.loadgen.replay import REPLAY_LABEL, plan_replay, replay_profile, summarize_replay
 from acceval.loadgen.runner import PointRun, PointSpec, run_point
+from acceval.loadgen.spec import PoissonRate
 from acceval.loadgen.sweep import search
 from acceval.metrics import summarize_point
 from acceval.metrics.derive import Derived
@@ -207,7 +208,7 @@ async def _sweep(tr: TargetRun, tap: _Tap, index: int) -> int:
     sw = tr.study.sweep
     assert sw is not None
     # The sweep's points take the in-flight cap of the study's first open-loop family.
-    cap = next((f.max_in_flight for f in tr.study.load if f.kind != "concurrency"), 4096)
+    cap = next((f.max_in_flight for f in tr.study.load if f.loop == "open"), 4096)
     counter = [index]
 
     async def measure(rate: float) -> CurvePoint | None:
@@ -215,7 +216,7 @@ async def _sweep(tr: TargetRun, tap: _Tap, index: int) -> int:
         counter[0] += 1
         seed = int(np.random.SeedSequence(
             [tr.study.seed, _SWEEP_SEED_SLOT, tr.t_index, i]).generate_state(1)[0])
-        spec = PointSpec(index=i, label=f"sweep {rate:.4g} rps", kind="poisson", level=rate,
+        spec = PointSpec(index=i, label=f"sweep {rate:.4g} rps", kind=PoissonRate.kind, level=rate,
                          seed=seed, min_duration_s=sw.point_s, min_requests=1,
                          max_duration_s=sw.point_s, max_in_flight=cap)
         entry = point_log(await _run(tr, tap, spec), "sweep")

@@ -39,6 +39,7 @@ class Spec:
     name: str
     usd_per_hour: float = 1.0
     points: tuple[Point, ...] = (Point(),)
+    extra: tuple[tuple[str, Any], ...] = ()  # more study fields of this target
 
 
 def study(specs: list[Spec], **extra: Any) -> Study:
@@ -48,7 +49,8 @@ def study(specs: list[Spec], **extra: Any) -> Study:
         "tasks": {"source": "builtin:arithmetic", "count": 20, "seed": 1},
         "targets": [{"name": s.name,
                      "endpoint": {"base_url": "http://127.0.0.1:9/v1", "model": "m"},
-                     "price": {"usd_per_hour": s.usd_per_hour}} for s in specs],
+                     "price": {"usd_per_hour": s.usd_per_hour}, **dict(s.extra)}
+                    for s in specs],
         "load": [{"poisson_rps": rates}],
         "slo": {"ttft_ms": 100},
         "quality": {"min_accuracy": 0.8},

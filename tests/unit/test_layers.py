@@ -23,8 +23,8 @@ COMPOSERS = {
 }
 UPPER = {"acceval.study", "acceval.pipeline"}
 ARRIVAL_KINDS = {"concurrency", "constant", "poisson", "gamma"}
-# Files that still compare arrival kinds by name, pending the same rewrite.
-KIND_CHAINS_PENDING = {"acceval.pipeline", "acceval.scenarios", "acceval.report.html"}
+# Files that still compare arrival kinds by name (none: the load families answer for them).
+KIND_CHAINS_PENDING: set[str] = set()
 
 
 def _modules() -> dict[str, Path]:

@@ -31,6 +31,7 @@ from acceval.capacity.spec import Demand
 from acceval.errors import StudyError
 from acceval.loadgen.arrivals import seed_info
 from acceval.loadgen.runner import PointSpec
+from acceval.loadgen.spec import PoissonRate
 from acceval.metrics.spec import SLO
 
 REPLAY_LABEL = "demand replay"
@@ -62,7 +63,7 @@ class ReplayPlan:
         rate = self.mean_rps
         if not rate > 0:
             raise StudyError("demand: the profile's rate is 0 in every hour; nothing to replay")
-        return PointSpec(index=index, label=label, kind="poisson", level=rate,
+        return PointSpec(index=index, label=label, kind=PoissonRate.kind, level=rate,
                          min_duration_s=self.compress_to_s, min_requests=1,
                          max_duration_s=self.compress_to_s, max_in_flight=max_in_flight)
 

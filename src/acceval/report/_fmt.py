@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from acceval.loadgen.spec import family
+from acceval.results.result import RunResult
 from acceval.results.sections import PointResult
 from acceval.units import money
 
@@ -52,3 +54,23 @@ def yesno(v: bool | None) -> str:
 
 def gate(v: bool | None) -> str:
     return "no level set" if v is None else ("pass" if v else "FAIL")
+
+
+def selfcheck_table(result: RunResult) -> tuple[list[str], list[list[str]]]:
+    """The load generator's self-check per point: schedule lag (open loop), the client
+    event loop's lag (both loops), rates, and why a point is not trusted."""
+    rows = []
+    for t in result.targets:
+        for p in t.points:
+            s = p.summary
+            closed = family(p.kind).loop == "closed"
+            rows.append([t.name, p.label, num(s.schedule_lag_ms.p50, 3),
+                         num(s.schedule_lag_ms.p99, 3), num(s.loop_lag_ms.p99, 3),
+                         num(s.loop_lag_ms.max, 3),
+                         "— (closed loop)" if closed else num(s.requested_rate_rps, 2),
+                         num(s.achieved_rate_rps, 2), "yes" if p.trusted else "NO",
+                         "; ".join(s.degraded_reasons) or "—", p.stopped_by])
+    head = ["target", "load", "schedule lag p50 ms", "schedule lag p99 ms",
+            "loop lag p99 ms", "loop lag max ms", "requested req/s", "achieved send/s",
+            "trusted", "why not", "stopped by"]
+    return head, rows

@@ -26,6 +26,7 @@ from acceval._version import __version__
 from acceval.errors import MissingExtra
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
+from acceval.report import _portability as port
 from acceval.report._charts import Chart, all_charts, demand_vs_capacity
 from acceval.report._econ import (
     RunEcon,
@@ -35,7 +36,16 @@ from acceval.report._econ import (
     run_econ,
     target_econ,
 )
-from acceval.report._fmt import NOT_MEASURED, gate, num, pct, sig, trusted, usd, yesno
+from acceval.report._fmt import (
+    NOT_MEASURED,
+    gate,
+    num,
+    pct,
+    selfcheck_table,
+    sig,
+    trusted,
+    usd,
+)
 from acceval.results.result import RunResult, TargetResult
 from acceval.units import money_per, scale_for, usd_interval
 
@@ -143,13 +153,13 @@ def _flips_html(run: RunEcon) -> str:
     if not run.flips:
         return (f"<p>The ranking holds across every declared sensitivity range "
                 f"({len({(b.target, b.input) for b in run.bars})} input swings, each target "
-                "at its cheapest priced load point).</p>")
+                "at its operating point).</p>")
     items = "".join(
         f"<li>with <b>{esc(f.input)}</b> ({esc(f.scope)}) at its {esc(f.side)} end "
         f"({esc(num(f.value, 3))}): <b>{esc(f.winner or 'no target')}</b> wins instead of "
         f"{esc(f.base_winner or 'no target')}</li>" for f in run.flips)
     return (f'<p class="warn"><b>The ranking flips within the sensitivity ranges</b> '
-            f"({len(run.flips)} swing(s); each target at its cheapest priced load point):</p>"
+            f"({len(run.flips)} swing(s); each target at its operating point):</p>"
             f"<ul>{items}</ul>")
 
 
@@ -346,6 +356,32 @@ def _samples(result: RunResult, records: pa.Table | None) -> str:
     return "".join(parts)
 
 
+# --- portability and exit -----------------------------------------------------------------------
+
+def _portability_html(result: RunResult) -> str:
+    if not port.has_portability(result):
+        return ""
+    head, rows = port.levels_table(result)
+    parts = ['<section id="portability"><h2>Portability and exit</h2>',
+             f"<p>{esc(port.INTRO)}</p>", f'<div class="scroll">{_table(head, rows)}</div>']
+    head, rows = port.ledger_table(result)
+    if rows:
+        parts.append(f'<h3>Migration ledger</h3><div class="scroll">{_table(head, rows)}</div>')
+    for t in result.targets:
+        if t.exit is None:
+            continue
+        ex = t.exit
+        reasons = "".join(f"<li>{esc(r)}</li>" for r in ex.reasons)
+        parts.append(f"<h3>Leaving {esc(t.name)}: {esc(ex.readiness)}</h3>"
+                     + (f"<ul>{reasons}</ul>" if reasons else "")
+                     + "".join(f"<p>{esc(x)}</p>" for x in port.exit_lines(ex)))
+        for table in (port.exit_cost_table(ex), port.exports_table(ex), port.service_table(ex)):
+            if table is not None:
+                parts.append(f'<div class="scroll">{_table(*table)}</div>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
 # --- 4. provenance ------------------------------------------------------------------------------
 
 def _kv(d: dict[str, Any]) -> str:
@@ -361,16 +397,6 @@ def _provenance(result: RunResult) -> str:
         targets.append([t.name, t.endpoint.base_url if t.endpoint else "—",
                         t.endpoint.model if t.endpoint else "—", _kv(t.platform) or "—",
                         _kv(t.fingerprint) or NOT_MEASURED, local])
-    check = []
-    for t in result.targets:
-        for p in t.points:
-            s = p.summary
-            check.append([t.name, p.label, num(s.schedule_lag_ms.p50, 3),
-                          num(s.schedule_lag_ms.p99, 3),
-                          "— (closed loop)" if p.requested_rate_rps is None
-                          and p.kind == "concurrency" else num(s.requested_rate_rps, 2),
-                          num(s.achieved_rate_rps, 2), yesno(s.degraded),
-                          "; ".join(s.degraded_reasons) or "—", p.stopped_by])
     assume = [[a.target or "study", a.name,
                "not declared" if a.value is None else str(a.value), a.origin, a.source or "—",
                a.date or "—"] for a in assumptions(result)]
@@ -378,8 +404,7 @@ def _provenance(result: RunResult) -> str:
     study_yaml = yaml.safe_dump(result.study, sort_keys=False)
     t_targets = _table(["target", "endpoint", "model", "platform", "fingerprint",
                         "local server"], targets)
-    t_check = _table(["target", "load", "lag p50 ms", "lag p99 ms", "requested req/s",
-                      "achieved send/s", "degraded", "why", "stopped by"], check)
+    t_check = _table(*selfcheck_table(result))
     t_assume = _table(["target", "input", "value", "origin", "source", "date"], assume)
     t_soft = _table(["package", "version"], sorted([k, v] for k, v in result.software.items()))
     t_env = _table(["key", "value"], [[k, str(v)] for k, v in result.environment.items()])
@@ -387,8 +412,10 @@ def _provenance(result: RunResult) -> str:
         '<section id="provenance"><h2>4. Provenance</h2>'
         f'<h3>Targets</h3><div class="scroll">{t_targets}</div>'
         "<h3>Load-generator self-check</h3><p>Schedule lag is the actual send time minus "
-        "the intended one; a point is degraded when the client could not keep its schedule, "
-        "and its numbers then describe the client as much as the server.</p>"
+        "the intended one (open loop); loop lag is how late the client's event loop ran its "
+        "ticks (both loops). A point is not trusted when the client could not keep up: its "
+        "numbers then describe the client as much as the server, and the verdict, capacity "
+        "and sweep leave it out.</p>"
         f'<div class="scroll">{t_check}</div>'
         f'<h3>Assumptions and their sources</h3><div class="scroll">{t_assume}</div>'
         f"<h3>Software</h3>{t_soft}<h3>Environment</h3>{t_env}"
@@ -443,7 +470,7 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
         _verdict(result, econ, run), _decision(result, econ), _charts_html(charts),
         _capacity_html(capacity, cap_chart), _batching_html(result),
-        _samples(result, records), _provenance(result),
+        _portability_html(result), _samples(result, records), _provenance(result),
         "<footer>Self-contained report: every number is computed from this run's stored "
         "records; nothing on this page is fetched from the network.</footer></main>",
         f'<script type="application/json" id="acceval-charts">{json_for_script(specs)}</script>',

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import html
-from typing import Any
 
 import yaml
 
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
-from acceval.report._fmt import NOT_MEASURED, gate, num, pct, sig, trusted, usd, yesno
+from acceval.report import _portability as port
+from acceval.report._fmt import (
+    NOT_MEASURED,
+    gate,
+    num,
+    pct,
+    selfcheck_table,
+    sig,
+    trusted,
+    usd,
+    yesno,
+)
 from acceval.results.result import RunResult, TargetResult
-from acceval.results.sections import BillResult, EnergyResult, ExitResult, PointResult
+from acceval.results.sections import BillResult, EnergyResult, PointResult
 from acceval.units import money_per, scale_for, usd_interval
 
 
@@ -129,18 +139,10 @@ def render_markdown(result: RunResult) -> str:
     lines.append("")
 
     lines += ["## Load-generator self-check", "",
-              "Schedule lag is the actual send time minus the intended one. A point is flagged "
-              "degraded when the client could not keep the schedule (docs/metrics.md).", ""]
-    rows = []
-    for t in result.targets:
-        for p in t.points:
-            s = p.summary
-            rows.append([t.name, p.label, num(s.schedule_lag_ms.p50, 3),
-                         num(s.schedule_lag_ms.p99, 3), num(s.requested_rate_rps, 1),
-                         num(s.achieved_rate_rps, 1), yesno(s.degraded),
-                         "; ".join(s.degraded_reasons) or "—", p.stopped_by])
-    lines += _table(["target", "load", "lag p50 ms", "lag p99 ms", "requested req/s",
-                     "achieved req/s", "degraded", "why", "stopped by"], rows)
+              "Schedule lag is the actual send time minus the intended one (open loop); loop "
+              "lag is how late the client's event loop ran its ticks (both loops). A point is "
+              "not trusted when the client could not keep up (docs/metrics.md).", ""]
+    lines += _table(*selfcheck_table(result))
     lines.append("")
 
     lines += ["## Provenance", ""]
@@ -220,14 +222,14 @@ def _sensitivity(result: RunResult) -> list[str]:
         return []
     scale = scale_for(min((b.base_usd for b in sens.bars if b.base_usd > 0), default=None))
     unit = f"per {scale[1]} correct tasks" if scale[1] else "per correct task"
-    rows = [[b.target, b.input, f"{_short(b.low_value)} – {_short(b.high_value)}",
+    rows = [[b.target, b.input, f"{port.short(b.low_value)} – {port.short(b.high_value)}",
              usd(b.low_usd * scale[0]), usd(b.base_usd * scale[0]), usd(b.high_usd * scale[0])]
             for b in sorted(sens.bars, key=lambda b: -b.width_usd)]
     lines = [f"Sensitivity of the cost per correct task ({unit}), widest swing first:", ""]
     lines += _table(["target", "input", "range", "low", "base", "high"], rows)
     lines.append("")
     for f in sens.flips:
-        lines.append(f"- With {f.input} ({f.scope}) at its {f.side} end ({_short(f.value)}), "
+        lines.append(f"- With {f.input} ({f.scope}) at its {f.side} end ({port.short(f.value)}), "
                      f"{f.winner or 'no target'} wins instead of {f.base_winner or 'no target'}.")
     if sens.flips:
         lines.append("")
@@ -270,78 +272,30 @@ def _capacity(result: RunResult) -> list[str]:
 
 
 def _portability(result: RunResult) -> list[str]:
-    if not any(t.portability or t.exit for t in result.targets):
+    if not port.has_portability(result):
         return []
-    lines = ["## Portability and exit", "",
-             "Three levels: source (the same client and study ran unchanged), artifact (the "
-             "weights move and give the same answers in another runtime), performance (the cost "
-             "and latency contract holds, measured).", ""]
-    rows = []
-    for t in result.targets:
-        cells = ([f"{lv.verdict}: {_esc(lv.summary)}" for _, lv in t.portability.levels.items()]
-                 if t.portability is not None else [NOT_MEASURED] * 3)
-        cells.append(t.exit.readiness if t.exit is not None else NOT_MEASURED)
-        cells.append(usd(t.exit.cost.total_usd) if t.exit is not None else NOT_MEASURED)
-        rows.append([t.name, *cells])
-    lines += _table(["target", "source", "artifact", "performance", "exit readiness",
-                     "exit cost"], rows)
+    lines = ["## Portability and exit", "", port.INTRO, ""]
+    lines += _esc_table(port.levels_table(result))
     lines.append("")
-    rows = []
-    for t in result.targets:
-        if t.portability is None:
-            continue
-        for e in t.portability.ledger.entries:
-            value = e.value
-            if isinstance(value, dict):
-                value = ", ".join(f"{k}={_short(v)}" for k, v in value.items())
-            rows.append([t.name, e.item, _esc(_short(value)), e.unit or "",
-                         f"{e.evidence.kind}: {_esc(e.evidence.detail)}"])
+    head, rows = port.ledger_table(result)
     if rows:
-        lines += ["Migration ledger:", ""]
-        lines += _table(["target", "item", "value", "unit", "evidence"], rows)
-        lines.append("")
+        lines += ["Migration ledger:", "", *_esc_table((head, rows)), ""]
     for t in result.targets:
-        if t.exit is not None:
-            lines += _exit(t.name, t.exit)
+        if t.exit is None:
+            continue
+        ex = t.exit
+        lines += [f"### Leaving {_esc(t.name)}: {ex.readiness}", ""]
+        lines += [f"- {_esc(r)}" for r in ex.reasons]
+        lines += ["", *(_esc(x) for x in port.exit_lines(ex)), ""]
+        for table in (port.exit_cost_table(ex), port.exports_table(ex), port.service_table(ex)):
+            if table is not None:
+                lines += [*_esc_table(table), ""]
     return lines
 
 
-def _exit(name: str, ex: ExitResult) -> list[str]:
-    """Everything the exit test found for one target: cost items, reasons, what is lost."""
-    lines = [f"### Leaving {name}: {ex.readiness}", ""]
-    if ex.reasons:
-        lines += [f"- {_esc(r)}" for r in ex.reasons] + [""]
-    total = usd(ex.cost.total_usd) if ex.cost.total_usd is not None else (
-        f"at least {usd(ex.cost.known_usd)} (missing: {', '.join(ex.cost.missing)})")
-    lines += [f"Exit cost: {total}; migration effort {_short(ex.migration_hours.value)} h "
-              f"({ex.migration_hours.origin}).", ""]
-    lines += _table(["item", "cost", "formula"],
-                    [[i.name, usd(i.usd), _esc(i.formula)] for i in ex.cost.items])
-    lines.append("")
-    lines += _table(["asset", "exportable", "formats", "answer"],
-                    [[k, a.status, ", ".join(a.formats) or "—", _esc(a.answer or a.note or "—")]
-                     for k, a in ex.exports.items()])
-    lines.append("")
-    lines.append("Functions lost on leaving: "
-                 + (", ".join(_esc(f) for f in ex.lost_functions) or "none declared") + ".")
-    lines.append("")
-    ms = ex.managed_service
-    if ms is not None:
-        lines += [f"Managed service {_esc(ms.service)}: customization depth "
-                  f"{ms.customization_depth.level} ({ms.customization_depth.rank} of "
-                  f"{ms.customization_depth.of}); freedom to leave {ms.freedom_to_leave.level} "
-                  f"({ms.freedom_to_leave.favorable} of {ms.freedom_to_leave.of} favorable).", ""]
-        lines += _table(["question", "answer", "detail"],
-                        [[q.replace("_", " "), a.status, _esc(a.answer or a.note or "—")]
-                         for q, a in ms.questions.items()])
-        lines.append("")
-    return lines
-
-
-def _short(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
+def _esc_table(table: tuple[list[str], list[list[str]]]) -> list[str]:
+    head, rows = table
+    return _table(head, [[_esc(c) for c in r] for r in rows])
 
 
 def _demand_and_faults(result: RunResult) -> list[str]:

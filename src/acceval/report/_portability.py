@@ -1,0 +1,91 @@
+"""The portability and exit tables, as rows of text, for the HTML and Markdown reports.
+
+It reads ``TargetResult.portability`` and ``.exit`` and computes nothing: the levels, the
+migration ledger, and for each target the exit test in full (cost items, reasons, exports,
+functions lost, the managed-service answers). Cells are plain text; each renderer escapes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acceval.report._fmt import NOT_MEASURED, usd
+from acceval.results.result import RunResult
+from acceval.results.sections import ExitResult
+
+Table = tuple[list[str], list[list[str]]]
+
+INTRO = ("Three levels: source (the same client and study ran unchanged), artifact (the "
+         "weights move and give the same answers in another runtime), performance (the cost "
+         "and latency contract holds, measured).")
+
+
+def short(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def has_portability(result: RunResult) -> bool:
+    return any(t.portability or t.exit for t in result.targets)
+
+
+def levels_table(result: RunResult) -> Table:
+    rows = []
+    for t in result.targets:
+        cells = ([f"{lv.verdict}: {lv.summary}" for _, lv in t.portability.levels.items()]
+                 if t.portability is not None else [NOT_MEASURED] * 3)
+        cells.append(t.exit.readiness if t.exit is not None else NOT_MEASURED)
+        cells.append(exit_total(t.exit) if t.exit is not None else NOT_MEASURED)
+        rows.append([t.name, *cells])
+    return ["target", "source", "artifact", "performance", "exit readiness", "exit cost"], rows
+
+
+def ledger_table(result: RunResult) -> Table:
+    rows = []
+    for t in result.targets:
+        if t.portability is None:
+            continue
+        for e in t.portability.ledger.entries:
+            value = e.value
+            if isinstance(value, dict):
+                value = ", ".join(f"{k}={short(v)}" for k, v in value.items())
+            rows.append([t.name, e.item, short(value), e.unit or "",
+                         f"{e.evidence.kind}: {e.evidence.detail}"])
+    return ["target", "item", "value", "unit", "evidence"], rows
+
+
+def exit_total(ex: ExitResult) -> str:
+    if ex.cost.total_usd is not None:
+        return usd(ex.cost.total_usd)
+    return f"at least {usd(ex.cost.known_usd)} (missing: {', '.join(ex.cost.missing)})"
+
+
+def exit_lines(ex: ExitResult) -> list[str]:
+    """The sentences of one target's exit test: its cost, effort, what would be lost."""
+    lost = ", ".join(ex.lost_functions) or "none declared"
+    out = [f"Exit cost: {exit_total(ex)}; migration effort {short(ex.migration_hours.value)} h "
+           f"({ex.migration_hours.origin}). Functions lost on leaving: {lost}."]
+    ms = ex.managed_service
+    if ms is not None:
+        d, f = ms.customization_depth, ms.freedom_to_leave
+        out.append(f"Managed service {ms.service}: customization depth {d.level} ({d.rank} of "
+                   f"{d.of}); freedom to leave {f.level} ({f.favorable} of {f.of} favorable).")
+    return out
+
+
+def exit_cost_table(ex: ExitResult) -> Table:
+    return ["item", "cost", "formula"], [[i.name, usd(i.usd), i.formula] for i in ex.cost.items]
+
+
+def exports_table(ex: ExitResult) -> Table:
+    return (["asset", "exportable", "formats", "answer"],
+            [[k, a.status, ", ".join(a.formats) or "—", a.answer or a.note or "—"]
+             for k, a in ex.exports.items()])
+
+
+def service_table(ex: ExitResult) -> Table | None:
+    ms = ex.managed_service
+    if ms is None:
+        return None
+    return (["question", "answer", "detail"],
+            [[q.replace("_", " "), a.status, a.answer or a.note or "—"]
+             for q, a in ms.questions.items()])
