@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from acceval.analysis import analyze
 from acceval.results.records import Record, records_to_table
 from acceval.results.result import RunResult
-from acceval.results.runlog import EndpointLog, PointLog, RunLog, TargetLog
+from acceval.results.runlog import EndpointLog, LocalServerInfo, PointLog, RunLog, TargetLog
 from acceval.results.store import RECORDS_FILE
 from acceval.study import Study
 
@@ -40,6 +40,7 @@ class Spec:
     usd_per_hour: float = 1.0
     points: tuple[Point, ...] = (Point(),)
     extra: tuple[tuple[str, Any], ...] = ()  # more study fields of this target
+    startup_s: float | None = None  # a local server's measured start-up, as the runner logs
 
 
 def study(specs: list[Spec], **extra: Any) -> Study:
@@ -88,6 +89,9 @@ def build(run_dir: Path, specs: list[Spec], **study_extra: Any) -> RunResult:
     for sp in specs:
         tl = TargetLog(name=sp.name,
                        endpoint=EndpointLog(base_url="http://127.0.0.1:9/v1", model="m"))
+        if sp.startup_s is not None:
+            tl.local_server = LocalServerInfo(engine="mock", model=None, precision=None,
+                                              pid=None, startup_s=sp.startup_s)
         for p in sp.points:
             index = rates.index(p.rate_rps)
             rows = _records(sp.name, index, p, rng, len(recs))

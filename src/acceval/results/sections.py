@@ -204,6 +204,9 @@ class AvailabilityResult(Section):
     notes: list[str]
     lead_time_days: float | None = None
     failover_region: str | None = None
+    transfer_usd_per_gb: float | None = None
+    transfer_gb_per_request: float | None = None
+    source: str | None = None
     assessed_for: str | None = None
     quota_chips: int | None = None
 
