@@ -1,73 +1,338 @@
-"""Numbers as people read them: money in human units, intervals, ratios.
+"""How numbers read in every report: money at a human scale, intervals, ratios.
 
-Rules (one for every format): money is never printed in scientific notation; a cost per
-task below a cent is scaled to a round count of tasks ("$0.49 per 1M correct tasks"); an
-interval is ``[low–high]``; a ratio has two significant digits and a ``×``; missing is "not
-measured"; an infinite cost is "∞ (no correct answers)".
+Pure string formatting over floats; it imports nothing from the rest of acceval so that every
+renderer phrases a number the same way. The rules, each chosen once:
+
+* **No scientific notation**, ever. Rounding is half-up on the number as Python prints it
+  (``2.05`` -> ``2.1``), so what a reader rounds by hand matches.
+* **Missing** (None or NaN) is ``not measured``; it is never shown as 0.
+* **money**: whole dollars with thousands separators from $100 up (``$100,935``); below that
+  3 significant digits with at least 2 decimals, zeros past the cents dropped (``$2.40``,
+  ``$0.0123``, ``$0.000000488``). An amount that rounds away at 12 decimals is ``≈$0``.
+* **money per unit** (cost per correct task): the smallest of *per unit*, *per 1K*, *per 1M*,
+  *per 1B units* at which the amount is at least $0.10, so the leading digits sit in the
+  dimes or above (4.88e-07 -> ``$0.488 per 1M correct tasks``, 0.0123 -> ``$12.30 per 1K
+  correct tasks``, 0.49 -> ``$0.49 per correct task``). A table column uses one scale for
+  every row: the one its smallest nonzero amount needs (:func:`money_column`). An infinite
+  cost (nothing to divide by) reads ``∞ (no correct tasks)``, from the unit's plural.
+* **money rates**: the shortest of an hour, a day, a month (730 h, a year / 12) and a year
+  at which the amount is at least $1 (0.10 $/h -> ``$2.40 a day``); columns share one period.
+* **intervals**: ``[low–high]`` with an en dash, both ends in the same format and scale.
+* **ratios**: ``2.1×``: one decimal from 1 to 10, whole numbers from 10 up, 2 significant
+  digits below 1 (``0.83×``); :func:`round_ratio` is the same rule as a number, for any code
+  that compares what it shows.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Context, Decimal
 
-_SCALES = ((1, ""), (1_000, "1k"), (1_000_000, "1M"), (1_000_000_000, "1B"),
-           (1_000_000_000_000, "1T"))
+NOT_MEASURED = "not measured"
+INFINITY = "∞"
+NEAR_ZERO = "≈"         # prefix for a nonzero amount too small for the decimals allowed
+MAX_DECIMALS = 12       # a picodollar; nothing a bill can resolve lies below it
+MONEY_MIN_SCALED = 0.10  # money per unit: the smallest amount a chosen scale may show
+RATE_MIN = 1.0           # money rates: the smallest amount a chosen period may show
+
+# Enough precision for every float written out in full (1.8e308 has 309 digits).
+_CTX = Context(prec=800, rounding=ROUND_HALF_UP)
+
+
+def _missing(v: float | None) -> bool:
+    return v is None or math.isnan(v)
+
+
+def _decimal(v: float) -> Decimal:
+    return Decimal(repr(float(v)))
+
+
+def _quantize(d: Decimal, decimals: int) -> Decimal:
+    return d.quantize(Decimal(1).scaleb(-decimals), context=_CTX)
+
+
+def _round(v: float, decimals_for: Callable[[int], int]) -> tuple[Decimal, int]:
+    """``v`` rounded half-up to the decimals its magnitude asks for, and those decimals.
+
+    ``decimals_for`` maps the exponent of the leading digit to a number of decimals; it is
+    asked again when rounding carries into the next power of ten (99.996 -> 100).
+    """
+    d = _decimal(v)
+    if d == 0:
+        return Decimal(0), min(decimals_for(0), MAX_DECIMALS)
+    places = min(decimals_for(d.adjusted()), MAX_DECIMALS)
+    q = _quantize(d, places)
+    if q != 0:
+        again = min(decimals_for(q.adjusted()), MAX_DECIMALS)
+        if again != places:
+            places = again
+            q = _quantize(d, places)
+    return q, places
+
+
+def _fixed(q: Decimal, places: int, *, min_places: int | None = None, group: bool = True
+           ) -> str:
+    """``q`` written out in full with ``places`` decimals, trailing zeros dropped down to
+    ``min_places`` (None keeps them all); never an exponent, never ``-0``."""
+    text = f"{abs(q):,.{places}f}" if group else f"{abs(q):.{places}f}"
+    if min_places is not None and places > min_places:
+        whole, _, frac = text.partition(".")
+        frac = frac.rstrip("0").ljust(min_places, "0")
+        text = f"{whole}.{frac}" if frac else whole
+    return f"-{text}" if q < 0 else text
+
+
+def _sig_decimals(sig: int, min_places: int = 0) -> Callable[[int], int]:
+    return lambda exp: max(min_places, sig - 1 - exp)
+
+
+# --- plain numbers ----------------------------------------------------------------------------
+
+def number(v: float | None, sig: int = 3) -> str:
+    """``v`` to ``sig`` significant digits, whole numbers grouped (``1,234``, ``12.3``,
+    ``0.0123``); trailing zeros after the point dropped."""
+    if _missing(v):
+        return NOT_MEASURED
+    assert v is not None
+    if math.isinf(v):
+        return INFINITY if v > 0 else f"-{INFINITY}"
+    q, places = _round(v, _sig_decimals(sig))
+    if q == 0 and v != 0:
+        return NEAR_ZERO + "0"
+    return _fixed(q, places, min_places=0)
+
+
+# --- money ------------------------------------------------------------------------------------
+
+def _money_decimals(exp: int) -> int:
+    return 0 if exp >= 2 else max(2, 2 - exp)
 
 
 def money(usd: float | None) -> str:
-    """A dollar amount: two decimals from a cent up, otherwise three significant digits."""
-    if usd is None:
-        return "not measured"
+    """An amount of dollars: ``$100,935``, ``$2.40``, ``$0.0123``, ``-$5.00``."""
+    if _missing(usd):
+        return NOT_MEASURED
+    assert usd is not None
     if math.isinf(usd):
-        return "∞ (no correct answers)"
-    a = abs(usd)
-    if a >= 1000:
-        return f"${usd:,.0f}"
-    if a >= 0.01 or a == 0:
-        return f"${usd:,.2f}"
-    digits = max(2, 2 - math.floor(math.log10(a)))
-    return f"${usd:.{digits}f}"
+        return INFINITY if usd > 0 else f"-{INFINITY}"
+    q, places = _round(usd, _money_decimals)
+    if q == 0:
+        return f"{NEAR_ZERO}$0" if usd != 0 else "$0.00"
+    text = _fixed(q, places, min_places=2)
+    return f"-${text[1:]}" if text.startswith("-") else f"${text}"
 
 
-def scale_for(usd_per_unit: float | None) -> tuple[int, str]:
-    """The count of units that brings a per-unit cost to at least ten cents."""
-    if usd_per_unit is None or not math.isfinite(usd_per_unit) or usd_per_unit <= 0:
-        return 1, ""
-    for n, name in _SCALES:
-        if usd_per_unit * n >= 0.1:
-            return n, name
-    return _SCALES[-1]
+def plural(unit: str) -> str:
+    """``correct task`` -> ``correct tasks``; a unit already ending in s is kept."""
+    return unit if unit.endswith("s") else f"{unit}s"
 
 
-def money_per(usd_per_unit: float | None, unit: str = "task", *,
-              scale: tuple[int, str] | None = None) -> str:
-    """``$0.49 per 1M correct tasks``; ``scale`` forces one unit for a whole column."""
-    if usd_per_unit is None or math.isinf(usd_per_unit):
-        return money(usd_per_unit)
-    n, name = scale if scale is not None else scale_for(usd_per_unit)
-    if n == 1:
-        return f"{money(usd_per_unit)} per {unit}"
-    return f"{money(usd_per_unit * n)} per {name} {unit}s"
+@dataclass(frozen=True, slots=True)
+class MoneyScale:
+    """How many units one shown amount is for: 1, 1K, 1M or 1B."""
+
+    factor: int
+    label: str   # "" for one unit, else "1K", "1M", "1B"
+
+    def per(self, unit: str = "correct task") -> str:
+        """``per correct task`` or ``per 1M correct tasks``."""
+        return f"per {unit}" if self.factor == 1 else f"per {self.label} {plural(unit)}"
+
+    def amount(self, usd_per_unit: float | None, unit: str = "correct task") -> str:
+        """The amount alone at this scale (a table cell under a ``per ...`` header)."""
+        if usd_per_unit is not None and math.isinf(usd_per_unit) and usd_per_unit > 0:
+            return f"{INFINITY} (no {plural(unit)})"
+        if _missing(usd_per_unit):
+            return NOT_MEASURED
+        assert usd_per_unit is not None
+        return money(usd_per_unit * self.factor)
 
 
-def usd_interval(ci: tuple[float | None, float | None] | None, unit: str = "",
-                 *, scale: tuple[int, str] | None = None) -> str:
-    """``[$0.45–$0.52]`` in the scale of the low end (or ``scale``); "" when unknown."""
-    if ci is None or ci[0] is None or ci[1] is None:
+SCALES: tuple[MoneyScale, ...] = (
+    MoneyScale(1, ""),
+    MoneyScale(1_000, "1K"),
+    MoneyScale(1_000_000, "1M"),
+    MoneyScale(1_000_000_000, "1B"),
+)
+
+
+def pick_scale(usd_per_unit: Iterable[float | None]) -> MoneyScale:
+    """One scale for all of ``usd_per_unit``: the smallest at which every finite nonzero
+    amount shows at least $0.10 (the largest scale if none does; one unit if none is finite
+    and nonzero)."""
+    finite = [abs(v) for v in usd_per_unit if v is not None and math.isfinite(v) and v != 0]
+    if not finite:
+        return SCALES[0]
+    smallest = min(finite)
+    for scale in SCALES:
+        if smallest * scale.factor >= MONEY_MIN_SCALED:
+            return scale
+    return SCALES[-1]
+
+
+def money_per(usd_per_unit: float | None, unit: str = "correct task", *,
+              scale: MoneyScale | None = None) -> str:
+    """Dollars per ``unit`` at a human scale: ``$0.488 per 1M correct tasks``.
+
+    ``scale`` pins the scale (to match a table); by default the amount picks its own.
+    """
+    if _missing(usd_per_unit):
+        return NOT_MEASURED
+    s = scale or pick_scale([usd_per_unit])
+    text = s.amount(usd_per_unit, unit)
+    return text if text.startswith(INFINITY) else f"{text} {s.per(unit)}"
+
+
+@dataclass(frozen=True, slots=True)
+class MoneyColumn:
+    """A table column of money per unit, at one scale: ``header`` goes above ``cells``."""
+
+    scale: MoneyScale
+    header: str                # "per 1M correct tasks"
+    cells: tuple[str, ...]     # "$0.488", "not measured", "∞ (no correct tasks)"
+
+
+def money_column(usd_per_unit: Sequence[float | None], unit: str = "correct task"
+                 ) -> MoneyColumn:
+    """Format a whole column of money per unit at the one scale :func:`pick_scale` gives."""
+    scale = pick_scale(usd_per_unit)
+    return MoneyColumn(scale, scale.per(unit),
+                       tuple(scale.amount(v, unit) for v in usd_per_unit))
+
+
+# --- money over time --------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """A stretch of time money is shown over."""
+
+    hours: float
+    phrase: str   # "an hour", "a day" ...
+
+    def amount(self, usd_per_hour: float | None) -> str:
+        """The amount alone over this period (a table cell under a period header)."""
+        if usd_per_hour is None or _missing(usd_per_hour):
+            return NOT_MEASURED
+        return money(usd_per_hour * self.hours)
+
+
+PERIODS: tuple[Period, ...] = (
+    Period(1.0, "an hour"),
+    Period(24.0, "a day"),
+    Period(730.0, "a month"),    # 8760 h / 12
+    Period(8760.0, "a year"),
+)
+
+
+def pick_period(usd_per_hour: Iterable[float | None]) -> Period:
+    """One period for all of ``usd_per_hour``: the shortest at which every finite nonzero
+    rate shows at least $1 (a year if none does)."""
+    finite = [abs(v) for v in usd_per_hour if v is not None and math.isfinite(v) and v != 0]
+    if not finite:
+        return PERIODS[0]
+    smallest = min(finite)
+    for period in PERIODS:
+        if smallest * period.hours >= RATE_MIN:
+            return period
+    return PERIODS[-1]
+
+
+def money_rate(usd_per_hour: float | None, *, period: Period | None = None) -> str:
+    """A rate of spending over a human period: 0.10 $/h -> ``$2.40 a day``.
+
+    A rate in dollars per second is ``money_rate(usd_per_s * 3600)``.
+    """
+    if _missing(usd_per_hour):
+        return NOT_MEASURED
+    p = period or pick_period([usd_per_hour])
+    return f"{p.amount(usd_per_hour)} {p.phrase}"
+
+
+@dataclass(frozen=True, slots=True)
+class RateColumn:
+    """A table column of money rates over one period: ``header`` goes above ``cells``."""
+
+    period: Period
+    header: str                # "a day"
+    cells: tuple[str, ...]
+
+
+def rate_column(usd_per_hour: Sequence[float | None]) -> RateColumn:
+    """Format a whole column of rates over the one period :func:`pick_period` gives."""
+    period = pick_period(usd_per_hour)
+    return RateColumn(period, period.phrase, tuple(period.amount(v) for v in usd_per_hour))
+
+
+# --- intervals and ratios ---------------------------------------------------------------------
+
+def interval(low: float | None, high: float | None,
+             fmt: Callable[[float], str] = number) -> str:
+    """``[low–high]`` (en dash), both ends through ``fmt``; ``not measured`` if either end is
+    missing. For money per unit, pass ``scale.amount`` of one :class:`MoneyScale`."""
+    if _missing(low) or _missing(high):
+        return NOT_MEASURED
+    assert low is not None and high is not None
+    if low > high:
+        raise ValueError(f"interval low {low!r} is above high {high!r}")
+    return f"[{fmt(low)}–{fmt(high)}]"
+
+
+def money_per_interval(low: float | None, high: float | None, unit: str = "correct task", *,
+                       scale: MoneyScale | None = None) -> str:
+    """An interval of money per unit at one scale: ``[$0.45–$0.52] per 1M correct tasks``."""
+    if _missing(low) or _missing(high):
+        return NOT_MEASURED
+    s = scale or pick_scale([low, high])
+    return f"{interval(low, high, lambda v: s.amount(v, unit))} {s.per(unit)}"
+
+
+def _ratio_decimals(exp: int) -> int:
+    return 0 if exp >= 1 else (1 if exp == 0 else 1 - exp)
+
+
+def round_ratio(x: float) -> float:
+    """The value :func:`times` shows for ``x``: one decimal from 1 to 10, whole from 10 up,
+    2 significant digits below 1."""
+    if not math.isfinite(x):
+        return x
+    q, _ = _round(x, _ratio_decimals)
+    return float(q)
+
+
+def times(x: float | None) -> str:
+    """A ratio already computed: ``2.1×``, ``12×``, ``0.83×``."""
+    if _missing(x):
+        return NOT_MEASURED
+    assert x is not None
+    if math.isinf(x):
+        return f"{INFINITY}×" if x > 0 else f"-{INFINITY}×"
+    q, places = _round(x, _ratio_decimals)
+    if q == 0 and x != 0:
+        return f"{NEAR_ZERO}0×"
+    return f"{_fixed(q, places)}×"
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    """``a / b`` as ``2.1×``; ``∞×`` when only ``b`` is 0, ``not measured`` for 0/0 or a
+    missing side."""
+    if _missing(a) or _missing(b):
+        return NOT_MEASURED
+    assert a is not None and b is not None
+    if b == 0:
+        return NOT_MEASURED if a == 0 else times(math.copysign(math.inf, a))
+    return times(a / b)
+
+
+def usd_interval(ci: tuple[float | None, float | None] | None, *,
+                 scale: MoneyScale | None = None) -> str:
+    """A cost interval's ends at one scale, ``[$0.45–$0.52]`` (the unit is said beside it);
+    "" when an end is unknown."""
+    if ci is None or _missing(ci[0]) or _missing(ci[1]):
         return ""
-    n, _ = scale if scale is not None else scale_for(ci[0])
-    return f"[{money(ci[0] * n)}–{money(ci[1] * n)}]"
+    s = scale or pick_scale([ci[0], ci[1]])
+    return interval(ci[0], ci[1], lambda v: money(v * s.factor))
 
 
-def ratio_text(r: float | None) -> str:
-    """``2.10×`` (two decimals below 10, the same rounding everywhere)."""
-    if r is None or not math.isfinite(r):
-        return "n/a"
-    return f"{r:.2f}×" if r < 10 else f"{r:,.0f}×"
-
-
-def money_rate(usd_per_hour: float | None) -> str:
-    """An hourly spend as a daily one: ``$2.40 a day``."""
-    if usd_per_hour is None:
-        return "not measured"
-    return f"{money(usd_per_hour * 24)} a day"
+ONE = SCALES[0]

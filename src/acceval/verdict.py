@@ -32,7 +32,7 @@ from acceval.results.sections import (
     Standing,
     Verdict,
 )
-from acceval.units import money_per, ratio_text, usd_interval
+from acceval.units import ONE, money_per, times, usd_interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,14 +186,14 @@ def decide(targets: Sequence[TargetResult], rules: Rules,
             winner = best.target
             headline = (f"Cheapest correct task: {best.target} at "
                         f"{money_per(best.cost_per_correct_usd, 'correct task')} {_where(best)}"
-                        f", {ratio_text(ratio)} cheaper than {rest[0].target}.")
+                        f", {times(ratio)} cheaper than {rest[0].target}.")
         else:
             status = "tie"
             tied = [best.target] + [s.target for s in rest if not _separates(best, s)]
             headline = (f"Tie on the cheapest correct task: {', '.join(tied)} (cost intervals "
                         f"overlap; {best.target} is lowest at "
                         f"{money_per(best.cost_per_correct_usd, 'correct task')}, "
-                        f"{ratio_text(ratio)} below {rest[0].target}).")
+                        f"{times(ratio)} below {rest[0].target}).")
         for s in priced:
             lines.append(f"{s.target}: {money_per(s.cost_per_correct_usd, 'correct task')} "
                          f"{usd_interval(s.cost_per_correct_ci_usd)} {_where(s)}.")
@@ -212,7 +212,7 @@ def _per_token_line(rows: list[Standing], best: Standing) -> list[str]:
     if tok.target == best.target:
         return []
     return [f"The cheapest per token ({tok.target}, "
-            f"{money_per(tok.cost_per_mtok_output_usd, '1M output tokens', scale=(1, ''))}) is "
+            f"{money_per(tok.cost_per_mtok_output_usd, '1M output tokens', scale=ONE)}) is "
             f"not the cheapest per correct task ({best.target})."]
 
 

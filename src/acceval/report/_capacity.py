@@ -27,7 +27,9 @@ from acceval.results.sections import (
     PointResult,
     Standing,
 )
-from acceval.units import money_per, money_rate, ratio_text, scale_for
+from acceval.units import ONE, PERIODS, MoneyScale, money_per, money_rate, pick_scale, times
+
+DAY = PERIODS[1]  # a fleet is planned over days: its cost reads per day
 
 #: How ``max_rate_under_slo`` found the rate, in words (docs/capacity.md, method table).
 METHOD_WORDS = {
@@ -257,7 +259,7 @@ def fleet_table(v: CapacityView) -> Table:
     return head, rows
 
 
-def _cost_scale(v: CapacityView) -> tuple[int, str]:
+def _cost_scale(v: CapacityView) -> MoneyScale:
     """One unit ("per 1M correct tasks") for the whole cost table: that of its cheapest cost."""
     costs = []
     for c in v.targets.values():
@@ -269,7 +271,7 @@ def _cost_scale(v: CapacityView) -> tuple[int, str]:
                       k.cost_per_correct_at_saturation_usd]
         costs.append(c.cost_at_declared_utilization_usd)
     finite = [x for x in costs if x is not None and 0 < x < float("inf")]
-    return scale_for(min(finite)) if finite else (1, "")
+    return pick_scale([min(finite)]) if finite else ONE
 
 
 def cost_table(v: CapacityView) -> Table:
@@ -295,9 +297,10 @@ def cost_table(v: CapacityView) -> Table:
             rows.append([name] + [NOT_MEASURED] * 5 + [per(c.cost_at_declared_utilization_usd),
                                                        per(verdict.get(name))])
             continue
-        rows.append([name, money_rate(c.fleet_usd_per_hour), per(k.cost_per_correct_usd),
+        rows.append([name, money_rate(c.fleet_usd_per_hour, period=DAY),
+                     per(k.cost_per_correct_usd),
                      per(k.cost_per_correct_at_slo_rate_usd),
-                     per(k.cost_per_correct_at_saturation_usd), ratio_text(k.ratio),
+                     per(k.cost_per_correct_at_saturation_usd), times(k.ratio),
                      per(c.cost_at_declared_utilization_usd), per(verdict.get(name))])
     return head, rows
 
@@ -328,7 +331,7 @@ def whatif_table(v: CapacityView) -> Table:
                      _pair(pct(a.slo_attainment, 3), pct(b.slo_attainment, 3)),
                      _pair(_count(a.late, a.late_fraction), _count(b.late, b.late_fraction)),
                      _pair(_count(a.lost, a.lost_fraction), _count(b.lost, b.lost_fraction)),
-                     money_rate(c.spare_usd_per_hour), saved])
+                     money_rate(c.spare_usd_per_hour, period=DAY), saved])
     return head, rows
 
 

@@ -21,7 +21,7 @@ from acceval.report._capacity import CapacityView, untrusted_reason
 from acceval.report._econ import RunEcon, TargetEcon
 from acceval.results.result import RunResult
 from acceval.results.sections import PointResult
-from acceval.units import money_per, scale_for
+from acceval.units import money_per, pick_scale
 
 Figure = dict[str, Any]
 
@@ -217,7 +217,7 @@ def cost_stack(result: RunResult) -> Chart:
         return Chart("chart-cost", title, None,
                      "no target has a priced operating point (declare a price, meet the SLO) "
                      "or nothing was answered correctly")
-    scale = scale_for(min(b.cost_per_correct_usd for _, _, b, _ in bills))
+    scale = pick_scale([min(b.cost_per_correct_usd for _, _, b, _ in bills)])
     names: list[str] = []
     for _, _, bill, _ in bills:
         names += [i.name for i in bill.items if i.usd is not None and i.name not in names]
@@ -230,14 +230,14 @@ def cost_stack(result: RunResult) -> Chart:
                 continue
             share = item.usd / counted * bill.cost_per_correct_usd
             xs.append(_e(target))
-            ys.append(share * scale[0])
+            ys.append(share * scale.factor)
             text.append(_e(f"{item_name} at {label}: "
                            f"{money_per(share, 'correct task', scale=scale)}"))
         if xs:
             data.append({"type": "bar", "x": xs, "y": ys, "name": _e(item_name), "text": text,
                          "textposition": "none", "marker": {"color": _colour(j + 2)},
                          "hovertemplate": "%{text}<extra></extra>"})
-    unit = f"per {scale[1]} correct tasks" if scale[1] else "per correct task"
+    unit = f"per {scale.label} correct tasks" if scale.label else "per correct task"
     layout = _layout(title, barmode="stack", yaxis={"title": {"text": f"USD {unit}"}})
     note = "each item's share of the bill at the operating point the verdict names"
     if left_out:
@@ -254,8 +254,8 @@ def tornado(run: RunEcon) -> Chart:
         return Chart("chart-tornado", title, None,
                      "no sensitivity analysis in this run (needs a bill per target)")
     bars.reverse()  # Plotly draws the first category at the bottom
-    scale = scale_for(min(min(b.base_usd, b.low_usd, b.high_usd) for b in bars))
-    n = scale[0]
+    scale = pick_scale([min(min(b.base_usd, b.low_usd, b.high_usd) for b in bars)])
+    n = scale.factor
     labels = [_e(f"{b.target} · {b.input}") for b in bars]
     data = []
     for side, colour in (("low", "#56B4E9"), ("high", "#D55E00")):
@@ -273,7 +273,7 @@ def tornado(run: RunEcon) -> Chart:
                               for b, (usd, value) in zip(bars, ends, strict=True)],
                      "textposition": "none",
                      "hovertemplate": f"%{{y}} {side}: %{{text}}<extra></extra>"})
-    unit = f"per {scale[1]} correct tasks" if scale[1] else "per correct task"
+    unit = f"per {scale.label} correct tasks" if scale.label else "per correct task"
     layout = _layout(title, barmode="overlay", height=max(300, 60 + 28 * len(bars)),
                      margin={"l": 220, "r": 20, "t": 50, "b": 60},
                      xaxis={"title": {"text": f"USD {unit}"}})

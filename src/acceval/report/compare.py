@@ -26,7 +26,7 @@ from acceval.metrics import derive
 from acceval.report._fmt import NOT_MEASURED
 from acceval.results.result import RunResult, TargetResult
 from acceval.results.sections import PointCost, PointResult
-from acceval.units import money, money_per, scale_for
+from acceval.units import ONE, MoneyScale, money, money_per, pick_scale
 
 N_BOOT = 1000
 _CHUNK = 100
@@ -173,11 +173,11 @@ def _fmt(v: float | None) -> str:
     return NOT_MEASURED if v is None else f"{v:.4g}"
 
 
-def _signed_money(v: float | None, scale: tuple[int, str]) -> str:
+def _signed_money(v: float | None, scale: MoneyScale) -> str:
     if v is None:
         return NOT_MEASURED
     sign = "+" if v > 0 else "−" if v < 0 else ""
-    return sign + money(abs(v) * scale[0])
+    return sign + money(abs(v) * scale.factor)
 
 
 def _cells(r: Row) -> list[str]:
@@ -187,8 +187,8 @@ def _cells(r: Row) -> list[str]:
     if r.metric != COST_METRIC:
         return [_fmt(r.base), _fmt(r.other), _fmt(r.delta)]
     known = [v for v in (r.base, r.other) if v is not None and 0 < v < math.inf]
-    scale = scale_for(min(known)) if known else (1, "")
-    unit = f" per {scale[1]} correct tasks" if scale[1] else " per correct task"
+    scale = pick_scale([min(known)]) if known else ONE
+    unit = f" per {scale.label} correct tasks" if scale.label else " per correct task"
     return [money_per(r.base, "correct task", scale=scale),
             money_per(r.other, "correct task", scale=scale),
             NOT_MEASURED if r.delta is None else _signed_money(r.delta, scale) + unit]

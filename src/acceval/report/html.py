@@ -47,7 +47,7 @@ from acceval.report._fmt import (
     usd,
 )
 from acceval.results.result import RunResult, TargetResult
-from acceval.units import money_per, scale_for, usd_interval
+from acceval.units import money_per, pick_scale, usd_interval
 
 SAMPLES_PER_TARGET = 6
 _SAMPLE_CHARS = 800
@@ -229,7 +229,7 @@ def _decision(result: RunResult, econ: dict[str, TargetEcon]) -> str:
     per_load = []
     costs = [pc_.cost_per_correct_usd for c in econ.values() for pc_ in c.points.values()
              if pc_.cost_per_correct_usd is not None and math.isfinite(pc_.cost_per_correct_usd)]
-    scale = scale_for(min(costs) if costs else None)
+    scale = pick_scale([min(costs) if costs else None])
     for t in result.targets:
         c = econ[t.name]
         for p in t.points:
@@ -240,13 +240,13 @@ def _decision(result: RunResult, econ: dict[str, TargetEcon]) -> str:
                 t.name, p.label, str(s.requests), pct(s.error_rate), _d3(s.ttft_ms),
                 _d3(s.response_ttft_ms), _d3(s.tpot_ms), num(s.request_throughput_rps, 2),
                 num(s.output_token_throughput_tps), num(s.correct_goodput_rps, 2),
-                trusted(p), usd(None if cost is None else cost * scale[0]),
+                trusted(p), usd(None if cost is None else cost * scale.factor),
             ])
     loads = _table(["target", "load", "requests", "errors", "TTFT ms p50/p95/p99",
                     "response TTFT ms p50/p95/p99", "TPOT ms p50/p95/p99", "req/s",
                     "out tok/s", "correct goodput req/s",
-                    "meets SLO", f"cost per {scale[1] or 'one'} correct task"
-                    + ("s" if scale[1] else ""), ], per_load, "loads")
+                    "meets SLO", f"cost per {scale.label or 'one'} correct task"
+                    + ("s" if scale.label else ""), ], per_load, "loads")
     return ('<section id="decision"><h2>2. Decision table</h2>'
             f'<div class="scroll">{table}</div><h3>At each load point</h3>'
             f'<div class="scroll">{loads}</div></section>')

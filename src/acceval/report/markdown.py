@@ -22,7 +22,7 @@ from acceval.report._fmt import (
 )
 from acceval.results.result import RunResult, TargetResult
 from acceval.results.sections import BillResult, EnergyResult, PointResult
-from acceval.units import money_per, scale_for, usd_interval
+from acceval.units import ONE, money_per, pick_scale, usd_interval
 
 
 def _d3(d: Distribution) -> str:
@@ -199,7 +199,7 @@ def _economics(result: RunResult) -> list[str]:
             t.name, pc.label, money_per(bill.cost_per_correct_usd, "correct task"),
             usd_interval(pc.cost_per_correct_ci_usd) or NOT_MEASURED,
             money_per(bill.cost_per_attempt_usd, "attempt"),
-            money_per(bill.cost_per_mtok_output_usd, "1M output tokens", scale=(1, "")),
+            money_per(bill.cost_per_mtok_output_usd, "1M output tokens", scale=ONE),
             _energy_cell(t.energy), ", ".join(estimated) or "—",
         ])
     lines += _table(["target", "operating point", "cost per correct task", "95% interval",
@@ -220,12 +220,11 @@ def _sensitivity(result: RunResult) -> list[str]:
     sens = result.economics.sensitivity if result.economics is not None else None
     if sens is None or not sens.bars:
         return []
-    scale = scale_for(min((b.base_usd for b in sens.bars if b.base_usd > 0), default=None))
-    unit = f"per {scale[1]} correct tasks" if scale[1] else "per correct task"
+    scale = pick_scale([b.base_usd for b in sens.bars])
     rows = [[b.target, b.input, f"{port.short(b.low_value)} – {port.short(b.high_value)}",
-             usd(b.low_usd * scale[0]), usd(b.base_usd * scale[0]), usd(b.high_usd * scale[0])]
+             scale.amount(b.low_usd), scale.amount(b.base_usd), scale.amount(b.high_usd)]
             for b in sorted(sens.bars, key=lambda b: -b.width_usd)]
-    lines = [f"Sensitivity of the cost per correct task ({unit}), widest swing first:", ""]
+    lines = [f"Sensitivity of the cost {scale.per()}, widest swing first:", ""]
     lines += _table(["target", "input", "range", "low", "base", "high"], rows)
     lines.append("")
     for f in sens.flips:

@@ -27,7 +27,7 @@ from acceval.results.result import RunResult, TargetResult
 from acceval.results.sections import CapacityResult, MaxRateResult
 from acceval.results.store import read_records
 from acceval.study import Study
-from acceval.units import money, money_per, ratio_text
+from acceval.units import money, money_per, times
 from helpers import run_fixture
 
 DEMAND: dict[str, Any] = {"profile": "builtin:business-hours", "peak_rps": 150.0,
@@ -191,7 +191,7 @@ def test_tables_render_numbers_and_not_measured_never_blank_or_zero(run: RunResu
                 if k not in ("target", "fleet cost", "under demand ÷ at the SLO rate")}) == 1
     assert cost.ratio == pytest.approx(
         cost.cost_per_correct_usd / cost.cost_per_correct_at_slo_rate_usd)
-    assert f["under demand ÷ at the SLO rate"] == ratio_text(cost.ratio)
+    assert f["under demand ÷ at the SLO rate"] == times(cost.ratio)
     assert f["under demand ÷ at the SLO rate"].endswith("×")
     # cheap has no operating point, so no bill at the declared utilization either.
     cheap_econ = _target(run, "cheap").economics

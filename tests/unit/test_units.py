@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acceval.report import _units as units
-from acceval.report._units import (
+from acceval import units
+from acceval.units import (
     NOT_MEASURED,
     PERIODS,
     SCALES,
