@@ -25,6 +25,7 @@ from acceval.analysis import (
 from acceval.checks import check_runnable, preflight_study
 from acceval.errors import AccevalError, StudyError
 from acceval.loadgen.progress import Progress
+from acceval.loadgen.protocol import Describes, Target
 from acceval.loadgen.runner import PointSpec
 from acceval.probes import ProbeSampler, make_probe, read_samples
 from acceval.results.records import Record
@@ -34,7 +35,7 @@ from acceval.results.store import RecordWriter
 from acceval.scenarios import TargetRun, run_all
 from acceval.study import Endpoint, Study, load_study, study_to_yaml
 from acceval.study import Target as TargetSpec
-from acceval.targets.openai import OpenAITarget
+from acceval.targets import make_target
 from acceval.targets.preflight import served_model
 from acceval.tasks import Task, score, to_prompt, write_answers_jsonl
 
@@ -82,11 +83,11 @@ class _Scorer:
         self.writer.add(rec)
 
 
-async def _measure_target(target: OpenAITarget, run: TargetRun,
+async def _measure_target(target: Target, run: TargetRun,
                           specs: list[PointSpec]) -> dict[str, Any]:
     await target.start()
     try:
-        fingerprint = await target.probe()
+        fingerprint = await target.probe() if isinstance(target, Describes) else {}
         # Fixed points, then the sweep, demand replay and interruption the study asks for.
         await run_all(run, specs)
         return fingerprint
@@ -192,7 +193,7 @@ def _measure(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog, *,
             prompts = [to_prompt(t, api=endpoint.api, max_tokens=study.tasks.max_tokens)
                        for t in tasks]
             specs = point_specs(study, t_index, len(prompts))
-            client = OpenAITarget(tspec.name, endpoint)
+            client = make_target(tspec.name, endpoint)
             local = tlog.local_server
             pids = [local.pid] if local is not None and local.pid else []
             probe = make_probe(tspec.energy, pids=pids)

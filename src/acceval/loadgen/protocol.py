@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from acceval.results.records import Record
 
@@ -32,3 +32,10 @@ class Target(Protocol):
 
     async def close(self) -> None:
         """Release connections."""
+
+
+@runtime_checkable
+class Describes(Protocol):
+    """A target that can say what serves it (models, versions), recorded in the run log."""
+
+    async def probe(self) -> dict[str, Any]: ...
