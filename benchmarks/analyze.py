@@ -4,7 +4,8 @@ The run is a real one (the quick demo, or the run folder given) whose records ar
 until there are ``--records`` of them: every copy keeps its load point and its stamps, so each
 point holds proportionally more requests with the same shapes (texts, chunks, errors). Each
 stage then runs in a fresh process, timed in that process with its peak resident
-memory (``VmHWM``), three times; the seconds are the stage's own, imports excluded:
+memory (``VmHWM``), three times, with the allocator the command line uses; the seconds are
+the stage's own, imports excluded:
 
     python benchmarks/analyze.py                       # quick demo -> 1M records, all stages
     python benchmarks/analyze.py --source runs/X --records 200000
@@ -32,7 +33,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 HERE = Path(__file__).resolve().parent
 STAGES = ("analyze", "json", "md", "html")
@@ -48,7 +48,7 @@ def _demo_run(workdir: Path) -> Path:
 
 def replicate(source: Path, dest: Path, n_records: int) -> int:
     """Copy ``source`` to ``dest`` with its records replicated to at least ``n_records``."""
-    from acceval.results.store import read_records
+    from acceval.results.store import read_records, write_grouped
 
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns("report*.html", "parts"))
     table = read_records(source)
@@ -59,7 +59,7 @@ def replicate(source: Path, dest: Path, n_records: int) -> int:
         parts.append(table.set_column(table.schema.get_field_index("request_id"),
                                       "request_id", ids))
     big = pa.concat_tables(parts).slice(0, n_records)
-    pq.write_table(big, dest / "records.parquet")
+    write_grouped(big, dest / "records.parquet", "target")  # as the run's writer lays it out
     return big.num_rows
 
 
@@ -83,8 +83,10 @@ def _time(name: str, run_dir: Path) -> tuple[float, float]:
             f"analyze.stage({name!r}, __import__('pathlib').Path({str(run_dir)!r})); "
             "print(time.perf_counter() - t); "
             "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])")
+    env = {**os.environ, "ARROW_DEFAULT_MEMORY_POOL":
+           os.environ.get("ARROW_DEFAULT_MEMORY_POOL", "system")}  # as the command line sets it
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True).stdout.strip().splitlines()
+                         text=True, env=env).stdout.strip().splitlines()
     # In-process seconds of the stage (imports excluded); VmHWM: this process's peak
     # resident set (ru_maxrss would carry the parent's over the fork).
     return float(out[-2]), int(out[-1]) / 1024.0  # KiB -> MiB

@@ -17,9 +17,10 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -34,7 +35,7 @@ from acceval.errors import AccevalError, StudyError
 from acceval.loadgen.runner import PointSpec
 from acceval.metrics import accuracy, has_correctness, pass_at_1
 from acceval.metrics.derive import derive
-from acceval.portability import assess_portability
+from acceval.portability import assess_target
 from acceval.portability.artifact import ArtifactCheck
 from acceval.portability.ledger import compile_time_for
 from acceval.probes import read_samples, table_to_samples
@@ -108,12 +109,13 @@ def _target_points(study: Study, t: TargetResult, log: TargetLog, sel: pa.Table,
             t.pass_at_1 = pass_at_1(d)
 
 
-def _quality(study: Study, targets: list[TargetResult], table: pa.Table) -> None:
+def _quality(study: Study, targets: list[TargetResult],
+             mean_tokens: dict[str, float | None]) -> None:
     ref = next((t for t in targets if t.name == study.quality.relative_to), None)
     for t in targets:
         t.gate = evaluate_gate(study.quality, t.accuracy,
                                reference=ref.accuracy if ref else None,
-                               mean_output_tokens=_mean_output_tokens(table, t.name))
+                               mean_output_tokens=mean_tokens.get(t.name))
 
 
 def _capacity(study: Study, t: TargetResult, catalog: Catalog,
@@ -168,7 +170,21 @@ def _run_economics(study: Study, priced: dict[str, Priced],
                                         "sensitivity": sens.to_dict()})
 
 
-def analyze(study: Study, log: RunLog, table: pa.Table, samples: pa.Table | None = None, *,
+Records: TypeAlias = pa.Table | Callable[[str], pa.Table]
+# The columns the migration ledger's warm-up reads, kept per target after its first pass.
+_WARM_COLUMNS = ["target", "sent_ns", "first_token_ns", "done_ns", "error_kind"]
+
+
+def _by_target(records: Records) -> Callable[[str], pa.Table]:
+    """One target's analysis columns, from a table or from a reader of one target at a time
+    (a run folder's grouped records.parquet is read a target at a time: bounded memory)."""
+    if callable(records):
+        return records
+    table = records.select([c for c in ANALYSIS_COLUMNS if c in records.column_names])
+    return lambda name: table.filter(pc.equal(table["target"], name))
+
+
+def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | None = None, *,
             base_dir: Path | None = None,
             artifact_checks: dict[str, ArtifactCheck] | None = None,
             run_artifact_checks: bool = False,
@@ -176,9 +192,10 @@ def analyze(study: Study, log: RunLog, table: pa.Table, samples: pa.Table | None
     """Every number from stored records and the run log (pure apart from reading the files
     the study names, and loading models when ``run_artifact_checks``)."""
     kept_artifact_levels = kept_artifact_levels or {}
-    # The texts (outputs, reasons) are for reports; the numbers need stamps and outcomes.
-    table = table.select([c for c in ANALYSIS_COLUMNS if c in table.column_names])
+    rows_of = _by_target(records)
     targets: list[TargetResult] = []
+    mean_tokens: dict[str, float | None] = {}
+    warm: dict[str, pa.Table] = {}
     for tspec in study.targets:
         tlog = log.target(tspec.name) or TargetLog(name=tspec.name,
                                                    failure="not run (interrupted)")
@@ -189,10 +206,13 @@ def analyze(study: Study, log: RunLog, table: pa.Table, samples: pa.Table | None
                          platform=tspec.platform.model_dump(mode="json"),
                          fingerprint=tlog.fingerprint, local_server=tlog.local_server,
                          failure=tlog.failure)
-        _target_points(study, t, tlog, table.filter(pc.equal(table["target"], tspec.name)),
-                       base_dir)
+        sel = rows_of(tspec.name)
+        _target_points(study, t, tlog, sel, base_dir)
+        mean_tokens[t.name] = _mean_output_tokens(sel)
+        warm[t.name] = sel.select(_WARM_COLUMNS)
+        del sel
         targets.append(t)
-    _quality(study, targets, table)
+    _quality(study, targets, mean_tokens)
     catalog = study_catalog(study, base_dir)
     sample_list = table_to_samples(samples) if samples is not None else []
     priced = _economics(study, targets, sample_list, catalog, base_dir)
@@ -208,10 +228,12 @@ def analyze(study: Study, log: RunLog, table: pa.Table, samples: pa.Table | None
     qualified = {s.target for s in first.standings if s.qualified}
     economics = _run_economics(study, priced, operating, qualified)
     verdict = decide(targets, rules, _sensitivity(economics))
-    assess_portability(study, targets, base_dir=base_dir or Path.cwd(), operating=operating,
-                       records=table, artifact_checks=artifact_checks,
-                       run_artifact_checks=run_artifact_checks)
+    checks = artifact_checks or {}
     for t in targets:
+        t.portability, t.exit = assess_target(
+            study, targets, t, base_dir=base_dir or Path.cwd(), operating=operating,
+            records=warm[t.name], artifact_check=checks.get(t.name),
+            run_artifact_check=run_artifact_checks)
         kept = kept_artifact_levels.get(t.name)
         if kept is not None and t.portability is not None:
             t.portability.levels.artifact = kept
@@ -238,8 +260,9 @@ def _sensitivity(e: RunEconomics | None) -> SensitivityResult | None:
     return e.sensitivity if e is not None else None
 
 
-def _mean_output_tokens(table: pa.Table, target: str) -> float | None:
-    sel = table.filter(pc.and_(pc.equal(table["target"], target), pc.invert(table["warmup"])))
+def _mean_output_tokens(table: pa.Table) -> float | None:
+    """Mean output tokens of one target's measured requests (the quality level's floor)."""
+    sel = table.filter(pc.invert(table["warmup"]))
     toks = sel["output_tokens"].drop_null()
     return float(pc.mean(toks).as_py()) if len(toks) else None
 
@@ -267,9 +290,9 @@ def point_specs(study: Study, t_index: int, n_prompts: int) -> list[PointSpec]:
     return specs
 
 
-def analysis_records(run_dir: Path) -> pa.Table:
-    """The columns of a run's records the analysis reads (not the texts)."""
-    return read_records(run_dir, ANALYSIS_COLUMNS)
+def analysis_records(run_dir: Path) -> Callable[[str], pa.Table]:
+    """A reader of one target's analysis columns at a time (not the texts) from a run folder."""
+    return lambda name: read_records(run_dir, ANALYSIS_COLUMNS, target=name)
 
 
 # --- reading a run folder --------------------------------------------------------------------
@@ -366,12 +389,12 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
     left out (their plans are not in the records).
     """
     study = load_study(run_dir / "study.yaml")
-    table = analysis_records(run_dir)
+    rows_of = analysis_records(run_dir)
     created = dt.datetime.fromtimestamp((run_dir / "study.yaml").stat().st_mtime, dt.UTC)
     log = RunLog(run_id=run_dir.name, created_utc=created.isoformat(), interrupted=True,
                  rebuilt=True)
     for t_index, tspec in enumerate(study.targets):
-        sel = table.filter(pc.equal(table["target"], tspec.name))
+        sel = rows_of(tspec.name)
         tl = TargetLog(name=tspec.name)
         for spec in point_specs(study, t_index, max(1, study.tasks.count)):
             rows = sel.filter(pc.equal(sel["load_index"], spec.index))
@@ -388,7 +411,7 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
         if not tl.points:
             tl.failure = "not reached before the run ended"
         log.targets.append(tl)
-    result = analyze(study, log, table, read_samples(run_dir), base_dir=run_dir)
+    result = analyze(study, log, rows_of, read_samples(run_dir), base_dir=run_dir)
     result.warnings.insert(0, "rebuilt from records.parquet: the run ended before writing "
                            "result.json (killed); only the fixed load points are shown")
     return result

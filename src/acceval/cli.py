@@ -7,6 +7,7 @@ error, 3 a gate failed. A traceback is a bug.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,10 @@ def main() -> None:
     Write a study file (targets, tasks, load, SLOs, quality level), then `acceval run` it.
     Exit codes: 0 ok, 1 runtime failure, 2 usage or study error, 3 a gate failed.
     """
+    # Arrow's default pool keeps freed pages, so reading a large run a target at a time
+    # would still peak high (1M records: 452 against 389 MB, docs/benchmarks.md). Arrow reads
+    # this when it starts, so it is set before anything imports pyarrow; a user's choice wins.
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 
 @main.command()

@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import pairwise
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from acceval.results.records import RECORD_SCHEMA, Record, records_to_table
@@ -70,7 +73,8 @@ class RecordWriter:
         self.flush()
         self.wait()
         self._pool.shutdown()
-        return compact_parts(self.run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA)
+        return compact_parts(self.run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA,
+                             group_by="target")
 
 
 def _write_part(batch: list[Record], final: Path) -> int:
@@ -87,10 +91,28 @@ def write_part(table: pa.Table, final: Path) -> None:
     os.replace(tmp, final)
 
 
+def write_grouped(table: pa.Table, final: Path, column: str) -> None:
+    """Like :func:`write_part`, with the rows grouped by ``column`` (order kept within a group)
+    and one row group per value, so a reader that wants one value reads only its group."""
+    tmp = final.with_suffix(".tmp")
+    if table.num_rows == 0:
+        write_part(table, final)
+        return
+    ordered = table.take(pc.sort_indices(table, sort_keys=[(column, "ascending")]))
+    keys = ordered[column].to_numpy(zero_copy_only=False)
+    cuts = [0, *(np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist(), len(keys)]
+    with pq.ParquetWriter(tmp, ordered.schema, compression="zstd") as w:
+        for a, b in pairwise(cuts):
+            w.write_table(ordered.slice(a, b - a), row_group_size=b - a)
+    os.replace(tmp, final)
+
+
 def read_stream(run_dir: str | Path, file: str, parts_dir: str, schema: pa.Schema,
-                columns: list[str] | None = None) -> pa.Table:
+                columns: list[str] | None = None,
+                where: tuple[str, str] | None = None) -> pa.Table:
     """A finished file plus any parts not yet compacted (an interrupted run has only parts);
-    ``columns`` reads only those."""
+    ``columns`` reads only those, ``where = (column, value)`` only the rows with that value
+    (a grouped file skips the other row groups unread)."""
     run = Path(run_dir)
     files = [run / file] if (run / file).exists() else []
     if (run / parts_dir).is_dir():
@@ -99,13 +121,21 @@ def read_stream(run_dir: str | Path, file: str, parts_dir: str, schema: pa.Schem
         schema = pa.schema([schema.field(c) for c in columns])
     if not files:
         return schema.empty_table()
-    return pa.concat_tables([pq.read_table(f, schema=schema, columns=columns) for f in files])
+    filters = None if where is None else [(where[0], "==", where[1])]
+    return pa.concat_tables([pq.read_table(f, schema=schema, columns=columns, filters=filters)
+                             for f in files])
 
 
-def compact_parts(run_dir: Path, file: str, parts_dir: str, schema: pa.Schema) -> Path:
-    """Merge the finished file and the parts into ``file``, then remove the parts."""
+def compact_parts(run_dir: Path, file: str, parts_dir: str, schema: pa.Schema,
+                  group_by: str | None = None) -> Path:
+    """Merge the finished file and the parts into ``file``, then remove the parts;
+    ``group_by`` writes one row group per value of that column."""
     out = Path(run_dir) / file
-    write_part(read_stream(run_dir, file, parts_dir, schema), out)
+    table = read_stream(run_dir, file, parts_dir, schema)
+    if group_by is None:
+        write_part(table, out)
+    else:
+        write_grouped(table, out, group_by)
     parts = Path(run_dir) / parts_dir
     for p in parts.glob("part-*.parquet"):
         p.unlink()
@@ -125,7 +155,9 @@ REPORT_COLUMNS = [c for c in RECORD_SCHEMA.names
                   if c not in ("chunk_ns", "first_byte_ns", "request_id", "http_status")]
 
 
-def read_records(run_dir: str | Path, columns: list[str] | None = None) -> pa.Table:
+def read_records(run_dir: str | Path, columns: list[str] | None = None, *,
+                 target: str | None = None) -> pa.Table:
     """The records of a run, finished (records.parquet) or interrupted (parts only);
-    ``columns`` (e.g. :data:`ANALYSIS_COLUMNS`) reads only those."""
-    return read_stream(run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA, columns)
+    ``columns`` (e.g. :data:`ANALYSIS_COLUMNS`) reads only those, ``target`` only its rows."""
+    where = None if target is None else ("target", target)
+    return read_stream(run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA, columns, where)
