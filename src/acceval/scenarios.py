@@ -41,6 +41,7 @@ from acceval.results.sections import (
     PointResult,
     ReplayResult,
     SweepResult,
+    SweepStep,
 )
 from acceval.study import SLO, Study
 
@@ -226,7 +227,8 @@ async def _sweep(tr: TargetRun, tap: _Tap, index: int) -> int:
 
     outcome = await search(measure, tr._curve, max_steps=sw.max_steps, point_s=sw.point_s,
                            max_s=sw.max_s, rel_tol=sw.rel_tol, max_rate_rps=sw.max_rate_rps)
-    tr.log.sweep = SweepLog(steps=list(outcome.steps), stopped_by=outcome.stopped_by,
+    tr.log.sweep = SweepLog(steps=[SweepStep.model_validate(s) for s in outcome.steps],
+                            stopped_by=outcome.stopped_by,
                             elapsed_s=outcome.elapsed_s)
     return counter[0]
 

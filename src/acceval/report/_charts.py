@@ -112,13 +112,12 @@ def latency_vs_throughput(result: RunResult) -> Chart:
                 data.append(tr)
     if not data:
         return Chart("chart-latency", title, None, "no load point completed a request")
-    slo = result.study.get("slo") or {}
     shapes = []
-    for key, yref in (("ttft_ms", "y"), ("tpot_ms", "y2")):
-        if slo.get(key) is not None:
+    for bound, yref in ((result.slo.ttft_ms, "y"), (result.slo.tpot_ms, "y2")):
+        if bound is not None:
             shapes.append({"type": "line", "xref": "x domain" if yref == "y" else "x2 domain",
                            "x0": 0, "x1": 1, "yref": yref,
-                           "y0": slo[key], "y1": slo[key],
+                           "y0": bound, "y1": bound,
                            "line": {"dash": "dash", "color": "#c00", "width": 1}})
     layout = _layout(title, shapes=shapes,
                      xaxis={"domain": [0, 0.46], "title": {"text": "completed req/s"}},
@@ -300,7 +299,7 @@ def accuracy(result: RunResult) -> Chart:
              "error_y": {"type": "data", "symmetric": False, "array": hi, "arrayminus": lo},
              "hovertemplate": "%{x}: %{y:.1%}<extra></extra>"}]
     shapes = []
-    level = (result.study.get("quality") or {}).get("min_accuracy")
+    level = result.quality.min_accuracy
     if level is not None:
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": level,
                        "y1": level, "line": {"dash": "dash", "color": "#c00", "width": 1}})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from acceval.loadgen.spec import family
+from acceval.metrics.spec import SLO
 from acceval.results.result import RunResult
 from acceval.results.sections import PointResult
 from acceval.units import money
@@ -74,3 +75,12 @@ def selfcheck_table(result: RunResult) -> tuple[list[str], list[list[str]]]:
             "loop lag p99 ms", "loop lag max ms", "requested req/s", "achieved send/s",
             "trusted", "why not", "stopped by"]
     return head, rows
+
+
+def slo_text(slo: SLO) -> str:
+    """``ttft_ms ≤ 50, e2e_ms ≤ 100 at p95; errors ≤ 1.0%`` (the bounds the study set)."""
+    bounds = ", ".join(f"{k} ≤ {v:g}" for k, v in (("ttft_ms", slo.ttft_ms),
+                                                   ("tpot_ms", slo.tpot_ms),
+                                                   ("e2e_ms", slo.e2e_ms)) if v is not None)
+    return (f"{bounds or 'no latency bound'} at p{slo.percentile:g}; "
+            f"errors ≤ {pct(slo.max_error_rate)}")

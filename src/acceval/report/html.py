@@ -43,6 +43,7 @@ from acceval.report._fmt import (
     pct,
     selfcheck_table,
     sig,
+    slo_text,
     trusted,
     usd,
 )
@@ -181,16 +182,12 @@ def _estimated_html(result: RunResult, econ: dict[str, TargetEcon]) -> str:
 
 
 def _verdict(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon) -> str:
-    slo = result.study.get("slo") or {}
-    bounds = ", ".join(f"{k} ≤ {v}" for k, v in slo.items()
-                       if k.endswith("_ms") and v is not None) or "none set"
     lines = "".join(_target_line(result, t, econ[t.name]) for t in result.targets)
     extra = "".join(f"<li>{esc(v)}</li>" for v in result.verdict.lines)
     rules = "".join(f"<li>{esc(r)}</li>" for r in result.verdict.rules)
     return (
         '<section id="verdict"><h2>1. Verdict</h2>'
-        f"<p>At the study's SLO ({esc(bounds)} at p{esc(num(slo.get('percentile'), 0))}, "
-        f"errors ≤ {esc(pct(slo.get('max_error_rate')))}):</p>"
+        f"<p>At the study's SLO ({esc(slo_text(result.slo))}):</p>"
         f"{_winner_html(result)}<ul>{lines}</ul>"
         f"{'<ul>' + extra + '</ul>' if extra else ''}"
         f"{_flips_html(run)}{_estimated_html(result, econ)}"
@@ -456,7 +453,7 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
            "connect-src 'none'; base-uri 'none'; form-action 'none'")
     banner = ('<p class="bad banner">This run was interrupted; the numbers cover what was '
               "measured.</p>" if result.interrupted else "")
-    desc = result.study.get("description")
+    desc = result.description
     return "".join([
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
         f'<meta http-equiv="Content-Security-Policy" content="{esc(csp)}">',

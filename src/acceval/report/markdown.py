@@ -16,6 +16,7 @@ from acceval.report._fmt import (
     pct,
     selfcheck_table,
     sig,
+    slo_text,
     trusted,
     usd,
     yesno,
@@ -76,18 +77,14 @@ def render_markdown(result: RunResult) -> str:
     lines = [f"# {result.study_name}", "", f"Run `{result.run_id}`, started {result.created_utc}"]
     if result.interrupted:
         lines += ["", "**This run was interrupted; the numbers cover what was measured.**"]
-    desc = result.study.get("description")
+    desc = result.description
     if desc:
         lines += ["", _esc(str(desc))]
     lines.append("")
     lines += _verdict(result)
 
-    slo = result.study.get("slo", {})
-    bounds = ", ".join(f"{k} ≤ {v}" for k, v in slo.items()
-                       if k.endswith("_ms") and v is not None) or "none set"
     lines += ["## Latency and throughput per load point", "",
-              f"SLO: {bounds} at p{num(slo.get('percentile'), 0)}; "
-              f"max error rate {pct(slo.get('max_error_rate'))}. TTFT is service time (from "
+              f"SLO: {slo_text(result.slo)}. TTFT is service time (from "
               "the actual send); response TTFT is from the intended send (open loop), and an "
               "open-loop point's SLO is judged on it (docs/metrics.md).", ""]
     rows = []
@@ -311,7 +308,8 @@ def _demand_and_faults(result: RunResult) -> list[str]:
             sw = t.sweep
             assert sw is not None
             lo, hi = sw.bracket_rps
-            steps = ", ".join(f"{num(s.get('rate_rps'))} {'✓' if s.get('meets_slo') else '✗'}"
+            steps = ", ".join(f"{num(s.rate_rps)} {'✓' if s.meets_slo else '✗'}"
+                              + ("" if s.trusted is not False else " (not trusted)")
                               for s in sw.steps)
             rows.append([t.name, str(sw.runs), steps or "—", f"{num(lo)} – {num(hi)}",
                          num(sw.max_rate.rate_rps), sw.max_rate.method, sw.stopped_by])

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from acceval.errors import GateFailed
 from acceval.metrics import Accuracy, PassAt1
+from acceval.metrics.spec import SLO, Quality
 from acceval.results.runlog import EndpointLog, LocalServerInfo, RunLog
 from acceval.results.sections import (
     AvailabilityResult,
@@ -92,6 +93,20 @@ class RunResult(Section):
     verdict: Verdict
     warnings: list[str] = Field(default_factory=list)
     log: RunLog
+
+    @property
+    def slo(self) -> SLO:
+        """The study's SLO as run (typed)."""
+        return SLO.model_validate(self.study.get("slo") or {})
+
+    @property
+    def quality(self) -> Quality:
+        """The study's quality level as run (typed)."""
+        return Quality.model_validate(self.study.get("quality") or {})
+
+    @property
+    def description(self) -> str:
+        return str(self.study.get("description") or "")
 
     def target(self, name: str) -> TargetResult:
         for t in self.targets:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from acceval.metrics import Distribution
-from acceval.results.sections import Section
+from acceval.results.sections import Section, SweepStep
 
 PointRole = Literal["fixed", "sweep", "replay", "interruption"]
 
@@ -63,7 +63,7 @@ class LocalServerInfo(Section):
 class SweepLog(Section):
     """What the SLO search did at run time (its points are in ``TargetLog.points``)."""
 
-    steps: list[dict[str, Any]] = Field(default_factory=list)
+    steps: list[SweepStep] = Field(default_factory=list)
     stopped_by: str = "max_steps"
     elapsed_s: float = 0.0
 

@@ -413,17 +413,20 @@ class ExitResult(Section):
 # --- scenarios: sweep, replay, interruption --------------------------------------------------
 
 class SweepStep(Section):
+    """One step of the SLO search: the rate it tried, why, and what the point said."""
+
     rate_rps: float
-    reason: str
+    why: str
+    seconds: float
     meets_slo: bool | None = None
     slo_ratio: float | None = None
-    throughput_rps: float | None = None
-    elapsed_s: float | None = None
+    trusted: bool | None = None
+    untrusted_reason: str | None = None
 
 
 class SweepResult(Section):
     runs: int
-    steps: list[dict[str, Any]]  # one per measured step, as the search logged it
+    steps: list[SweepStep]
     stopped_by: str
     elapsed_s: float
     bracket_rps: tuple[float | None, float | None]
