@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acceval.results.result import RunResult, TargetResult
+from acceval.results.sections import FlipResult, PointResult, TornadoBarResult
 from acceval.results.sections import PointCost as StoredCost
-from acceval.results.sections import PointResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,34 +125,13 @@ def target_econ(t: TargetResult, result: RunResult | None = None) -> TargetEcon:
 
 
 @dataclass(frozen=True, slots=True)
-class Bar:
-    target: str
-    input: str
-    base_usd: float
-    low_usd: float
-    high_usd: float
-    low_value: float | None
-    high_value: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class Flip:
-    input: str
-    scope: str
-    side: str
-    value: float | None
-    winner: str | None
-    base_winner: str | None
-
-
-@dataclass(frozen=True, slots=True)
 class RunEcon:
     winner: str | None = None            # cheapest at the SLO among targets not failing the gate
     ranking: tuple[str, ...] = ()        # those targets, cheapest first (finite costs only)
     unconstrained_winner: str | None = None  # the economics' own winner (SLO not applied)
     excluded: dict[str, str] = field(default_factory=dict)  # target -> why it is not ranked
-    bars: tuple[Bar, ...] = ()
-    flips: tuple[Flip, ...] = ()
+    bars: tuple[TornadoBarResult, ...] = ()
+    flips: tuple[FlipResult, ...] = ()
     sensitivity_present: bool = False
     verdict_lines: tuple[str, ...] = ()
 
@@ -161,11 +140,9 @@ def run_econ(result: RunResult, per_target: dict[str, TargetEcon] | None = None)
     """The verdict's ranking and the sensitivity, as the charts and tables use them."""
     v = result.verdict
     sens = result.economics.sensitivity if result.economics is not None else None
-    bars = tuple(Bar(b.target, b.input, b.base_usd, b.low_usd, b.high_usd, b.low_value,
-                     b.high_value) for b in (sens.bars if sens is not None else [])
+    bars = tuple(b for b in (sens.bars if sens is not None else [])
                  if all(math.isfinite(x) for x in (b.base_usd, b.low_usd, b.high_usd)))
-    flips = tuple(Flip(f.input, f.scope, f.side, f.value, f.winner, f.base_winner)
-                  for f in (sens.flips if sens is not None else []))
+    flips = tuple(sens.flips) if sens is not None else ()
     ranked = tuple(s.target for s in v.standings if s.rank is not None)
     excluded = {s.target: "; ".join(s.reasons) for s in v.standings if not s.qualified}
     return RunEcon(winner=v.winner, ranking=ranked,

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from acceval.metrics import Distribution
-from acceval.results.sections import Section, SweepStep
+from acceval.results.sections import FaultStamps, Section, SweepStep
 
 PointRole = Literal["fixed", "sweep", "replay", "interruption"]
 
@@ -68,21 +68,8 @@ class SweepLog(Section):
     elapsed_s: float = 0.0
 
 
-class FaultLog(Section):
-    """The injected fault's stamps (perf ns relative to t0) and what its commands returned."""
-
-    action: str
-    at_s: float
-    down_s: float | None = None
-    fault_ns: int | None = None
-    restore_ns: int | None = None
-    ready_ns: int | None = None
-    restart_s: float | None = None
-    command_rc: int | None = None
-    command_output: str | None = None
-    restore_rc: int | None = None
-    restore_output: str | None = None
-    error: str | None = None
+class FaultLog(FaultStamps):
+    """The injected fault as the run logged it (its recovery is analysed later)."""
 
 
 class TargetLog(Section):

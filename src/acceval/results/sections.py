@@ -470,13 +470,9 @@ class ReplayResult(Section):
     hours: list[ReplayHour]
 
 
-class InterruptionResult(Section):
-    point_label: str
-    load_index: int
-    target: str
-    point_started_ns: int
-    point_ended_ns: int
-    point: PointResult
+class FaultStamps(Section):
+    """The injected fault's stamps (perf ns relative to t0) and what its commands returned."""
+
     action: str
     at_s: float
     down_s: float | None = None
@@ -489,6 +485,17 @@ class InterruptionResult(Section):
     restore_rc: int | None = None
     restore_output: str | None = None
     error: str | None = None
+
+
+class InterruptionResult(FaultStamps):
+    """The fault, its point, and the recovery measured from that point's records."""
+
+    point_label: str
+    load_index: int
+    target: str
+    point_started_ns: int
+    point_ended_ns: int
+    point: PointResult
     requests: int
     ok: int
     failed: int
