@@ -153,6 +153,9 @@ def decide(targets: Sequence[TargetResult], rules: Rules,
         f"An operating point is trusted, meets the SLO and has at least "
         f"{rules.min_point_requests} measured requests; it is the cheapest such point.",
         "A winner is named only when its cost interval lies below the runner-up's.",
+        "The interval covers the accuracy's uncertainty only: the throughput of one run is "
+        "taken as measured, so a close margin can move between runs; repeat the study to "
+        "see that spread.",
     ]
     lines: list[str] = []
     for s in rows:

@@ -17,9 +17,8 @@ PACKAGE = SRC / "acceval"
 COMPOSERS = {
     "acceval.study", "acceval.pipeline", "acceval.cli", "acceval.demo", "acceval.docs",
     "acceval.checks", "acceval.analysis", "acceval._api",
-    # The run's stages over the whole study; these two are being rewritten into typed
-    # analysis stages that take their own slice of the study, and then leave this list.
-    "acceval.scenarios", "acceval.economics.apply",
+    # What one target runs (fixed points, sweep, replay, interruption) reads the whole study.
+    "acceval.scenarios",
 }
 UPPER = {"acceval.study", "acceval.pipeline"}
 ARRIVAL_KINDS = {"concurrency", "constant", "poisson", "gamma"}

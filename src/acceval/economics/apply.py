@@ -10,20 +10,24 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from acceval.economics.bill import Bill, CostInputs, compute_bill
 from acceval.economics.catalog import Catalog
 from acceval.economics.compile_time import CompileTime
 from acceval.economics.energy import EnergyOutputs, energy_outputs
 from acceval.economics.inputs import (
+    BilledStudy,
+    BilledTarget,
     Measured,
     can_estimate_energy,
     cost_inputs_for,
     estimate_energy,
 )
 from acceval.economics.provenance import Sourced
+from acceval.economics.spec import Energy
 from acceval.probes import energy_between
 from acceval.results.result import TargetResult
 from acceval.results.sections import (
@@ -34,8 +38,20 @@ from acceval.results.sections import (
     PointResult,
     TargetEconomics,
 )
-from acceval.study import Study
-from acceval.study import Target as TargetSpec
+
+
+class PricedTarget(BilledTarget, Protocol):
+    """What pricing reads of a study target: the bill's inputs and its energy section."""
+
+    @property
+    def energy(self) -> Energy: ...
+
+
+class PricedStudy(BilledStudy, Protocol):
+    """What pricing reads of a study (``acceval.study.Study`` is one)."""
+
+    @property
+    def targets(self) -> Sequence[PricedTarget]: ...
 
 
 @dataclass(slots=True)
@@ -47,7 +63,7 @@ class Priced:
     energy: dict[str, EnergyResult] = field(default_factory=dict)  # by point label
 
 
-def _point_energy(spec: TargetSpec, p: PointResult, samples: list[Any], catalog: Catalog | None,
+def _point_energy(spec: PricedTarget, p: PointResult, samples: list[Any], catalog: Catalog | None,
                   correct: int) -> EnergyOutputs | None:
     if not can_estimate_energy(spec.energy, catalog, spec.platform.hardware):
         return None
@@ -84,7 +100,7 @@ def bill_result(b: Bill) -> BillResult:
     return BillResult.model_validate(b.to_dict())
 
 
-def price_target(study: Study, t: TargetResult, samples: list[Any], catalog: Catalog | None,
+def price_target(study: PricedStudy, t: TargetResult, samples: list[Any], catalog: Catalog | None,
                  *, utilization: Sourced | None = None,
                  compile_time: CompileTime | None = None) -> Priced | None:
     """Bills for every measured point of ``t`` (None: the target declares no price).
