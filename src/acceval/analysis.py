@@ -207,6 +207,14 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
                          fingerprint=tlog.fingerprint, local_server=tlog.local_server,
                          failure=tlog.failure)
         sel = rows_of(tspec.name)
+        if log.interrupted and not log.rebuilt:
+            # The point the run was stopped inside has records but no log entry yet.
+            t_index = [s.name for s in study.targets].index(tspec.name)
+            missing = points_from_records(study, t_index, sel,
+                                          logged={p.index for p in tlog.points}
+                                          | tlog.scenario_indexes())
+            if missing:
+                tlog = tlog.model_copy(update={"points": [*tlog.points, *missing]})
         _target_points(study, t, tlog, sel, base_dir)
         mean_tokens[t.name] = _mean_output_tokens(sel)
         warm[t.name] = sel.select(_WARM_COLUMNS)
@@ -382,6 +390,28 @@ def _v1_point(p: dict[str, Any], role: str) -> PointLog:
                     stopped_by=p["stopped_by"], seeds=p.get("seeds") or {})
 
 
+def points_from_records(study: Study, t_index: int, sel: pa.Table,
+                        logged: set[int]) -> list[PointLog]:
+    """The fixed load points of target ``t_index`` that have records but no log entry (the
+    run was stopped inside them), rebuilt from those records and marked interrupted."""
+    out = []
+    for spec in point_specs(study, t_index, max(1, study.tasks.count)):
+        if spec.index in logged:
+            continue
+        rows = sel.filter(pc.equal(sel["load_index"], spec.index))
+        if rows.num_rows == 0:
+            continue
+        sent = pc.min(rows["sent_ns"]).as_py()
+        done = pc.max(rows["done_ns"]).as_py()
+        ok = rows.num_rows - len(rows["error_kind"].drop_null())
+        out.append(PointLog(
+            index=spec.index, label=spec.label, kind=spec.kind, level=spec.level,
+            requested_rate_rps=None if spec.family.loop == "closed" else spec.level,
+            started_ns=int(sent or 0), ended_ns=int(done or 0), sent=rows.num_rows,
+            completed=ok, errors=rows.num_rows - ok, stopped_by="interrupted"))
+    return out
+
+
 def _rebuild_killed(run_dir: Path) -> RunResult:
     """A run killed before it wrote result.json: rebuild what its records support.
 
@@ -394,20 +424,8 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
     log = RunLog(run_id=run_dir.name, created_utc=created.isoformat(), interrupted=True,
                  rebuilt=True)
     for t_index, tspec in enumerate(study.targets):
-        sel = rows_of(tspec.name)
         tl = TargetLog(name=tspec.name)
-        for spec in point_specs(study, t_index, max(1, study.tasks.count)):
-            rows = sel.filter(pc.equal(sel["load_index"], spec.index))
-            if rows.num_rows == 0:
-                continue
-            sent = pc.min(rows["sent_ns"]).as_py()
-            done = pc.max(rows["done_ns"]).as_py()
-            ok = rows.num_rows - len(rows["error_kind"].drop_null())
-            tl.points.append(PointLog(
-                index=spec.index, label=spec.label, kind=spec.kind, level=spec.level,
-                requested_rate_rps=None if spec.family.loop == "closed" else spec.level,
-                started_ns=int(sent or 0), ended_ns=int(done or 0), sent=rows.num_rows,
-                completed=ok, errors=rows.num_rows - ok, stopped_by="interrupted"))
+        tl.points = points_from_records(study, t_index, rows_of(tspec.name), logged=set())
         if not tl.points:
             tl.failure = "not reached before the run ended"
         log.targets.append(tl)

@@ -9,10 +9,14 @@ the same numbers from the files alone.
 from __future__ import annotations
 
 import datetime as dt
+import signal
+import threading
 import time
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from functools import partial
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from acceval.analysis import (
@@ -151,22 +155,25 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     log = RunLog(run_id=run_dir.name, created_utc=started.isoformat())
     prog = Progress(enabled=progress)
     scorer = _Scorer(tasks, writer)
-    try:
-        for t_index, tspec in enumerate(study.targets):
-            tlog = TargetLog(name=tspec.name)
-            log.targets.append(tlog)
-            _measure(study, tspec, t_index, tlog, tasks=tasks, run_dir=run_dir,
-                     base_dir=base_dir, scorer=scorer, t0_ns=t0_ns, prog=prog)
-    except KeyboardInterrupt:
-        log.interrupted = True
-    finally:
-        prog.close()
-        writer.finalize()
-    log.finished_utc = _utc_now().isoformat()
-    result = analyze(study, log, analysis_records(run_dir), read_samples(run_dir),
-                     base_dir=base_dir, run_artifact_checks=True)
-    result.save(run_dir)
-    _write_outputs(result, run_dir)
+    with _signals_stop_the_run() as saving:
+        try:
+            for t_index, tspec in enumerate(study.targets):
+                tlog = TargetLog(name=tspec.name)
+                log.targets.append(tlog)
+                _measure(study, tspec, t_index, tlog, tasks=tasks, run_dir=run_dir,
+                         base_dir=base_dir, scorer=scorer, t0_ns=t0_ns, prog=prog)
+        except KeyboardInterrupt:
+            log.interrupted = True
+        finally:
+            saving()  # from here on a second signal must not cost what was measured
+            prog.close()
+            writer.finalize()
+        log.finished_utc = _utc_now().isoformat()
+        # Artifact checks load models: an interrupted run saves what it measured first.
+        result = analyze(study, log, analysis_records(run_dir), read_samples(run_dir),
+                         base_dir=base_dir, run_artifact_checks=not log.interrupted)
+        result.save(run_dir)
+        _write_outputs(result, run_dir)
     if log.interrupted:
         raise AccevalError(f"interrupted; what was measured is kept in {run_dir}")
     failed = [t for t in result.targets if t.failure]
@@ -212,6 +219,41 @@ def _measure(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog, *,
             raise
         except AccevalError as exc:
             tlog.failure = str(exc)
+
+
+_STOP_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))
+                      if s is not None)
+
+
+@contextmanager
+def _signals_stop_the_run() -> Iterator[Callable[[], None]]:
+    """SIGTERM and SIGHUP (``timeout``, ``docker stop``, CI cancellation, a closed terminal)
+    stop a run the way Ctrl-C does: sending stops, local servers are stopped, the records are
+    flushed and the result and report are written from what was measured. The callable it
+    yields marks the saving phase, during which further signals (Ctrl-C included) are ignored.
+    Outside the main thread (a library caller's worker) signals are left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None
+        return
+    previous = {s: signal.getsignal(s) for s in (*_STOP_SIGNALS, signal.SIGINT)}
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        # Become a Ctrl-C: inside the event loop its runner cancels the measuring task
+        # cleanly (requests in flight are cancelled, not left as stray task errors), and
+        # outside it SIGINT raises KeyboardInterrupt where the run is.
+        signal.raise_signal(signal.SIGINT)
+
+    def saving() -> None:
+        for s in previous:
+            signal.signal(s, signal.SIG_IGN)
+
+    for s in _STOP_SIGNALS:
+        signal.signal(s, stop)
+    try:
+        yield saving
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _write_outputs(result: RunResult, run_dir: Path) -> None:

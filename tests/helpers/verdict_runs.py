@@ -41,6 +41,7 @@ class Spec:
     points: tuple[Point, ...] = (Point(),)
     extra: tuple[tuple[str, Any], ...] = ()  # more study fields of this target
     startup_s: float | None = None  # a local server's measured start-up, as the runner logs
+    failure: str | None = None  # the target could not be measured, as the runner logs it
 
 
 def study(specs: list[Spec], **extra: Any) -> Study:
@@ -89,6 +90,10 @@ def build(run_dir: Path, specs: list[Spec], **study_extra: Any) -> RunResult:
     for sp in specs:
         tl = TargetLog(name=sp.name,
                        endpoint=EndpointLog(base_url="http://127.0.0.1:9/v1", model="m"))
+        if sp.failure is not None:
+            tl.failure = sp.failure
+            log.targets.append(tl)
+            continue
         if sp.startup_s is not None:
             tl.local_server = LocalServerInfo(engine="mock", model=None, precision=None,
                                               pid=None, startup_s=sp.startup_s)

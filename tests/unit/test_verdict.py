@@ -103,3 +103,15 @@ def test_recompute_and_a_what_if_run_the_same_analysis(tmp_path: Path) -> None:
     flipped = load_result(run, overrides=["targets.dear.price.usd_per_hour=0.2"])
     assert flipped.verdict.winner == "dear"
     assert flipped.warnings[0].startswith("what-if")
+
+
+def test_outside_text_with_markup_is_printed_not_interpreted(tmp_path: Path) -> None:
+    from acceval.report.console import print_summary
+
+    odd = "engine log: [/INST] [bold]x[/bold] ]["
+    r = build(tmp_path / "run", [Spec("ok"), Spec("down", failure=odd)])
+    st = r.verdict.standing("down")
+    assert st is not None and not st.qualified and odd in st.reasons[0]
+    table = render(r, "console")
+    assert "[/INST]" in table  # the text as it was, not a markup error
+    print_summary(r, tmp_path / "run")  # raised rich.errors.MarkupError before

@@ -6,6 +6,7 @@ import io
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from acceval.report._fmt import gate, num, pct, trusted
@@ -19,15 +20,16 @@ def _table(result: RunResult) -> Table:
         tab.add_column(col)
     for t in result.targets:
         if t.failure:
-            tab.add_row(t.name, "—", "", "", "", "", "", "", "", "", f"failed: {t.failure}")
+            tab.add_row(escape(t.name), "—", "", "", "", "", "", "", "", "",
+                        escape(f"failed: {t.failure}"))
         for p in t.points:
             s = p.summary
             acc = s.accuracy
             acc_s = "not measured" if acc is None or acc.accuracy is None else (
                 f"{pct(acc.accuracy)} [{pct(acc.ci_low)}–{pct(acc.ci_high)}]")
-            tab.add_row(t.name, p.label, str(s.requests), pct(s.error_rate),
+            tab.add_row(escape(t.name), escape(p.label), str(s.requests), pct(s.error_rate),
                         num(s.ttft_ms.p95), num(s.tpot_ms.p95),
-                        num(s.request_throughput_rps), num(s.goodput_rps), trusted(p),
+                        num(s.request_throughput_rps), num(s.goodput_rps), escape(trusted(p)),
                         acc_s, gate(t.gate.passed))
     return tab
 
@@ -56,9 +58,9 @@ def print_summary(result: RunResult, run_dir: Path) -> None:
                  if not p.trusted]
     if untrusted:
         console.print("[yellow]load generator fell behind (points not trusted): "
-                      f"{', '.join(untrusted)}[/yellow]")
+                      f"{escape(', '.join(untrusted))}[/yellow]")
     for line in verdict_text(result):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-    console.print(f"run folder: {run_dir}")
+    console.print(f"run folder: {run_dir}", markup=False, highlight=False)
     if (run_dir / "report.html").exists():
-        console.print(f"report: {run_dir / 'report.html'}")
+        console.print(f"report: {run_dir / 'report.html'}", markup=False, highlight=False)
