@@ -84,6 +84,7 @@ def run(study_file: Path, out_dir: Path | None, no_progress: bool, skip_prefligh
     result, run_dir = execute_file(study_file, out_dir=out_dir, progress=not no_progress,
                                    preflight=not skip_preflight)
     print_summary(result, run_dir)
+    result.raise_for_failures()
     result.raise_for_gates()
 
 

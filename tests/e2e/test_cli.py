@@ -191,3 +191,17 @@ def test_artifact_check_command_passes_and_fails_on_a_corrupted_copy(cli_dir: Pa
     res = run_cli("artifact-check", str(bad), "--prompts", "8", cwd=cli_dir)
     assert res.returncode == 3
     assert "checksum mismatch" in res.stdout + res.stderr
+
+
+def test_a_target_that_fails_every_request_makes_run_exit_1(cli_dir: Path) -> None:
+    study = _study(targets=[
+        mock_target("broken", error_rate=1.0, error_kinds=["http500"]),
+        mock_target("fine", ttft_ms=1),
+    ], quality={})
+    path = write_study(cli_dir / "s.yaml", study)
+    res = run_cli("run", str(path), "--out", str(cli_dir / "runs"), "--no-progress", cwd=cli_dir)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "every request failed for: broken" in res.stderr
+    assert "Traceback" not in res.stderr
+    (run_dir,) = [p for p in (cli_dir / "runs").iterdir() if p.is_dir()]
+    assert (run_dir / "result.json").exists() and (run_dir / "report.html").exists()

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
-from acceval.errors import GateFailed
+from acceval.errors import AccevalError, GateFailed
 from acceval.metrics import Accuracy, PassAt1
 from acceval.metrics.spec import SLO, Quality
 from acceval.results.runlog import EndpointLog, LocalServerInfo, RunLog
@@ -116,6 +116,22 @@ class RunResult(Section):
 
     def failed_gates(self) -> list[str]:
         return [t.name for t in self.targets if t.gate.passed is False]
+
+    def all_failed(self) -> list[str]:
+        """Targets that were sent requests and answered none of them."""
+        out = []
+        for t in self.targets:
+            sent = sum(p.summary.requests for p in t.points)
+            if sent and not sum(p.summary.ok for p in t.points):
+                out.append(t.name)
+        return out
+
+    def raise_for_failures(self) -> None:
+        """Exit 1 when a target failed every request: a run that measured only errors."""
+        failed = self.all_failed()
+        if failed:
+            raise AccevalError(f"every request failed for: {', '.join(failed)} (see the "
+                               "errors by kind in the report)")
 
     def raise_for_gates(self) -> None:
         """Exit 3 when a target failed the quality level and the study asked for it."""
