@@ -53,3 +53,43 @@ def test_sigkill_halfway_leaves_readable_records(tmp_path: Path) -> None:
     assert rep.returncode == 0, rep.stderr
     assert "This run was interrupted" in rep.stdout and "rebuilt from records" in rep.stdout
     assert "| m | concurrency 4 |" in rep.stdout
+
+
+def test_sigkill_of_the_run_takes_its_local_server_with_it(tmp_path: Path) -> None:
+    import psutil
+
+    from acceval.serve._process import OWNER_FILE, WORKDIR_PREFIX, clean_stale_workdirs
+
+    study = {
+        "name": "orphan",
+        "tasks": {"source": "builtin:arithmetic", "count": 5000, "seed": 1, "max_tokens": 8},
+        "targets": [mock_target("m", ttft_ms=5, itl_ms=1, output_tokens=4)],
+        "load": [{"concurrency": [4], "max_duration_s": 60}],
+    }
+    path = write_study(tmp_path / "s.yaml", study)
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acceval", "run", str(path), "--out", str(runs), "--no-progress"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list(runs.glob(f"*/{PARTS_DIR}/part-*")):
+            time.sleep(0.2)
+        servers = [c for c in psutil.Process(proc.pid).children(recursive=True)
+                   if "acceval.serve" in " ".join(c.cmdline())]
+        assert servers, "no local server was running"
+        workdirs = [d for d in Path(__import__("tempfile").gettempdir()).glob(
+            f"{WORKDIR_PREFIX}*") if (d / OWNER_FILE).exists()
+            and (d / OWNER_FILE).read_text() == str(proc.pid)]
+        assert workdirs
+        os.kill(proc.pid, signal.SIGKILL)  # the run only: no cleanup code of it runs
+        proc.wait()
+        _, alive = psutil.wait_procs(servers, timeout=10)
+        assert not alive, "the local server outlived a SIGKILLed run"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert set(workdirs) <= set(clean_stale_workdirs())  # the next start cleans them
+    assert not any(d.exists() for d in workdirs)

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
+import time
 
 from acceval.errors import AccevalError
 from acceval.serve import parse_options, serve_forever
+from acceval.serve._process import PARENT_ENV
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,8 +30,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def die_with_parent() -> None:
+    """When spawned by ``spawn_server``, exit as soon as the spawning process is gone, even
+    if it was SIGKILLed: a local engine must not keep its port (or an accelerator) after
+    the run. Linux: the kernel's parent-death signal; elsewhere a watchdog thread."""
+    expected = os.environ.get(PARENT_ENV)
+    if not expected:
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        armed = libc.prctl(1, signal.SIGTERM, 0, 0, 0) == 0  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        armed = False
+    if os.getppid() != int(expected):  # the parent died before the signal was armed
+        os._exit(1)
+    if not armed:
+        def watch() -> None:
+            while os.getppid() == int(expected):
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="acceval-parent-watch", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    die_with_parent()
     try:
         serve_forever(args.engine, host=args.host, port=args.port,
                       options=parse_options(args.option), log_path=args.log,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -102,6 +103,37 @@ def _healthy(host: str, port: int) -> bool:
         conn.close()
 
 
+WORKDIR_PREFIX = "acceval-serve-"
+OWNER_FILE = "owner.pid"
+#: The spawning process's pid, for the server to die with it (see acceval.serve.__main__).
+PARENT_ENV = "ACCEVAL_SERVE_PARENT"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive, and not ours to judge
+    return True
+
+
+def clean_stale_workdirs() -> list[Path]:
+    """Remove the temp folders of servers whose spawning process is gone (a run killed with
+    SIGKILL leaves its folder behind); returns what was removed."""
+    removed = []
+    for d in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
+        try:
+            owner = int((d / OWNER_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # not one of ours, or still being created
+        if not _pid_alive(owner):
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
+    return removed
+
+
 def server_command(engine_name: str, *, options: dict[str, Any], host: str, port: int,
                    log_path: str | None, model_name: str | None) -> list[str]:
     cmd = [sys.executable, "-m", "acceval.serve", engine_name, "--host", host,
@@ -124,12 +156,19 @@ def spawn_server(engine_name: str, *, options: dict[str, Any], port: int = 0,
     Raises TargetError, with the end of the server's stderr, if it exits or is not ready
     within ``ready_timeout_s``.
     """
-    workdir = Path(tempfile.mkdtemp(prefix="acceval-serve-"))
+    clean_stale_workdirs()
+    workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
+    (workdir / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
     cmd = server_command(engine_name, options=options, host=host, port=port,
                          log_path=log_path, model_name=model_name)
     started_ns = time.perf_counter_ns()
+    # The server dies with this process, even if this one is SIGKILLed (acceval.serve.__main__).
+    # On Linux the kernel ties it to the spawning *thread*: a respawn from a worker thread
+    # (the interruption's) lives as long as that thread, which outlives the run's points.
+    env = {**os.environ, PARENT_ENV: str(os.getpid())}
     with (workdir / "stdout.txt").open("wb") as out, (workdir / "stderr.txt").open("wb") as err:
-        process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                   env=env)
     deadline = time.monotonic() + ready_timeout_s
     match: re.Match[str] | None = None
     while True:
