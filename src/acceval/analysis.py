@@ -298,9 +298,18 @@ def point_specs(study: Study, t_index: int, n_prompts: int) -> list[PointSpec]:
     return specs
 
 
-def analysis_records(run_dir: Path) -> Callable[[str], pa.Table]:
-    """A reader of one target's analysis columns at a time (not the texts) from a run folder."""
-    return lambda name: read_records(run_dir, ANALYSIS_COLUMNS, target=name)
+def analysis_records(run_dir: Path,
+                     problems: list[str] | None = None) -> Callable[[str], pa.Table]:
+    """A reader of one target's analysis columns at a time (not the texts) from a run folder;
+    an unreadable records file is quarantined and said in ``problems``."""
+    return lambda name: read_records(run_dir, ANALYSIS_COLUMNS, target=name,
+                                     problems=problems)
+
+
+def with_problems(result: RunResult, problems: list[str]) -> RunResult:
+    """The result with what reading its files found (quarantined parts) among its warnings."""
+    result.warnings.extend(p for p in dict.fromkeys(problems) if p not in result.warnings)
+    return result
 
 
 # --- reading a run folder --------------------------------------------------------------------
@@ -332,8 +341,10 @@ def load_result(run_dir: Path, *, recompute: bool = False,
             if t.portability is not None
             and t.portability.levels.artifact.verdict != "not assessed"}
     base = Path(stored.environment.get("study_dir") or run_dir)
-    fresh = analyze(study, stored.log, analysis_records(run_dir), read_samples(run_dir),
-                    base_dir=base, kept_artifact_levels=kept)
+    problems: list[str] = []
+    fresh = with_problems(analyze(study, stored.log, analysis_records(run_dir, problems),
+                                  read_samples(run_dir), base_dir=base,
+                                  kept_artifact_levels=kept), problems)
     fresh.environment = stored.environment
     fresh.software = stored.software
     if overrides:
@@ -368,7 +379,9 @@ def _from_v1(run_dir: Path, overrides: list[str]) -> RunResult:
                  finished_utc=data.get("finished_utc"),
                  interrupted=bool(data.get("interrupted")), targets=targets)
     base = Path((data.get("environment") or {}).get("study_dir") or run_dir)
-    result = analyze(study, log, analysis_records(run_dir), read_samples(run_dir), base_dir=base)
+    problems: list[str] = []
+    result = with_problems(analyze(study, log, analysis_records(run_dir, problems),
+                                   read_samples(run_dir), base_dir=base), problems)
     result.warnings.insert(0, "written by acceval 0.1 (result schema 1); re-analysed from its "
                            "records with this version's rules")
     return result
@@ -419,7 +432,8 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
     left out (their plans are not in the records).
     """
     study = load_study(run_dir / "study.yaml")
-    rows_of = analysis_records(run_dir)
+    problems: list[str] = []
+    rows_of = analysis_records(run_dir, problems)
     created = dt.datetime.fromtimestamp((run_dir / "study.yaml").stat().st_mtime, dt.UTC)
     log = RunLog(run_id=run_dir.name, created_utc=created.isoformat(), interrupted=True,
                  rebuilt=True)
@@ -429,7 +443,8 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
         if not tl.points:
             tl.failure = "not reached before the run ended"
         log.targets.append(tl)
-    result = analyze(study, log, rows_of, read_samples(run_dir), base_dir=run_dir)
+    result = with_problems(analyze(study, log, rows_of, read_samples(run_dir),
+                                   base_dir=run_dir), problems)
     result.warnings.insert(0, "rebuilt from records.parquet: the run ended before writing "
                            "result.json (killed); only the fixed load points are shown")
     return result

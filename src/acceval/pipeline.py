@@ -25,6 +25,7 @@ from acceval.analysis import (
     endpoint_log,
     load_result,
     point_specs,
+    with_problems,
 )
 from acceval.checks import check_runnable, preflight_study
 from acceval.errors import AccevalError, StudyError
@@ -170,8 +171,10 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
             writer.finalize()
         log.finished_utc = _utc_now().isoformat()
         # Artifact checks load models: an interrupted run saves what it measured first.
-        result = analyze(study, log, analysis_records(run_dir), read_samples(run_dir),
-                         base_dir=base_dir, run_artifact_checks=not log.interrupted)
+        problems: list[str] = []
+        result = with_problems(
+            analyze(study, log, analysis_records(run_dir, problems), read_samples(run_dir),
+                    base_dir=base_dir, run_artifact_checks=not log.interrupted), problems)
         result.save(run_dir)
         _write_outputs(result, run_dir)
     if log.interrupted:

@@ -325,7 +325,15 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
         if not sep or not path:
             raise StudyError(f"override '{item}': expected path=value",
                              [(item, "missing '='", "e.g. slo.ttft_ms=300")])
-        _set_path(out, path.split("."), yaml.safe_load(raw), path)
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or "not a YAML value"
+            raise StudyError(f"override '{item}': the value is not valid YAML ({problem})",
+                             [(path, f"cannot parse {raw!r}",
+                               "quote it, or write a number, a list [1, 2] or a mapping "
+                               "{a: 1}")]) from None
+        _set_path(out, path.split("."), value, path)
     return out
 
 

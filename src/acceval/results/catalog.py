@@ -24,7 +24,7 @@ from acceval.errors import AccevalError, UsageError
 from acceval.results.records import RECORD_SCHEMA
 from acceval.results.result import RESULT_FILE, RunResult
 from acceval.results.sections import TargetEconomics
-from acceval.results.store import PARTS_DIR, RECORDS_FILE
+from acceval.results.store import PARTS_DIR, RECORDS_FILE, readable
 
 CATALOG_FILE = "catalog.duckdb"
 
@@ -78,7 +78,8 @@ def connect(runs_dir: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckD
 def _record_files(runs_dir: Path) -> list[str]:
     files = sorted(runs_dir.glob(f"*/{RECORDS_FILE}"))
     files += sorted(runs_dir.glob(f"*/{PARTS_DIR}/part-*.parquet"))
-    return [f.resolve().as_posix() for f in files]
+    # One damaged file must not break SQL over every other run (report quarantines it).
+    return [f.resolve().as_posix() for f in files if readable(f)]
 
 
 def _sql_str(s: str) -> str:

@@ -84,11 +84,50 @@ def _write_part(batch: list[Record], final: Path) -> int:
 
 # --- the parts-then-compact layout, shared by records and probe samples ----------------------
 
+QUARANTINE_DIR = "quarantine"
+
+
+def _durable_replace(tmp: Path, final: Path) -> None:
+    """Rename ``tmp`` over ``final`` once its bytes are on disk, and make the rename durable:
+    a power cut leaves the old file or the new one, never a zero-byte one."""
+    with tmp.open("rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, final)
+    try:
+        fd = os.open(final.parent, os.O_RDONLY)
+    except OSError:
+        return  # a platform without directory fsync
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_part(table: pa.Table, final: Path) -> None:
     """Write one part under a temporary name and rename it: readers never see half a part."""
     tmp = final.with_suffix(".tmp")
     pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, final)
+    _durable_replace(tmp, final)
+
+
+def readable(path: Path) -> bool:
+    """Whether a Parquet file opens (its footer and schema read); a zero-byte or truncated
+    file does not."""
+    try:
+        pq.ParquetFile(path).close()
+    except (OSError, pa.ArrowException):
+        return False
+    return True
+
+
+def quarantine(path: Path, run_dir: Path) -> Path:
+    """Move an unreadable file out of the way, into ``RUN_DIR/quarantine/``, and return
+    where it went: the rest of the run stays readable, and nothing is deleted."""
+    dest_dir = run_dir / QUARANTINE_DIR
+    dest_dir.mkdir(exist_ok=True)
+    dest = dest_dir / f"{path.parent.name}-{path.name}"
+    os.replace(path, dest)
+    return dest
 
 
 def write_grouped(table: pa.Table, final: Path, column: str) -> None:
@@ -104,12 +143,13 @@ def write_grouped(table: pa.Table, final: Path, column: str) -> None:
     with pq.ParquetWriter(tmp, ordered.schema, compression="zstd") as w:
         for a, b in pairwise(cuts):
             w.write_table(ordered.slice(a, b - a), row_group_size=b - a)
-    os.replace(tmp, final)
+    _durable_replace(tmp, final)
 
 
 def read_stream(run_dir: str | Path, file: str, parts_dir: str, schema: pa.Schema,
                 columns: list[str] | None = None,
-                where: tuple[str, str] | None = None) -> pa.Table:
+                where: tuple[str, str] | None = None,
+                problems: list[str] | None = None) -> pa.Table:
     """A finished file plus any parts not yet compacted (an interrupted run has only parts);
     ``columns`` reads only those, ``where = (column, value)`` only the rows with that value
     (a grouped file skips the other row groups unread)."""
@@ -117,6 +157,16 @@ def read_stream(run_dir: str | Path, file: str, parts_dir: str, schema: pa.Schem
     files = [run / file] if (run / file).exists() else []
     if (run / parts_dir).is_dir():
         files += sorted((run / parts_dir).glob("part-*.parquet"))
+    good = []
+    for f in files:
+        if readable(f):
+            good.append(f)
+            continue
+        moved = quarantine(f, run)
+        if problems is not None:
+            problems.append(f"{f.relative_to(run)} could not be read (empty or truncated); "
+                            f"moved to {moved.relative_to(run)}, the rest of the run is kept")
+    files = good
     if columns is not None:
         schema = pa.schema([schema.field(c) for c in columns])
     if not files:
@@ -156,8 +206,10 @@ REPORT_COLUMNS = [c for c in RECORD_SCHEMA.names
 
 
 def read_records(run_dir: str | Path, columns: list[str] | None = None, *,
-                 target: str | None = None) -> pa.Table:
+                 target: str | None = None, problems: list[str] | None = None) -> pa.Table:
     """The records of a run, finished (records.parquet) or interrupted (parts only);
-    ``columns`` (e.g. :data:`ANALYSIS_COLUMNS`) reads only those, ``target`` only its rows."""
+    ``columns`` (e.g. :data:`ANALYSIS_COLUMNS`) reads only those, ``target`` only its rows.
+    An unreadable file is quarantined (:func:`quarantine`) and said in ``problems``."""
     where = None if target is None else ("target", target)
-    return read_stream(run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA, columns, where)
+    return read_stream(run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA, columns, where,
+                       problems)

@@ -43,3 +43,9 @@ def test_missing_equals_sign() -> None:
 def test_invalid_value_is_caught_by_validation() -> None:
     with pytest.raises(StudyError, match=r"slo\.ttft_ms"):
         study_from_dict(apply_overrides(BASE, ["slo.ttft_ms=-3"]))
+
+
+def test_a_value_that_is_not_yaml_is_a_study_error_naming_the_path() -> None:
+    with pytest.raises(StudyError) as exc:
+        apply_overrides({"slo": {}}, ["slo.ttft_ms=[1"])
+    assert "slo.ttft_ms=[1" in str(exc.value) and exc.value.exit_code == 2
