@@ -9,6 +9,7 @@ the same numbers from the files alone.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import signal
 import threading
 import time
@@ -68,13 +69,19 @@ def _run_dir(study: Study, out_dir: Path | None, base_dir: Path, now: dt.datetim
     return run_dir
 
 
-class _Scorer:
-    """Joins correctness to each record as it completes, then hands it to the writer."""
+REDACTED = "[redacted]"
 
-    def __init__(self, tasks: list[Task], writer: RecordWriter) -> None:
+
+class _Scorer:
+    """Joins correctness to each record as it completes, redacts any API key a server echoed
+    back, then hands the record to the writer."""
+
+    def __init__(self, tasks: list[Task], writer: RecordWriter,
+                 secrets: tuple[str, ...] = ()) -> None:
         self.by_id = {t.id: t for t in tasks}
         self.writer = writer
         self.seen = 0
+        self.secrets = tuple(s for s in secrets if s)
 
     def __call__(self, rec: Record) -> None:
         self.seen += 1
@@ -85,7 +92,24 @@ class _Scorer:
                 rec.correct = res.correct
                 rec.check_reason = res.reason
                 rec.extracted = res.extracted
+        if self.secrets:
+            self._redact(rec)
         self.writer.add(rec)
+
+    def _redact(self, rec: Record) -> None:
+        for field in ("error_detail", "output_text", "check_reason", "extracted"):
+            text = getattr(rec, field)
+            if text is not None and any(s in text for s in self.secrets):
+                for s in self.secrets:
+                    text = text.replace(s, REDACTED)
+                setattr(rec, field, text)
+
+
+def _study_secrets(study: Study) -> tuple[str, ...]:
+    """The API keys the study's endpoints use (from the environment), to keep off disk."""
+    names = {t.endpoint.api_key_env for t in study.targets
+             if t.endpoint is not None and t.endpoint.api_key_env}
+    return tuple(v for v in (os.environ.get(n) for n in sorted(names)) if v)
 
 
 async def _measure_target(target: Target, run: TargetRun,
@@ -155,7 +179,7 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     t0_ns = time.perf_counter_ns()
     log = RunLog(run_id=run_dir.name, created_utc=started.isoformat())
     prog = Progress(enabled=progress)
-    scorer = _Scorer(tasks, writer)
+    scorer = _Scorer(tasks, writer, _study_secrets(study))
     with _signals_stop_the_run() as saving:
         try:
             for t_index, tspec in enumerate(study.targets):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from acceval.results.store import read_records
 from helpers.cli import mock_target, run_cli, write_study
 
 
@@ -205,3 +206,59 @@ def test_a_target_that_fails_every_request_makes_run_exit_1(cli_dir: Path) -> No
     assert "Traceback" not in res.stderr
     (run_dir,) = [p for p in (cli_dir / "runs").iterdir() if p.is_dir()]
     assert (run_dir / "result.json").exists() and (run_dir / "report.html").exists()
+
+
+def test_an_api_key_echoed_by_a_server_is_redacted_from_the_records(cli_dir: Path) -> None:
+    import os
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    secret = "sk-echo-SECRET-0987654321"
+
+    class Echo(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _send(self, code: int, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # /v1/models, for the preflight
+            self._send(200, b'{"object": "list", "data": [{"id": "m"}]}')
+
+        def do_POST(self) -> None:  # every request fails and echoes what it was sent
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            auth = self.headers.get("Authorization", "")
+            self._send(401, json.dumps({"error": f"bad key: {auth}"}).encode())
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        study = _study(targets=[{
+            "name": "echo",
+            "endpoint": {"base_url": f"http://127.0.0.1:{server.server_port}/v1",
+                         "model": "m", "api_key_env": "ACCEVAL_ECHO_KEY"},
+        }], quality={}, tasks={"source": "builtin:arithmetic", "count": 5, "seed": 1,
+                               "max_tokens": 4})
+        path = write_study(cli_dir / "s.yaml", study)
+        os.environ["ACCEVAL_ECHO_KEY"] = secret
+        try:
+            res = run_cli("run", str(path), "--out", str(cli_dir / "runs"), "--no-progress",
+                          cwd=cli_dir)
+        finally:
+            del os.environ["ACCEVAL_ECHO_KEY"]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert res.returncode == 1  # every request failed
+    (run_dir,) = [p for p in (cli_dir / "runs").iterdir() if p.is_dir()]
+    table = read_records(run_dir)
+    details = [d for d in table["error_detail"].to_pylist() if d]
+    assert details and all("[redacted]" in d for d in details)
+    for p in (cli_dir / "runs").rglob("*"):
+        if p.is_file():
+            assert secret.encode() not in p.read_bytes(), p
+    assert secret not in res.stdout + res.stderr
