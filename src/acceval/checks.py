@@ -166,6 +166,40 @@ def _output(study: Study, base_dir: Path, out_dir: Path | None) -> list[Problem]
     return _writable(base_dir / study.output.dir, "output.dir")
 
 
+#: Descriptors a run needs besides its connections: records and sample parts, server logs,
+#: probes, the catalog, the interpreter's own files.
+FD_MARGIN = 64
+
+
+def descriptor_limit() -> int | None:
+    """How many files this process may open (the soft RLIMIT_NOFILE); None where unknown."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def _descriptors(study: Study, limit: int | None) -> list[Problem]:
+    """A closed loop holds one connection per request in flight: more than the process may
+    open would fail as client errors mid-run, so it is said before any load."""
+    if limit is None:
+        return []
+    out = []
+    for i, fam in enumerate(study.load):
+        if fam.loop != "closed":
+            continue
+        top = int(max(fam.levels))
+        if top + FD_MARGIN > limit:
+            out.append((f"load[{i}].{fam.levels_key}",
+                        f"{top} requests in flight need about {top + FD_MARGIN} open files; "
+                        f"this process may open {limit}",
+                        f"raise the limit (ulimit -n {top + FD_MARGIN}, or more) or lower "
+                        "the concurrency"))
+    return out
+
+
 def _notes(study: Study) -> list[str]:
     notes = []
     for t in study.targets:
@@ -190,6 +224,7 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _engines(study)
     problems += _report()
     problems += _output(study, base_dir, out_dir)
+    problems += _descriptors(study, descriptor_limit())
     if problems:
         raise StudyError(f"{source}: {len(problems)} problem(s) that the run would hit",
                          problems)

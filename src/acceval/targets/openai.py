@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import errno
 import json
 import json.scanner
 import os
@@ -29,6 +30,8 @@ from acceval.results.records import Record
 from acceval.targets._http import Connection, Consumer, Pool
 from acceval.targets.spec import Endpoint
 
+# Failures of this host, not of the target (a descriptor or memory limit of the client).
+_CLIENT_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 _now = time.perf_counter_ns
 _loads = json.loads
 # The C scanner behind json.loads, without its bytes sniffing and whitespace regexes
@@ -419,6 +422,15 @@ class OpenAITarget:
                                                      f"{self.endpoint.connect_timeout_s:g} s")
                     return
                 except OSError as exc:
+                    if exc.errno in _CLIENT_ERRNOS:
+                        # Out of descriptors or memory here: the client's limit, not the
+                        # target's fault, so it must not count against the target as connect.
+                        rec.error_kind = "client"
+                        rec.error_detail = (f"client cannot open a connection: "
+                                            f"{exc.strerror or exc} (raise ulimit -n, or "
+                                            "lower the concurrency)")
+                        rec.done_ns = _now() - t0_ns
+                        return
                     self._connect_failed(rec, t0_ns, f"cannot connect: {exc.strerror or exc}")
                     return
             waiter: asyncio.Future[None] = loop.create_future()
