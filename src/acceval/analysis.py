@@ -52,7 +52,7 @@ from acceval.results.sections import (
 from acceval.results.store import ANALYSIS_COLUMNS, read_records
 from acceval.scenarios import point_result, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
-from acceval.verdict import Rules, decide, operating_point
+from acceval.verdict import Rules, decide, standings
 
 _SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
              "onnxruntime-genai", "torch", "transformers")
@@ -225,17 +225,15 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     sample_list = table_to_samples(samples) if samples is not None else []
     priced = _economics(study, targets, sample_list, catalog, base_dir)
     rules = Rules(min_point_requests=study.quality.min_point_requests)
-    operating: dict[str, str | None] = {}
+    rows = standings(targets, rules)
+    operating = {s.target: s.operating_point for s in rows}
     for t in targets:
-        op = operating_point(t, rules)
-        operating[t.name] = op.label if op is not None else None
         if t.name in priced:
             label = operating[t.name] or _cheapest(priced[t.name])
             t.energy = priced[t.name].energy.get(label) if label else None
-    first = decide(targets, rules)
-    qualified = {s.target for s in first.standings if s.qualified}
+    qualified = {s.target for s in rows if s.qualified}
     economics = _run_economics(study, priced, operating, qualified)
-    verdict = decide(targets, rules, _sensitivity(economics))
+    verdict = decide(targets, rules, _sensitivity(economics), rows=rows)
     checks = artifact_checks or {}
     for t in targets:
         t.portability, t.exit = assess_target(

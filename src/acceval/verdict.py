@@ -143,9 +143,11 @@ def _where(s: Standing) -> str:
 
 
 def decide(targets: Sequence[TargetResult], rules: Rules,
-           sensitivity: SensitivityResult | None = None) -> Verdict:
-    """The verdict over analysed targets (rules 1–5)."""
-    rows = standings(targets, rules)
+           sensitivity: SensitivityResult | None = None, *,
+           rows: list[Standing] | None = None) -> Verdict:
+    """The verdict over analysed targets (rules 1–5); ``rows`` are their :func:`standings`
+    when the caller already has them."""
+    rows = standings(targets, rules) if rows is None else rows
     qualified = [s for s in rows if s.qualified]
     priced = [s for s in qualified if s.cost_per_correct_usd is not None
               and math.isfinite(s.cost_per_correct_usd)]

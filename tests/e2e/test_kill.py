@@ -4,34 +4,16 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from acceval.results.store import PARTS_DIR, read_records
-from helpers.cli import mock_target, run_cli, write_study
+from helpers.cli import run_cli, start_long_run
 
 
 def test_sigkill_halfway_leaves_readable_records(tmp_path: Path) -> None:
-    study = {
-        "name": "killme",
-        "tasks": {"source": "builtin:arithmetic", "count": 5000, "seed": 1, "max_tokens": 8},
-        "targets": [mock_target("m", ttft_ms=5, itl_ms=1, output_tokens=4)],
-        "load": [{"concurrency": [4], "max_duration_s": 60}],
-    }
-    path = write_study(tmp_path / "s.yaml", study)
-    runs = tmp_path / "runs"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "acceval", "run", str(path), "--out", str(runs), "--no-progress"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
+    proc, runs = start_long_run(tmp_path, "killme", min_parts=2)
     try:
-        deadline = time.monotonic() + 60
-        parts: list[Path] = []
-        while time.monotonic() < deadline and len(parts) < 2:
-            time.sleep(0.2)
-            parts = list(runs.glob(f"*/{PARTS_DIR}/part-*.parquet"))
+        parts = list(runs.glob(f"*/{PARTS_DIR}/part-*.parquet"))
         assert len(parts) >= 2, "the run never wrote records"
         assert proc.poll() is None, "the run finished before it could be killed"
     finally:
@@ -60,22 +42,8 @@ def test_sigkill_of_the_run_takes_its_local_server_with_it(tmp_path: Path) -> No
 
     from acceval.serve._process import OWNER_FILE, WORKDIR_PREFIX, clean_stale_workdirs
 
-    study = {
-        "name": "orphan",
-        "tasks": {"source": "builtin:arithmetic", "count": 5000, "seed": 1, "max_tokens": 8},
-        "targets": [mock_target("m", ttft_ms=5, itl_ms=1, output_tokens=4)],
-        "load": [{"concurrency": [4], "max_duration_s": 60}],
-    }
-    path = write_study(tmp_path / "s.yaml", study)
-    runs = tmp_path / "runs"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "acceval", "run", str(path), "--out", str(runs), "--no-progress"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
+    proc, _ = start_long_run(tmp_path, "orphan")
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not list(runs.glob(f"*/{PARTS_DIR}/part-*")):
-            time.sleep(0.2)
         servers = [c for c in psutil.Process(proc.pid).children(recursive=True)
                    if "acceval.serve" in " ".join(c.cmdline())]
         assert servers, "no local server was running"

@@ -7,16 +7,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pyarrow.compute as pc
 import pytest
 
 from acceval.results.store import PARTS_DIR, read_records
-from helpers.cli import mock_target, write_study
+from helpers.cli import start_long_run
 
 
 def _alive(pid: int) -> bool:
@@ -31,24 +28,9 @@ def _alive(pid: int) -> bool:
                          ids=["SIGTERM", "SIGINT", "SIGHUP"])
 def test_a_stop_signal_mid_point_keeps_every_record_and_stops_the_server(
         tmp_path: Path, sig: signal.Signals) -> None:
-    study = {
-        "name": "termme",
-        "tasks": {"source": "builtin:arithmetic", "count": 5000, "seed": 1, "max_tokens": 8},
-        "targets": [mock_target("m", ttft_ms=5, itl_ms=1, output_tokens=4)],
-        "load": [{"concurrency": [4], "max_duration_s": 60}],
-    }
-    path = write_study(tmp_path / "s.yaml", study)
-    runs = tmp_path / "runs"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "acceval", "run", str(path), "--out", str(runs), "--no-progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
+    proc, runs = start_long_run(tmp_path, "termme", min_parts=2, capture=True)
     try:
-        deadline = time.monotonic() + 60
-        parts: list[Path] = []
-        while time.monotonic() < deadline and len(parts) < 2:
-            time.sleep(0.2)
-            parts = list(runs.glob(f"*/{PARTS_DIR}/part-*.parquet"))
+        parts = list(runs.glob(f"*/{PARTS_DIR}/part-*.parquet"))
         assert len(parts) >= 2, "the run never wrote records"
         assert proc.poll() is None, "the run finished before it could be stopped"
         proc.send_signal(sig)  # to the run only: it must stop its server itself

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -25,3 +26,31 @@ def write_study(path: Path, data: dict[str, object]) -> Path:
 
 def mock_target(name: str, **options: object) -> dict[str, object]:
     return {"name": name, "serve": {"engine": "mock", "options": options}}
+
+
+def start_long_run(tmp_path: Path, name: str, *, min_parts: int = 1,
+                   capture: bool = False) -> tuple[subprocess.Popen[str], Path]:
+    """Start ``acceval run`` on a long mock study (its own session, so the test can kill
+    the whole group) and return once it has written ``min_parts`` record parts; the caller
+    stops it. Returns the process and its runs folder."""
+    from acceval.results.store import PARTS_DIR
+
+    study = {
+        "name": name,
+        "tasks": {"source": "builtin:arithmetic", "count": 5000, "seed": 1, "max_tokens": 8},
+        "targets": [mock_target("m", ttft_ms=5, itl_ms=1, output_tokens=4)],
+        "load": [{"concurrency": [4], "max_duration_s": 60}],
+    }
+    path = write_study(tmp_path / "s.yaml", study)
+    runs = tmp_path / "runs"
+    out = subprocess.PIPE if capture else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acceval", "run", str(path), "--out", str(runs), "--no-progress"],
+        stdout=out, stderr=out, text=True, start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if len(list(runs.glob(f"*/{PARTS_DIR}/part-*.parquet"))) >= min_parts:
+            break
+        time.sleep(0.2)
+    return proc, runs

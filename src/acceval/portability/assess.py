@@ -1,14 +1,12 @@
 """Portability of every target of a run: three levels, the ledger and the exit test.
 
-Call after a run (records and economics in place)::
+The analysis calls it once the bills and the operating points are known::
 
-    from acceval.portability import apply_portability
-    apply_portability(study, result, base_dir=study_dir, records=read_records(run_dir))
+    assess_portability(study, result.targets, base_dir=study_dir, operating={...})
 
-which fills ``TargetResult.portability`` (``{"level", "levels", "ledger", ...}``) and
-``TargetResult.exit`` (``{"readiness", ...}``) and returns the same dicts per target.
-Artifact checks load models, so they run only with ``run_artifact_checks=True`` or when
-their results are passed in ``artifact_checks``.
+which fills ``TargetResult.portability`` (a ``PortabilityResult``) and ``TargetResult.exit``
+(an ``ExitResult`` or None). Artifact checks load models, so they run only with
+``run_artifact_checks=True`` or when their results are passed in ``artifact_checks``.
 """
 
 from __future__ import annotations

@@ -88,13 +88,12 @@ def _estimated(pc: StoredCost) -> tuple[str, ...]:
 
 def _point_cost(pc: StoredCost) -> PointCost:
     b = pc.bill
-    ci = pc.cost_per_correct_ci_usd
-    known = ci is not None and ci[0] is not None and ci[1] is not None
+    lo, hi = pc.cost_per_correct_ci_usd or (None, None)
+    ci = (lo, hi) if lo is not None and hi is not None else None
     items = tuple(Item(i.name, i.usd, i.note) for i in b.items)
     return PointCost(b.load_label, b.cost_per_correct_usd, b.cost_per_attempt_usd,
-                     b.cost_per_mtok_output_usd, items,
-                     (float(ci[0]), float(ci[1])) if known and ci is not None  # type: ignore[arg-type]
-                     else None, "accuracy interval" if known else None)
+                     b.cost_per_mtok_output_usd, items, ci,
+                     "accuracy interval" if ci is not None else None)
 
 
 def target_econ(t: TargetResult, result: RunResult | None = None) -> TargetEcon:

@@ -1,5 +1,5 @@
 """capacity_for / utilization_for over a measured target, and how the bill takes the
-derived utilization (the call apply_economics makes)."""
+derived utilization (what the analysis's pricing does)."""
 
 from __future__ import annotations
 
