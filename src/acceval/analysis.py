@@ -41,7 +41,17 @@ from acceval.portability.ledger import compile_time_for
 from acceval.probes import read_samples, table_to_samples
 from acceval.quality import evaluate_gate
 from acceval.results.result import RESULT_FILE, RunResult, TargetResult, schema_version_of
-from acceval.results.runlog import EndpointLog, FaultLog, PointLog, RunLog, SweepLog, TargetLog
+from acceval.results.runlog import (
+    JOURNAL_FILE,
+    EndpointLog,
+    FaultLog,
+    Journal,
+    PointLog,
+    ResumeLog,
+    RunLog,
+    SweepLog,
+    TargetLog,
+)
 from acceval.results.sections import (
     AvailabilityResult,
     CapacityResult,
@@ -247,6 +257,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
                                              for n, lv in t.portability.levels.items())
     warnings = [f"{tl.name}: energy probe {probe}: {why}"
                 for tl in log.targets for probe, why in tl.probe_notes.items()]
+    warnings += [_resume_note(r) for r in log.resumes]
     return RunResult(
         run_id=log.run_id, study_name=study.name, created_utc=log.created_utc,
         finished_utc=log.finished_utc, interrupted=log.interrupted,
@@ -423,15 +434,36 @@ def points_from_records(study: Study, t_index: int, sel: pa.Table,
     return out
 
 
+def _resume_note(r: ResumeLog) -> str:
+    again = ", ".join(r.remeasured) or "nothing"
+    aside = (f"; {r.set_aside} record(s) of the unfinished points were moved to "
+             "superseded/ and are not analysed" if r.set_aside else "")
+    return (f"resumed ({r.started_utc}, session {r.session}): {len(r.kept)} finished "
+            f"point(s) kept from before, measured again: {again}{aside}")
+
+
 def _rebuild_killed(run_dir: Path) -> RunResult:
     """A run killed before it wrote result.json: rebuild what its records support.
 
-    The fixed load points are recognised from the study; sweep, replay and fault points are
-    left out (their plans are not in the records).
+    With the run's journal (runlog.json, saved after every point) every finished point,
+    sweep, replay and interruption comes back exactly, and the point it was killed inside
+    from its records. Without one (acceval before 0.2) the fixed load points are recognised
+    from the study; sweep, replay and fault points are left out (their plans are not in the
+    records).
     """
     study = load_study(run_dir / "study.yaml")
     problems: list[str] = []
     rows_of = analysis_records(run_dir, problems)
+    journal = _journal(run_dir)
+    if journal is not None:
+        log = journal.log.model_copy(update={"interrupted": True})
+        result = with_problems(analyze(study, log, rows_of, read_samples(run_dir),
+                                       base_dir=Path(journal.study_dir)), problems)
+        result.warnings.insert(0, "rebuilt from the run's journal and records: the run ended "
+                               "before writing result.json (killed, or its disk was full); "
+                               f"`acceval run --resume {run_dir}` measures what it did not "
+                               "finish")
+        return result
     created = dt.datetime.fromtimestamp((run_dir / "study.yaml").stat().st_mtime, dt.UTC)
     log = RunLog(run_id=run_dir.name, created_utc=created.isoformat(), interrupted=True,
                  rebuilt=True)
@@ -446,6 +478,16 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
     result.warnings.insert(0, "rebuilt from records.parquet: the run ended before writing "
                            "result.json (killed); only the fixed load points are shown")
     return result
+
+
+def _journal(run_dir: Path) -> Journal | None:
+    path = run_dir / JOURNAL_FILE
+    if not path.exists():
+        return None
+    try:
+        return Journal.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None  # torn or foreign: fall back to the records alone
 
 
 __all__ = ["analysis_records", "analyze", "endpoint_log", "environment", "load_result", "software",

@@ -16,6 +16,8 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,6 +148,13 @@ def _report() -> list[Problem]:
     return []
 
 
+#: Free space a run folder needs before the load: its records (compressed, about 50 bytes
+#: a request against the mock and a few hundred with real answers), result.json and
+#: report.html (about 5 MB, the charts' library included). A run that fills the disk later
+#: stops cleanly and keeps what it wrote (docs/reliability.md).
+MIN_FREE_BYTES = 64 * 2**20
+
+
 def _writable(root: Path, where: str) -> list[Problem]:
     probe = root
     while not probe.exists() and probe != probe.parent:
@@ -155,8 +164,18 @@ def _writable(root: Path, where: str) -> list[Problem]:
     if not probe.is_dir():
         return [(where, f"cannot create {root}: {probe} is a file",
                  "choose a folder for run folders")]
-    if not os.access(probe, os.W_OK | os.X_OK):
-        return [(where, f"cannot write into {probe}", "choose a folder you can write to")]
+    try:  # a real write: permission bits do not tell a read-only mount or a full disk
+        fd, name = tempfile.mkstemp(prefix=".acceval-write-check-", dir=probe)
+        os.close(fd)
+        os.unlink(name)
+    except OSError as exc:
+        return [(where, f"cannot write into {probe} ({exc.strerror or exc})",
+                 "choose a folder you can write to, on a disk with room")]
+    free = shutil.disk_usage(probe).free
+    if free < MIN_FREE_BYTES:
+        return [(where, f"only {free / 2**20:.1f} MiB free on the disk of {probe}; a run "
+                 f"needs at least {MIN_FREE_BYTES // 2**20} MiB (records, result, report)",
+                 "free some space or choose a folder on another disk")]
     return []
 
 

@@ -84,22 +84,37 @@ def validate(study_file: Path, out_dir: Path | None, preflight: bool) -> None:
 
 
 @main.command()
-@click.argument("study_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("study_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for run folders (default: the study's output.dir, 'runs').")
+@click.option("--resume", "resume_dir", default=None, metavar="RUN_DIR",
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Continue an interrupted or killed run in its folder: finished points are "
+                   "kept, unfinished ones measured again (the study is the run's own).")
 @click.option("--no-progress", is_flag=True, help="Do not show the live progress display.")
 @click.option("--skip-preflight", is_flag=True,
               help="Do not ask remote endpoints for their models before the first point.")
-def run(study_file: Path, out_dir: Path | None, no_progress: bool, skip_preflight: bool) -> None:
+def run(study_file: Path | None, out_dir: Path | None, resume_dir: Path | None,
+        no_progress: bool, skip_preflight: bool) -> None:
     """Run a study: measure every target and write runs/<id>/ with records and the result.
 
     Before any load is sent, the study is checked as `validate` checks it, and every remote
-    endpoint must answer and list its model (exit 2 naming the target otherwise)."""
-    from acceval.pipeline import execute_file
+    endpoint must answer and list its model (exit 2 naming the target otherwise).
+    `acceval run --resume RUN_DIR` continues a run that was stopped."""
+    from acceval.pipeline import execute_file, resume
     from acceval.report.console import print_summary
 
-    result, run_dir = execute_file(study_file, out_dir=out_dir, progress=not no_progress,
-                                   preflight=not skip_preflight)
+    if resume_dir is not None:
+        if study_file is not None or out_dir is not None:
+            raise UsageError("--resume continues a run with the study it was started with, in "
+                             "its own folder: give RUN_DIR alone, without STUDY_FILE or --out")
+        result, run_dir = resume(resume_dir, progress=not no_progress,
+                                 preflight=not skip_preflight)
+    elif study_file is None:
+        raise UsageError("give a STUDY_FILE to run, or --resume RUN_DIR to continue a run")
+    else:
+        result, run_dir = execute_file(study_file, out_dir=out_dir, progress=not no_progress,
+                                       preflight=not skip_preflight)
     print_summary(result, run_dir)
     result.raise_for_failures()
     result.raise_for_gates()
@@ -161,7 +176,9 @@ def report(run_dir: Path, fmt: str, out_file: Path | None, recompute: bool,
     if out_file is None:
         click.echo(text)
     else:
-        out_file.write_text(text, encoding="utf-8")
+        from acceval.results.files import write_text_durable
+
+        write_text_durable(out_file, text)
         click.echo(f"wrote {out_file}")
 
 

@@ -15,10 +15,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from acceval.analysis import (
     analysis_records,
@@ -29,15 +34,32 @@ from acceval.analysis import (
     with_problems,
 )
 from acceval.checks import check_runnable, preflight_study
-from acceval.errors import AccevalError, StudyError
+from acceval.errors import AccevalError, StudyError, UsageError
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Describes, Target
 from acceval.loadgen.runner import PointSpec
 from acceval.probes import ProbeSampler, make_probe, read_samples
+from acceval.results.files import write_text_durable
 from acceval.results.records import Record
-from acceval.results.result import RunResult
-from acceval.results.runlog import LocalServerInfo, RunLog, TargetLog
-from acceval.results.store import RecordWriter
+from acceval.results.result import RESULT_FILE, RunResult, schema_version_of
+from acceval.results.runlog import (
+    JOURNAL_FILE,
+    Journal,
+    LocalServerInfo,
+    PointLog,
+    ResumeLog,
+    RunLog,
+    TargetLog,
+)
+from acceval.results.store import (
+    ANALYSIS_COLUMNS,
+    PARTS_DIR,
+    RECORDS_FILE,
+    RecordWriter,
+    read_records,
+    write_grouped,
+    write_part,
+)
 from acceval.scenarios import TargetRun, run_all
 from acceval.study import Endpoint, Study, load_study, study_to_yaml
 from acceval.study import Target as TargetSpec
@@ -174,35 +196,107 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
         preflight_study(study)
     started = _utc_now()
     run_dir = _run_dir(study, out_dir, base_dir, started)
-    (run_dir / "study.yaml").write_text(study_to_yaml(study), encoding="utf-8")
-    writer = RecordWriter(run_dir)
-    t0_ns = time.perf_counter_ns()
+    write_text_durable(run_dir / "study.yaml", study_to_yaml(study))
     log = RunLog(run_id=run_dir.name, created_utc=started.isoformat())
+    return _measure_run(study, log, tasks, run_dir=run_dir, base_dir=base_dir,
+                        progress=progress)
+
+
+def resume(run_dir: Path, *, progress: bool = True,
+           preflight: bool = True) -> tuple[RunResult, Path]:
+    """Continue a killed or interrupted run in its own folder: the points it finished are
+    kept, the unfinished ones are measured again, and the result's log says which
+    (docs/reliability.md). A run that finished has nothing to resume."""
+    run_dir = Path(run_dir)
+    prior, base_dir = _prior_log(run_dir)
+    study = load_study(run_dir / "study.yaml")
+    tasks = check_runnable(study, base_dir=base_dir, out_dir=run_dir.parent,
+                           source=f"{run_dir}/study.yaml").tasks
+    plan = resume_plan(study, prior)
+    if not plan.remeasure:
+        raise UsageError(f"{run_dir}: every point finished; nothing to resume "
+                         f"(`acceval report {run_dir}` renders it)")
+    if preflight:
+        preflight_study(study)
+    session = len(prior.resumes) + 1
+    set_aside = _set_aside(run_dir, plan.keep, session)
+    log = plan.log
+    log.resumes.append(ResumeLog(session=session, started_utc=_utc_now().isoformat(),
+                                 kept=plan.kept, remeasured=plan.remeasure,
+                                 set_aside=set_aside))
+    return _measure_run(study, log, tasks, run_dir=run_dir, base_dir=base_dir,
+                        progress=progress, session=session)
+
+
+def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
+                 base_dir: Path, progress: bool, session: int = 0) -> tuple[RunResult, Path]:
+    guard = _DiskGuard()
+    writer = RecordWriter(run_dir, on_error=guard.fail)
+    kept = read_records(run_dir, [*ANALYSIS_COLUMNS, "request_id"]) if session else None
+    kept_rows = {} if kept is None else {
+        t.name: kept.filter(pc.equal(kept["target"], t.name)) for t in study.targets}
+    # A resumed session continues the run's timeline after what it kept, and its request
+    # ids after the kept ones, so that records of every session share one clock and key.
+    t0_ns = time.perf_counter_ns() - _timeline_end_ns(log)
     prog = Progress(enabled=progress)
     scorer = _Scorer(tasks, writer, _study_secrets(study))
+    if kept is not None and kept.num_rows:
+        scorer.seen = int(pc.max(kept["request_id"]).as_py() or 0) + 1
+    journal = _journal(run_dir, base_dir, log, writer, guard)
+    journal()
     with _signals_stop_the_run() as saving:
         try:
             for t_index, tspec in enumerate(study.targets):
-                tlog = TargetLog(name=tspec.name)
-                log.targets.append(tlog)
+                tlog = log.target(tspec.name)
+                if tlog is None:
+                    tlog = TargetLog(name=tspec.name)
+                    log.targets.append(tlog)
+                    journal()  # a kill inside its first point still finds it reached
+                elif _finished(study, t_index, tlog):
+                    continue
+                before = {id(p) for p in _entries(tlog)}
+                tlog.failure = None
                 _measure(study, tspec, t_index, tlog, tasks=tasks, run_dir=run_dir,
-                         base_dir=base_dir, scorer=scorer, t0_ns=t0_ns, prog=prog)
+                         base_dir=base_dir, scorer=scorer, t0_ns=t0_ns, prog=prog,
+                         checkpoint=journal, kept_rows=kept_rows.get(tspec.name))
+                for entry in _entries(tlog):
+                    if id(entry) not in before:
+                        entry.session = session
+                journal()
+            log.interrupted = False
         except KeyboardInterrupt:
             log.interrupted = True
         finally:
             saving()  # from here on a second signal must not cost what was measured
             prog.close()
             writer.finalize()
+        if writer.error is not None or guard.error is not None:
+            log.interrupted = True
         log.finished_utc = _utc_now().isoformat()
         # Artifact checks load models: an interrupted run saves what it measured first.
         problems: list[str] = []
         result = with_problems(
             analyze(study, log, analysis_records(run_dir, problems), read_samples(run_dir),
                     base_dir=base_dir, run_artifact_checks=not log.interrupted), problems)
-        result.save(run_dir)
-        _write_outputs(result, run_dir)
+        disk = _disk_message(run_dir, writer, guard)
+        if disk is not None:
+            result.warnings.insert(0, disk)
+        try:
+            result.save(run_dir)
+            _write_outputs(result, run_dir)
+        except OSError as exc:
+            kept = disk or f"{writer.written} record(s) are kept in {run_dir}"
+            raise AccevalError(
+                f"could not write result.json and report.html ({exc}). {kept}. Once there is "
+                f"room, `acceval report {run_dir}` rebuilds the result from them and "
+                f"`acceval run --resume {run_dir}` measures what is missing") from exc
+        (run_dir / JOURNAL_FILE).unlink(missing_ok=True)
+    if disk is not None:
+        raise AccevalError(f"{disk}. Once there is room, `acceval run --resume {run_dir}` "
+                           "measures the unfinished points")
     if log.interrupted:
-        raise AccevalError(f"interrupted; what was measured is kept in {run_dir}")
+        raise AccevalError(f"interrupted; what was measured is kept in {run_dir} "
+                           f"(`acceval run --resume {run_dir}` measures the rest)")
     failed = [t for t in result.targets if t.failure]
     if failed and len(failed) == len(result.targets):
         reasons = "; ".join(f"{t.name}: {t.failure}" for t in failed)
@@ -210,9 +304,197 @@ def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     return result, run_dir
 
 
+# --- what a run keeps while it measures, and what a resume reads back -------------------------
+
+SUPERSEDED_DIR = "superseded"
+
+
+class _DiskGuard:
+    """The first error writing the run's own files (records, journal): the run stops
+    sending, as on Ctrl-C, and says what was kept."""
+
+    def __init__(self) -> None:
+        self.error: OSError | None = None
+        self._lock = threading.Lock()
+        # Only a run on the main thread owns the process's Ctrl-C (see _signals_stop_the_run).
+        self._stops = threading.current_thread() is threading.main_thread()
+
+    def fail(self, exc: OSError) -> None:
+        """From any thread (the records writer's included): the first error stops the run."""
+        with self._lock:
+            first, self.error = self.error is None, self.error or exc
+        if first and self._stops:
+            signal.raise_signal(signal.SIGINT)
+
+
+def _disk_message(run_dir: Path, writer: RecordWriter, guard: _DiskGuard) -> str | None:
+    error = writer.error or guard.error
+    if error is None:
+        return None
+    lost = (f"; {writer.unwritten} record(s) could not be written"
+            if writer.unwritten else "")
+    return (f"writing the run's files failed ({error}), so the run stopped sending; "
+            f"{writer.written} record(s) are kept in {run_dir}{lost}")
+
+
+def _journal(run_dir: Path, base_dir: Path, log: RunLog, writer: RecordWriter,
+             guard: _DiskGuard) -> Callable[[], None]:
+    """Saves runlog.json after each point, once that point's records are on disk."""
+    path = run_dir / JOURNAL_FILE
+
+    def save() -> None:
+        if guard.error is not None:
+            return
+        writer.flush()
+        writer.wait()
+        try:
+            write_text_durable(path, Journal(study_dir=str(base_dir.resolve()),
+                                             log=log).model_dump_json())
+        except OSError as exc:
+            guard.fail(exc)
+
+    return save
+
+
+def _prior_log(run_dir: Path) -> tuple[RunLog, Path]:
+    """What an earlier session of ``run_dir`` logged, and the folder its study came from."""
+    if not (run_dir / "study.yaml").exists():
+        raise UsageError(f"{run_dir}: not a run folder (no study.yaml); --resume takes the "
+                         "folder an interrupted `acceval run` wrote")
+    if (run_dir / RESULT_FILE).exists():
+        if schema_version_of(run_dir) < 2:
+            raise UsageError(f"{run_dir}: written by acceval 0.1, which kept no run log to "
+                             "resume from; run the study again")
+        stored = RunResult.load(run_dir)
+        return stored.log, Path(stored.environment.get("study_dir") or run_dir)
+    if (run_dir / JOURNAL_FILE).exists():
+        try:
+            journal = Journal.model_validate_json(
+                (run_dir / JOURNAL_FILE).read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise AccevalError(f"{run_dir}/{JOURNAL_FILE} could not be read ({exc}); "
+                               "run the study again") from exc
+        return journal.log, Path(journal.study_dir)
+    # Killed before it kept a journal (an older version): nothing is known to be finished.
+    created = dt.datetime.fromtimestamp((run_dir / "study.yaml").stat().st_mtime, dt.UTC)
+    return RunLog(run_id=run_dir.name, created_utc=created.isoformat()), run_dir
+
+
+@dataclass
+class ResumePlan:
+    log: RunLog                  # the prior log with only its finished entries
+    keep: dict[str, set[int]]    # target -> load indexes whose records are kept
+    kept: list[str]
+    remeasure: list[str]
+
+
+def resume_plan(study: Study, prior: RunLog) -> ResumePlan:
+    """Which entries of ``prior`` finished (kept) and which did not (measured again).
+
+    A fixed point finished unless it was stopped inside; the sweep only as a whole (it is a
+    search: a partial one starts again); the demand replay and the interruption each on its
+    own. A target that failed, or was never reached, is measured again from its start."""
+    log = RunLog(run_id=prior.run_id, created_utc=prior.created_utc,
+                 resumes=list(prior.resumes))
+    keep: dict[str, set[int]] = {}
+    kept: list[str] = []
+    remeasure: list[str] = []
+    for t_index, tspec in enumerate(study.targets):
+        old = prior.target(tspec.name)
+        fresh = TargetLog(name=tspec.name)
+        specs = point_specs(study, t_index, max(1, study.tasks.count))
+        if old is not None and old.failure is None:
+            fresh = old.model_copy(update={"points": [], "sweep": None, "replay": None,
+                                           "interruption": None, "fault": None}, deep=True)
+            done = {p.index: p for p in old.points
+                    if p.role == "fixed" and p.stopped_by != "interrupted"}
+            fresh.points = [done[s.index] for s in specs if s.index in done]
+            sweep = [p for p in old.points if p.role == "sweep"]
+            if old.sweep is not None and all(p.stopped_by != "interrupted" for p in sweep):
+                fresh.sweep = old.sweep
+                fresh.points += sweep
+            if _complete(old.replay):
+                fresh.replay = old.replay
+            # When the fault hit the replay, both entries are the same run and agree.
+            if _complete(old.interruption) and old.fault is not None:
+                fresh.interruption, fresh.fault = old.interruption, old.fault
+        log.targets.append(fresh)
+        entries = sorted(_entries(fresh), key=lambda p: p.index)
+        keep[tspec.name] = {p.index for p in entries}
+        kept += [f"{tspec.name}: {p.label}" for p in entries]
+        remeasure += _unfinished(study, t_index, fresh)
+    return ResumePlan(log=log, keep=keep, kept=kept, remeasure=remeasure)
+
+
+def _complete(p: PointLog | None) -> bool:
+    return p is not None and p.stopped_by != "interrupted"
+
+
+def _entries(tlog: TargetLog) -> list[PointLog]:
+    """Every logged point of a target: fixed and sweep points, the replay, the interruption
+    (the replay and the interruption may be the same run, logged twice)."""
+    seen: dict[int, PointLog] = {}
+    for p in (*tlog.points, tlog.replay, tlog.interruption):
+        if p is not None:
+            seen.setdefault(id(p), p)
+    return list(seen.values())
+
+
+def _unfinished(study: Study, t_index: int, tlog: TargetLog) -> list[str]:
+    """What the study asks of this target that ``tlog`` does not hold yet."""
+    name = tlog.name
+    done = {p.index for p in tlog.points if p.role == "fixed"}
+    out = [f"{name}: {s.label}" for s in point_specs(study, t_index, max(1, study.tasks.count))
+           if s.index not in done]
+    if study.sweep is not None and tlog.sweep is None:
+        out.append(f"{name}: the load sweep")
+    if study.demand is not None and study.demand.replay is not None and tlog.replay is None:
+        out.append(f"{name}: the demand replay")
+    fault = study.interruption
+    if fault is not None and fault.target == name and tlog.interruption is None:
+        out.append(f"{name}: the interruption")
+    return out
+
+
+def _finished(study: Study, t_index: int, tlog: TargetLog) -> bool:
+    return tlog.failure is None and not _unfinished(study, t_index, tlog)
+
+
+def _timeline_end_ns(log: RunLog) -> int:
+    """Where a resumed session's clock starts: a second after the last kept point ended."""
+    ends = [p.ended_ns for t in log.targets for p in _entries(t)]
+    return max(ends) + 1_000_000_000 if ends else 0
+
+
+def _set_aside(run_dir: Path, keep: dict[str, set[int]], session: int) -> int:
+    """Keep in records.parquet only the records of finished points; move the others (the
+    points a resume measures again) to ``superseded/``, where nothing reads them but
+    nothing is lost. Returns how many were moved."""
+    problems: list[str] = []
+    table = read_records(run_dir, problems=problems)
+    mask = pa.array(np.zeros(table.num_rows, dtype=bool))
+    for name, indexes in keep.items():
+        if indexes:
+            values = pa.array(sorted(indexes), type=table.schema.field("load_index").type)
+            mask = pc.or_(mask, pc.and_(pc.equal(table["target"], name),
+                                        pc.is_in(table["load_index"], value_set=values)))
+    aside = table.filter(pc.invert(mask))
+    if aside.num_rows:
+        folder = run_dir / SUPERSEDED_DIR
+        folder.mkdir(exist_ok=True)
+        write_part(aside, folder / f"records-before-resume-{session}.parquet")
+    write_grouped(table.filter(mask), run_dir / RECORDS_FILE, "target")
+    parts = run_dir / PARTS_DIR
+    if parts.is_dir():
+        for part in parts.glob("part-*.parquet"):
+            part.unlink()
+    return int(aside.num_rows)
+
+
 def _measure(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog, *,
              tasks: list[Task], run_dir: Path, base_dir: Path, scorer: _Scorer, t0_ns: int,
-             prog: Progress) -> None:
+             prog: Progress, checkpoint: Callable[[], None] | None = None,
+             kept_rows: pa.Table | None = None) -> None:
     """One target: start its local server if any, probe it, run its points into ``tlog``."""
     handles: dict[str, Any] = {}
     with ExitStack() as stack:
@@ -240,7 +522,8 @@ def _measure(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog, *,
                 target=client, prompts=prompts, sink=scorer, t0_ns=t0_ns,
                 progress=prog, log=tlog, server=handles.get("server"),
                 respawn=handles.get("respawn"),
-                on_new_server=partial(_stop_later, stack))
+                on_new_server=partial(_stop_later, stack), checkpoint=checkpoint,
+                kept_rows=kept_rows)
             tlog.fingerprint = _run_async(_measure_target(client, run, specs))
         except StudyError:
             raise
@@ -288,8 +571,7 @@ def _write_outputs(result: RunResult, run_dir: Path) -> None:
     from acceval.report import render
     from acceval.results.catalog import index_run
 
-    (run_dir / "report.html").write_text(render(result, "html", run_dir=run_dir),
-                                         encoding="utf-8")
+    write_text_durable(run_dir / "report.html", render(result, "html", run_dir=run_dir))
     try:
         index_run(run_dir)
     except AccevalError as exc:
@@ -309,4 +591,5 @@ def _stop_sampler(sampler: ProbeSampler, tlog: TargetLog) -> None:
     tlog.probe_notes = {**sampler.unavailable, **sampler.errors}
 
 
-__all__ = ["check_study", "execute", "execute_file", "load_result", "point_specs"]
+__all__ = ["check_study", "execute", "execute_file", "load_result", "point_specs", "resume",
+           "resume_plan"]

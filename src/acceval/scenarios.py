@@ -91,7 +91,16 @@ class TargetRun:
     server: Any = None                             # acceval.serve.LocalServer, when local
     respawn: Callable[[], Any] | None = None       # starts it again on the same port
     on_new_server: Callable[[Any], None] | None = None
+    # Called after each point is logged (the pipeline saves the run journal).
+    checkpoint: Callable[[], None] | None = None
+    # A resumed run: ``log`` already holds the finished points, which are not run again;
+    # their records (for the sweep's starting curve) are these.
+    kept_rows: pa.Table | None = None
     _curve: list[CurvePoint] = field(default_factory=list)
+
+    def logged(self) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint()
 
 
 def point_log(run: PointRun, role: PointRole = "fixed") -> PointLog:
@@ -153,31 +162,45 @@ async def run_all(tr: TargetRun, specs: list[PointSpec]) -> None:
     victim = _interrupted_spec(study, tr.name, specs, plan is not None)
     tap = _Tap(tr.sink)
     tap.keep = study.sweep is not None
+    done = {p.index: p for p in tr.log.points if p.role == "fixed"}  # kept by a resume
     for spec in specs:
+        if spec.index in done:
+            if tap.keep and tr.kept_rows is not None:
+                tr._curve += curve_from_points([point_result(done[spec.index], tr.kept_rows,
+                                                             study.slo)])
+            continue
         tr.log.points.append(point_log(await _run(tr, tap, spec)))
+        tr.logged()
         if tap.keep:
             tr._curve += curve_from_points([point_result(tr.log.points[-1], tap.take(),
                                                          study.slo)])
+    tr.log.points.sort(key=lambda p: p.index)
     index = len(specs)
     if study.sweep is not None:
-        index = await _sweep(tr, tap, index)
+        if tr.log.sweep is None:
+            index = await _sweep(tr, tap, index)
+        else:
+            index = max((p.index + 1 for p in tr.log.points if p.role == "sweep"), default=index)
     tap.keep = False
     if plan is not None:
-        injector = _injector(tr) if victim == "replay" else None
-        run = await _run(tr, tap, plan.spec(index), schedule_ns=plan.schedule_ns,
-                         injector=injector)
-        tr.log.replay = point_log(run, "replay")
-        if injector is not None:
-            tr.log.interruption = point_log(run, "replay")
-            tr.log.fault = FaultLog.model_validate(injector.events.to_dict())
+        if tr.log.replay is None:
+            injector = _injector(tr) if victim == "replay" else None
+            run = await _run(tr, tap, plan.spec(index), schedule_ns=plan.schedule_ns,
+                             injector=injector)
+            tr.log.replay = point_log(run, "replay")
+            if injector is not None:
+                tr.log.interruption = point_log(run, "replay")
+                tr.log.fault = FaultLog.model_validate(injector.events.to_dict())
+            tr.logged()
         index += 1
-    if isinstance(victim, PointSpec):
+    if isinstance(victim, PointSpec) and tr.log.interruption is None:
         injector = _injector(tr)
         again = dataclasses.replace(victim, index=index,
                                     label=f"{victim.label} + {injector.spec.action}")
         tr.log.interruption = point_log(await _run(tr, tap, again, injector=injector),
                                         "interruption")
         tr.log.fault = FaultLog.model_validate(injector.events.to_dict())
+        tr.logged()
 
 
 def _injector(tr: TargetRun) -> Injector:
@@ -222,6 +245,7 @@ async def _sweep(tr: TargetRun, tap: _Tap, index: int) -> int:
                          max_duration_s=sw.point_s, max_in_flight=cap)
         entry = point_log(await _run(tr, tap, spec), "sweep")
         tr.log.points.append(entry)
+        tr.logged()
         pts = curve_from_points([point_result(entry, tap.take(), tr.study.slo)])
         return pts[0] if pts else None
 

@@ -6,6 +6,7 @@ import os
 import signal
 from pathlib import Path
 
+from acceval.results.runlog import JOURNAL_FILE
 from acceval.results.store import PARTS_DIR, read_records
 from helpers.cli import run_cli, start_long_run
 
@@ -33,8 +34,14 @@ def test_sigkill_halfway_leaves_readable_records(tmp_path: Path) -> None:
     # ... and the run can still be reported from what it kept.
     rep = run_cli("report", str(run_dir), "--format", "md", cwd=tmp_path)
     assert rep.returncode == 0, rep.stderr
-    assert "This run was interrupted" in rep.stdout and "rebuilt from records" in rep.stdout
+    assert "This run was interrupted" in rep.stdout
+    assert "rebuilt from the run's journal" in rep.stdout
     assert "| m | concurrency 4 |" in rep.stdout
+    # A run folder of a version that kept no journal: the fixed points from the records.
+    (run_dir / JOURNAL_FILE).unlink()
+    rep = run_cli("report", str(run_dir), "--format", "md", cwd=tmp_path)
+    assert rep.returncode == 0, rep.stderr
+    assert "rebuilt from records" in rep.stdout and "| m | concurrency 4 |" in rep.stdout
 
 
 def test_sigkill_of_the_run_takes_its_local_server_with_it(tmp_path: Path) -> None:

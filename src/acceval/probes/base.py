@@ -172,7 +172,12 @@ class ProbeSampler:
     def _flush(self) -> None:
         with self._lock:
             buf, self._buf = self._buf, []
-        self.writer.write(buf)
+        try:
+            self.writer.write(buf)
+        except OSError as exc:  # a full disk: keep them for the next try, keep sampling
+            with self._lock:
+                self._buf[:0] = buf
+            self.errors["samples"] = f"samples not written: {exc}"
 
     def stop(self) -> Path:
         """Stop sampling, take each probe's last reading, and write samples.parquet."""
@@ -181,7 +186,11 @@ class ProbeSampler:
             self._thread.join()
         self._collect(final=True)
         self._flush()
-        return self.writer.finalize()
+        try:
+            return self.writer.finalize()
+        except OSError as exc:  # the parts written so far stay readable
+            self.errors["samples"] = f"samples not compacted: {exc}"
+            return self.writer.parts
 
     def __enter__(self) -> ProbeSampler:
         self.start()

@@ -18,6 +18,7 @@ from pydantic import Field
 from acceval.errors import AccevalError, GateFailed
 from acceval.metrics import Accuracy, PassAt1
 from acceval.metrics.spec import SLO, Quality
+from acceval.results.files import write_text_durable
 from acceval.results.runlog import EndpointLog, LocalServerInfo, RunLog
 from acceval.results.sections import (
     AvailabilityResult,
@@ -141,11 +142,7 @@ class RunResult(Section):
             raise GateFailed(f"quality gate failed for: {', '.join(failed)}")
 
     def save(self, run_dir: Path) -> Path:
-        path = Path(run_dir) / RESULT_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(self.model_dump_json(indent=2), encoding="utf-8")
-        tmp.replace(path)
-        return path
+        return write_text_durable(Path(run_dir) / RESULT_FILE, self.model_dump_json(indent=2))
 
     @classmethod
     def load(cls, run_dir: Path) -> RunResult:

@@ -40,6 +40,7 @@ class PointLog(Section):
     lag_p99_ms: float | None = None
     lag_max_ms: float | None = None
     loop_lag_ms: Distribution | None = None  # how late the client loop's monitor ticks ran
+    session: int = 0  # 0: measured by the first run; n: by its n-th ``run --resume``
 
 
 class EndpointLog(Section):
@@ -90,6 +91,16 @@ class TargetLog(Section):
         return {p.index for p in (self.replay, self.interruption) if p is not None}
 
 
+class ResumeLog(Section):
+    """One ``acceval run --resume``: what it kept of the earlier sessions and what it ran."""
+
+    session: int
+    started_utc: str
+    kept: list[str] = Field(default_factory=list)        # "target: label" of finished points
+    remeasured: list[str] = Field(default_factory=list)  # unfinished, measured again
+    set_aside: int = 0  # records of unfinished points moved to superseded/ (not analysed)
+
+
 class RunLog(Section):
     run_id: str
     created_utc: str
@@ -97,6 +108,20 @@ class RunLog(Section):
     interrupted: bool = False
     rebuilt: bool = False  # reconstructed from records after the run was killed
     targets: list[TargetLog] = Field(default_factory=list)
+    resumes: list[ResumeLog] = Field(default_factory=list)
 
     def target(self, name: str) -> TargetLog | None:
         return next((t for t in self.targets if t.name == name), None)
+
+
+JOURNAL_FILE = "runlog.json"
+
+
+class Journal(Section):
+    """``runlog.json``: the run log as it stood after the last finished point, written while
+    the run measures, so that a run killed before it wrote result.json keeps its exact log
+    and ``run --resume`` knows what finished. ``study_dir`` resolves the study's relative
+    paths (task and demand files)."""
+
+    study_dir: str
+    log: RunLog

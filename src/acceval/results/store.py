@@ -7,8 +7,10 @@ parts. ``finalize`` compacts the parts into ``records.parquet``. Readers accept 
 
 from __future__ import annotations
 
+import errno
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import pairwise
 from pathlib import Path
@@ -18,10 +20,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from acceval.results.files import durable_replace
 from acceval.results.records import RECORD_SCHEMA, Record, records_to_table
 
 RECORDS_FILE = "records.parquet"
 PARTS_DIR = "records.parts"
+
+
+#: OS errors a later attempt can get past (descriptors or memory short for a moment, as under
+#: a load test's connections); anything else (a full disk, a read-only or failing device)
+#: stops the writing.
+TRANSIENT_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN,
+                              errno.EINTR, errno.ENOBUFS})
 
 
 class RecordWriter:
@@ -30,20 +40,37 @@ class RecordWriter:
     Parts are converted and written on one background thread, so the event loop that stamps
     requests never waits for Parquet encoding or the disk. ``wait`` blocks until every part
     handed over so far is on disk.
+
+    The writer never loses a record to an error it can get past: a part that fails for want
+    of descriptors or memory (:data:`TRANSIENT_ERRNOS`) is kept and written again with the
+    next one. Any other failure (a full disk, a read-only folder) sets :attr:`error`, keeps
+    the records in memory from then on, and calls ``on_error`` (from the writer thread, as
+    soon as it happens), so the run can stop sending; ``finalize`` tries them once more and
+    counts in :attr:`unwritten` what could not be written. Parts already on disk stay
+    readable whatever happens later.
     """
 
-    def __init__(self, run_dir: Path, *, flush_every: int = 2000, flush_s: float = 1.0) -> None:
+    def __init__(self, run_dir: Path, *, flush_every: int = 2000, flush_s: float = 1.0,
+                 on_error: Callable[[OSError], None] | None = None) -> None:
         self.run_dir = Path(run_dir)
         self.parts = self.run_dir / PARTS_DIR
         self.parts.mkdir(parents=True, exist_ok=True)
         self.flush_every = flush_every
         self.flush_s = flush_s
+        self.on_error = on_error
         self._buf: list[Record] = []
-        self._n_parts = len(list(self.parts.glob("part-*.parquet")))
+        self._held: list[Record] = []     # failed to write; tried again with the next part
+        self._n_parts = max((_part_number(p) for p in self.parts.glob("part-*.parquet")),
+                            default=0)
         self._last_flush = time.monotonic()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acceval-records")
-        self._pending: list[Future[int]] = []
+        self._pending: list[tuple[Future[None], list[Record]]] = []
         self.written = 0
+        self.retried = 0                  # parts written again after a transient error
+        self.error: OSError | None = None
+        self.unwritten = 0                # records finalize could not write (see ``error``)
+        self.compacted = False
+        self._last_error: OSError | None = None
 
     def add(self, rec: Record) -> None:
         self._buf.append(rec)
@@ -54,32 +81,99 @@ class RecordWriter:
     def flush(self) -> None:
         """Hand the buffered records to the writer thread (non-blocking)."""
         self._last_flush = time.monotonic()
-        if not self._buf:
+        self._collect(block=False)
+        if not self._buf and not self._held:
             return
-        batch, self._buf = self._buf, []
+        batch, self._buf = self._held + self._buf, []
+        self._held = []
+        if self.error is not None:  # the disk failed: hold on to them (finalize tries once)
+            self._held = batch
+            return
+        self._submit(batch)
+
+    def _submit(self, batch: list[Record]) -> None:
         self._n_parts += 1
         final = self.parts / f"part-{self._n_parts:06d}.parquet"
-        self._pending = [f for f in self._pending if not f.done() or f.exception()]
-        self._pending.append(self._pool.submit(_write_part, batch, final))
+        fut = self._pool.submit(_write_part, batch, final)
+        fut.add_done_callback(self._alarm)
+        self._pending.append((fut, batch))
+
+    def _alarm(self, fut: Future[None]) -> None:
+        """On the writer thread, as soon as a part fails for good: tell the run at once
+        (the records are held when the main thread collects the failure)."""
+        exc = fut.exception()
+        if isinstance(exc, OSError) and exc.errno not in TRANSIENT_ERRNOS \
+                and self.on_error is not None:
+            self.on_error(exc)
+
+    def _collect(self, *, block: bool) -> None:
+        keep = []
+        for fut, batch in self._pending:
+            if not block and not fut.done():
+                keep.append((fut, batch))
+                continue
+            exc = fut.exception()
+            if exc is None:
+                self.written += len(batch)
+            else:
+                self._failed(exc, batch)
+        self._pending = keep
+
+    def _failed(self, exc: BaseException, batch: list[Record]) -> None:
+        self._held.extend(batch)
+        if isinstance(exc, OSError):
+            self._last_error = exc
+        if isinstance(exc, OSError) and exc.errno in TRANSIENT_ERRNOS:
+            self.retried += 1
+            return
+        if not isinstance(exc, OSError):
+            raise exc
+        if self.error is None:
+            self.error = exc  # on_error was called from the writer thread (``_alarm``)
 
     def wait(self) -> None:
-        """Block until every handed-over part is written; re-raise a write error."""
-        for f in self._pending:
-            self.written += f.result()
-        self._pending = []
+        """Block until every handed-over part is written (or failed and held)."""
+        self._collect(block=True)
 
-    def finalize(self) -> Path:
-        """Flush, compact the parts into records.parquet, and remove the parts."""
+    def finalize(self) -> Path | None:
+        """Flush, compact the parts into records.parquet, and remove the parts.
+
+        After a disk error the held records are tried once more; what still cannot be
+        written is counted in :attr:`unwritten`, and the parts are left as they are (no
+        compaction, which would need room for a second copy). Returns records.parquet, or
+        None when the records stay in parts."""
         self.flush()
         self.wait()
+        if self._held:  # one more try: the disk may have room again, descriptors are back
+            batch, self._held = self._held, []
+            error, self.error = self.error, None
+            self._submit(batch)
+            self.wait()
+            self.unwritten = len(self._held)
+            self.error = self.error or error or (self._last_error if self._held else None)
         self._pool.shutdown()
-        return compact_parts(self.run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA,
-                             group_by="target")
+        if self.error is not None:
+            return None
+        try:
+            out = compact_parts(self.run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA,
+                                group_by="target")
+        except OSError as exc:
+            # The parts are complete and readable: keep them rather than lose the run.
+            self.error = exc
+            return None
+        self.compacted = True
+        return out
 
 
-def _write_part(batch: list[Record], final: Path) -> int:
+def _part_number(path: Path) -> int:
+    try:
+        return int(path.stem.removeprefix("part-"))
+    except ValueError:
+        return 0
+
+
+def _write_part(batch: list[Record], final: Path) -> None:
     write_part(records_to_table(batch), final)
-    return len(batch)
 
 
 # --- the parts-then-compact layout, shared by records and probe samples ----------------------
@@ -87,27 +181,15 @@ def _write_part(batch: list[Record], final: Path) -> int:
 QUARANTINE_DIR = "quarantine"
 
 
-def _durable_replace(tmp: Path, final: Path) -> None:
-    """Rename ``tmp`` over ``final`` once its bytes are on disk, and make the rename durable:
-    a power cut leaves the old file or the new one, never a zero-byte one."""
-    with tmp.open("rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, final)
-    try:
-        fd = os.open(final.parent, os.O_RDONLY)
-    except OSError:
-        return  # a platform without directory fsync
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def write_part(table: pa.Table, final: Path) -> None:
     """Write one part under a temporary name and rename it: readers never see half a part."""
     tmp = final.with_suffix(".tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    _durable_replace(tmp, final)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        durable_replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def readable(path: Path) -> bool:
@@ -140,10 +222,14 @@ def write_grouped(table: pa.Table, final: Path, column: str) -> None:
     ordered = table.take(pc.sort_indices(table, sort_keys=[(column, "ascending")]))
     keys = ordered[column].to_numpy(zero_copy_only=False)
     cuts = [0, *(np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist(), len(keys)]
-    with pq.ParquetWriter(tmp, ordered.schema, compression="zstd") as w:
-        for a, b in pairwise(cuts):
-            w.write_table(ordered.slice(a, b - a), row_group_size=b - a)
-    _durable_replace(tmp, final)
+    try:
+        with pq.ParquetWriter(tmp, ordered.schema, compression="zstd") as w:
+            for a, b in pairwise(cuts):
+                w.write_table(ordered.slice(a, b - a), row_group_size=b - a)
+        durable_replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def read_stream(run_dir: str | Path, file: str, parts_dir: str, schema: pa.Schema,
