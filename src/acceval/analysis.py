@@ -257,7 +257,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
                                              for n, lv in t.portability.levels.items())
     warnings = [f"{tl.name}: energy probe {probe}: {why}"
                 for tl in log.targets for probe, why in tl.probe_notes.items()]
-    warnings += [_resume_note(r) for r in log.resumes]
+    warnings += log.notes + [_resume_note(r) for r in log.resumes]
     return RunResult(
         run_id=log.run_id, study_name=study.name, created_utc=log.created_utc,
         finished_utc=log.finished_utc, interrupted=log.interrupted,

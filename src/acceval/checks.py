@@ -207,7 +207,17 @@ def _descriptors(study: Study, limit: int | None) -> list[Problem]:
         return []
     out = []
     for i, fam in enumerate(study.load):
-        if fam.loop != "closed":
+        if fam.loop == "open":
+            # Its need is the rate times the latency, unknown before the run; what bounds it
+            # is max_in_flight. Set by hand above the limit, it is a problem; the default is
+            # lowered to what fits at run time (in_flight_cap, said in the notes).
+            if "max_in_flight" in fam.model_fields_set and fam.max_in_flight + FD_MARGIN > limit:
+                out.append((f"load[{i}].max_in_flight",
+                            f"{fam.max_in_flight} requests in flight need about "
+                            f"{fam.max_in_flight + FD_MARGIN} open files; this process may "
+                            f"open {limit}",
+                            f"raise the limit (ulimit -n {fam.max_in_flight + FD_MARGIN}) or "
+                            f"set max_in_flight to {limit - FD_MARGIN} or less"))
             continue
         top = int(max(fam.levels))
         if top + FD_MARGIN > limit:
@@ -219,8 +229,21 @@ def _descriptors(study: Study, limit: int | None) -> list[Problem]:
     return out
 
 
+def in_flight_cap() -> int | None:
+    """The most requests an open-loop point may hold in flight with this process's
+    open-files limit (None: no limit known)."""
+    limit = descriptor_limit()
+    return None if limit is None else max(1, limit - FD_MARGIN)
+
+
 def _notes(study: Study) -> list[str]:
     notes = []
+    cap = in_flight_cap()
+    for i, fam in enumerate(study.load):
+        if cap is not None and fam.loop == "open" and fam.max_in_flight > cap:
+            notes.append(f"load[{i}]: at most {cap} requests in flight (this process's "
+                         f"open-files limit, not the default max_in_flight "
+                         f"{fam.max_in_flight}); sends past it wait, and show as schedule lag")
     for t in study.targets:
         env = t.endpoint.api_key_env if t.endpoint else None
         if env and env not in os.environ:

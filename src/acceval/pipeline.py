@@ -33,7 +33,7 @@ from acceval.analysis import (
     point_specs,
     with_problems,
 )
-from acceval.checks import check_runnable, preflight_study
+from acceval.checks import check_runnable, in_flight_cap, preflight_study
 from acceval.errors import AccevalError, StudyError, UsageError
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Describes, Target
@@ -191,14 +191,14 @@ def execute_file(path: Path, *, out_dir: Path | None = None, progress: bool = Tr
 def execute(study: Study, *, base_dir: Path, out_dir: Path | None = None,
             progress: bool = True, preflight: bool = True) -> tuple[RunResult, Path]:
     """Run every target through every load point; always leaves a readable run folder."""
-    tasks = check_runnable(study, base_dir=base_dir, out_dir=out_dir).tasks
+    ready = check_runnable(study, base_dir=base_dir, out_dir=out_dir)
     if preflight:
         preflight_study(study)
     started = _utc_now()
     run_dir = _run_dir(study, out_dir, base_dir, started)
     write_text_durable(run_dir / "study.yaml", study_to_yaml(study))
-    log = RunLog(run_id=run_dir.name, created_utc=started.isoformat())
-    return _measure_run(study, log, tasks, run_dir=run_dir, base_dir=base_dir,
+    log = RunLog(run_id=run_dir.name, created_utc=started.isoformat(), notes=ready.notes)
+    return _measure_run(study, log, ready.tasks, run_dir=run_dir, base_dir=base_dir,
                         progress=progress)
 
 
@@ -523,7 +523,7 @@ def _measure(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog, *,
                 progress=prog, log=tlog, server=handles.get("server"),
                 respawn=handles.get("respawn"),
                 on_new_server=partial(_stop_later, stack), checkpoint=checkpoint,
-                kept_rows=kept_rows)
+                kept_rows=kept_rows, in_flight_cap=in_flight_cap())
             tlog.fingerprint = _run_async(_measure_target(client, run, specs))
         except StudyError:
             raise

@@ -96,6 +96,8 @@ class TargetRun:
     # A resumed run: ``log`` already holds the finished points, which are not run again;
     # their records (for the sweep's starting curve) are these.
     kept_rows: pa.Table | None = None
+    # Open loop: the most requests in flight the process's open-files limit allows.
+    in_flight_cap: int | None = None
     _curve: list[CurvePoint] = field(default_factory=list)
 
     def logged(self) -> None:
@@ -212,6 +214,9 @@ def _injector(tr: TargetRun) -> Injector:
 async def _run(tr: TargetRun, tap: _Tap, spec: PointSpec, *,
                schedule_ns: np.ndarray[Any, np.dtype[np.int64]] | None = None,
                injector: Injector | None = None) -> PointRun:
+    cap = tr.in_flight_cap
+    if cap is not None and spec.family.loop == "open" and spec.max_in_flight > cap:
+        spec = dataclasses.replace(spec, max_in_flight=cap)
     if injector is not None:
         injector.start()
     try:

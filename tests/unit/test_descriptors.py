@@ -85,3 +85,51 @@ asyncio.run(main())
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["client"]
+
+
+def test_an_open_loop_cap_set_above_the_limit_is_named_and_a_default_one_is_lowered() -> None:
+    from acceval.checks import _notes
+
+    s = study_from_dict({**_study(10), "load": [{"poisson_rps": [10], "max_in_flight": 5000}]})
+    (problem,) = _descriptors(s, limit=1024)
+    assert problem[0] == "load[0].max_in_flight" and str(1024 - FD_MARGIN) in problem[2]
+    default = study_from_dict(_study(10))  # poisson with the default cap of 4096
+    assert _descriptors(default, limit=1024) == []
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+    try:
+        (note,) = _notes(default)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert note.startswith("load[1]: at most 960 requests in flight")
+
+
+def test_an_open_loop_run_under_a_low_limit_waits_at_the_cap_instead_of_failing(
+        tmp_path: Path) -> None:
+    import json
+
+    import yaml
+
+    study = {"name": "fdcap",
+             "tasks": {"source": "builtin:arithmetic", "count": 50, "seed": 1, "max_tokens": 4},
+             "targets": [{"name": "slow", "serve": {"engine": "mock", "options": {
+                 "ttft_ms": 400, "itl_ms": 0, "output_tokens": 2}}}],
+             "load": [{"poisson_rps": [800], "min_duration_s": 1.5, "max_duration_s": 1.5}]}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(study))
+
+    def low_limit() -> None:  # soft and hard: the command line cannot raise it
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "acceval", "run", str(path), "--out", str(tmp_path / "runs"),
+         "--no-progress"], capture_output=True, text=True, preexec_fn=low_limit, timeout=240,
+        check=False)
+    assert proc.returncode == 0, proc.stderr
+    (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    result = json.loads((run_dir / "result.json").read_text())
+    assert any(w.startswith(f"load[0]: at most {256 - FD_MARGIN} requests in flight")
+               for w in result["warnings"])
+    (point,) = result["log"]["targets"][0]["points"]
+    assert point["held_by_cap"] > 0  # about 320 would be in flight; the cap held them back
+    assert point["errors"] == 0      # and none failed for want of descriptors

@@ -109,6 +109,7 @@ class RunLog(Section):
     rebuilt: bool = False  # reconstructed from records after the run was killed
     targets: list[TargetLog] = Field(default_factory=list)
     resumes: list[ResumeLog] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # what the checks before the load said
 
     def target(self, name: str) -> TargetLog | None:
         return next((t for t in self.targets if t.name == name), None)
