@@ -49,6 +49,10 @@ def point_problems(p: PointResult, rules: Rules) -> list[str]:
     s = p.summary
     if s.meets_slo is False:
         out.append("misses the SLO")
+    elif s.slo_unmeasured:
+        out.append("SLO not assessed: it bounds " + ", ".join(s.slo_unmeasured)
+                   + ", which this point did not measure (answers not streamed, or sent in "
+                   "one piece)")
     elif s.meets_slo is None and (s.error_rate is None or s.error_rate > s.slo.max_error_rate):
         # No latency bound was set: the error-rate bound still applies.
         out.append(f"error rate above {s.slo.max_error_rate:.1%}"

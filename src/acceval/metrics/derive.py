@@ -40,6 +40,8 @@ class Derived:
     response_ttft_ms: FloatArray  # first_token_ns - scheduled_ns; NaN without a schedule
     response_e2e_ms: FloatArray   # done_ns - scheduled_ns; NaN without a schedule
     tpot_ms: FloatArray          # (e2e - ttft) / (output_tokens - 1); NaN when tokens <= 1
+                                 # or the answer arrived in fewer than two chunks
+    chunks: IntArray             # content chunks that arrived (0: not streamed; -1: unknown)
     schedule_lag_ms: FloatArray  # sent_ns - scheduled_ns
     itl_ms: FloatArray           # flat: every chunk gap / tokens per chunk of its request
     itl_row: IntArray            # the row each itl_ms sample belongs to
@@ -86,17 +88,31 @@ def _bool(table: pa.Table, name: str, *, null: bool) -> BoolArray:
     return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.bool_)
 
 
+def _chunk_counts(chunks: pa.Array) -> IntArray:
+    return np.asarray(
+        pc.fill_null(pc.list_value_length(chunks), 0).to_numpy(zero_copy_only=False),
+        dtype=np.int64,
+    )
+
+
+def arrived_tokens(output_tokens: FloatArray, chunks: IntArray,
+                   stopped: BoolArray) -> FloatArray:
+    """The output tokens that arrived as text: the server's count, less the end-of-sequence
+    token it counts but never sends, when the answer stopped on it (finish_reason "stop")
+    and the count exceeds the chunks that came (so some token did not come as a chunk)."""
+    eos = stopped & (output_tokens > chunks) & (output_tokens > 1)
+    return np.where(eos, output_tokens - 1, output_tokens)
+
+
 def _itl(
     chunks: pa.Array, output_tokens: FloatArray, n: int
 ) -> tuple[FloatArray, IntArray, FloatArray]:
     """Gaps between consecutive content chunks, divided by the request's mean tokens per chunk
-    (``output_tokens / len(chunks)``), so a chunk that carries k tokens counts as k gaps of
-    gap/k instead of one long gap. Gaps are taken in int64 ns (exact) over the flattened
-    lists; the one gap that spans two requests at each list boundary is dropped."""
-    lengths = np.asarray(
-        pc.fill_null(pc.list_value_length(chunks), 0).to_numpy(zero_copy_only=False),
-        dtype=np.int64,
-    )
+    (``output_tokens / len(chunks)``, with the tokens that arrived: :func:`arrived_tokens`),
+    so a chunk that carries k tokens counts as k gaps of gap/k instead of one long gap. Gaps
+    are taken in int64 ns (exact) over the flattened lists; the one gap that spans two
+    requests at each list boundary is dropped."""
+    lengths = _chunk_counts(chunks)
     flat = pc.list_flatten(chunks)
     if flat.null_count:
         flat = pc.cast(flat, pa.float64())
@@ -133,10 +149,20 @@ def derive(table: pa.Table, *, itl: bool = True) -> Derived:
     out_tok = _float(table, "output_tokens")
     ttft = (first - sent) / _NS_PER_MS
     e2e = (done - sent) / _NS_PER_MS
+    # Without the chunk stamps (a reader that needs only the stamps) the count is unknown (-1).
+    chunk_col = _col(table, "chunk_ns") if "chunk_ns" in table.column_names else None
+    chunks = _chunk_counts(chunk_col) if chunk_col is not None else np.full(n, -1, np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        tpot = np.where(out_tok > 1, (e2e - ttft) / (out_tok - 1), np.nan)
-    if itl:
-        itl_ms, itl_row, itl_mean = _itl(_col(table, "chunk_ns"), out_tok, n)
+        # An answer that came in one piece (not streamed, or sent in one write) shows no
+        # decode phase: its TPOT is not measured, not zero.
+        tpot = np.where((out_tok > 1) & ((chunks >= 2) | (chunks < 0)),
+                        (e2e - ttft) / (out_tok - 1), np.nan)
+    if itl and chunk_col is not None:
+        stopped = (np.asarray(pc.fill_null(pc.equal(_col(table, "finish_reason"), "stop"),
+                                           False).to_numpy(zero_copy_only=False), dtype=bool)
+                   if "finish_reason" in table.column_names else np.zeros(n, dtype=bool))
+        itl_ms, itl_row, itl_mean = _itl(chunk_col, arrived_tokens(out_tok, chunks, stopped),
+                                         n)
     else:
         itl_ms, itl_row = np.zeros(0), np.zeros(0, np.int64)
         itl_mean = np.full(n, np.nan)
@@ -156,6 +182,7 @@ def derive(table: pa.Table, *, itl: bool = True) -> Derived:
         response_ttft_ms=(first - scheduled) / _NS_PER_MS,
         response_e2e_ms=(done - scheduled) / _NS_PER_MS,
         tpot_ms=tpot,
+        chunks=chunks,
         schedule_lag_ms=(sent - scheduled) / _NS_PER_MS,
         itl_ms=itl_ms,
         itl_row=itl_row,

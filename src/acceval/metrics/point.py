@@ -99,6 +99,10 @@ class PointSummary(MetricModel):
     good_fraction: float | None  # good / requests (errors in the denominator)
     slo_values_ms: dict[str, float | None]  # slo.percentile of each bounded metric
     meets_slo: bool | None
+    # Bounded metrics this point did not measure (a non-streamed answer has no TTFT, an
+    # answer in one piece no TPOT): the SLO is not assessed (meets_slo None, no goodput)
+    # unless another bound already fails.
+    slo_unmeasured: tuple[str, ...] = ()
 
     tokens_from_usage_fraction: float | None
     tokens_from_chunks_fraction: float | None
@@ -191,22 +195,31 @@ def good_mask(d: Derived, slo: SLO) -> BoolArray:
 
 def _meets_slo(
     d: Derived, sel: BoolArray, slo: SLO, error_rate: float | None
-) -> tuple[dict[str, float | None], bool | None]:
+) -> tuple[dict[str, float | None], bool | None, tuple[str, ...]]:
+    """The bounded metrics' percentiles, whether the point meets the SLO (None: no latency
+    bound, or a bound on a metric the point did not measure and no other bound failing),
+    and the bounded metrics it did not measure."""
     bounds = {m: getattr(slo, m) for m in _SLO_METRICS if getattr(slo, m) is not None}
     if not bounds:
-        return {}, None
+        return {}, None, ()
     values: dict[str, float | None] = {}
     passed = error_rate is not None and error_rate <= slo.max_error_rate and bool(sel.any())
+    unmeasured: list[str] = []
     for metric, bound in bounds.items():
         value = percentile(judged_latency(d, metric)[sel], slo.percentile)
         values[metric] = value
         if value is None:
-            # Only TPOT may be absent for a good reason: every answer was one token long.
-            na = metric == "tpot_ms" and bool(sel.any()) and bool(tpot_not_applicable(d)[sel].all())
-            passed &= na
+            if not sel.any():
+                passed = False
+            elif metric == "tpot_ms" and bool(tpot_not_applicable(d)[sel].all()):
+                pass  # every answer was one token long: no decode phase to bound
+            else:
+                unmeasured.append(metric)
         else:
             passed &= value <= bound
-    return values, passed
+    if unmeasured and passed:
+        return values, None, tuple(unmeasured)
+    return values, passed, tuple(unmeasured)
 
 
 def _in_flight(
@@ -310,7 +323,8 @@ def summarize_point(
     mean_if, max_if = _in_flight(sent_m, done_m, start_ns, duration_s)
     good = good_mask(d, slo)
     n_good = int(good.sum())
-    slo_values, meets = _meets_slo(d, okm, slo, error_rate)
+    slo_values, meets, unmeasured = _meets_slo(d, okm, slo, error_rate)
+    assessed = not unmeasured  # goodput needs every bounded metric measured
     src = d.tokens_from[okm]
 
     acc: Accuracy | None = None
@@ -318,7 +332,7 @@ def summarize_point(
     n_correct_good: int | None = None
     if has_correctness(d):
         acc, p1 = accuracy(d), pass_at_1(d)
-        n_correct_good = int((good & d.correct).sum())
+        n_correct_good = int((good & d.correct).sum()) if assessed else None
 
     return PointSummary(
         requests=n, ok=n_ok, errors=n - n_ok, errors_by_kind=dict(sorted(kinds.items())),
@@ -342,8 +356,9 @@ def summarize_point(
         trusted=degraded is not True,
         untrusted_reason="; ".join(reasons) if degraded is True else None,
         mean_in_flight=mean_if, max_in_flight=max_if,
-        slo=slo, good=n_good, goodput_rps=_per_s(n_good, duration_s),
-        good_fraction=_fraction(n_good, n), slo_values_ms=slo_values, meets_slo=meets,
+        slo=slo, good=n_good, goodput_rps=_per_s(n_good, duration_s) if assessed else None,
+        good_fraction=_fraction(n_good, n) if assessed else None, slo_values_ms=slo_values,
+        meets_slo=meets, slo_unmeasured=unmeasured,
         tokens_from_usage_fraction=_fraction(int((src == "usage").sum()), n_ok),
         tokens_from_chunks_fraction=_fraction(int((src == "chunks").sum()), n_ok),
         accuracy=acc, pass_at_1=p1, correct_good=n_correct_good,

@@ -46,6 +46,8 @@ def trusted(p: PointResult) -> str:
     """A point's standing for tables: meets the SLO or not, or why it is not trusted."""
     if not p.trusted:
         return "not trusted: " + ("; ".join(p.summary.degraded_reasons) or "client fell behind")
+    if p.summary.meets_slo is None and p.summary.slo_unmeasured:
+        return "not assessed: " + ", ".join(p.summary.slo_unmeasured) + " not measured"
     return yesno(p.summary.meets_slo)
 
 

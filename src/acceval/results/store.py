@@ -282,7 +282,8 @@ def compact_parts(run_dir: Path, file: str, parts_dir: str, schema: pa.Schema,
 #: What the analysis reads of each record: stamps, counts, outcomes; not the texts.
 ANALYSIS_COLUMNS = ["target", "load_index", "task_id", "attempt", "warmup", "scheduled_ns",
                     "sent_ns", "first_byte_ns", "first_token_ns", "done_ns", "chunk_ns",
-                    "prompt_tokens", "output_tokens", "tokens_from", "error_kind", "correct"]
+                    "prompt_tokens", "output_tokens", "tokens_from", "finish_reason",
+                    "error_kind", "correct"]
 
 
 #: What the HTML report reads of each record: the timeline's stamps and the sample outputs

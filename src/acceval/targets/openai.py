@@ -250,7 +250,9 @@ class _Exchange(Consumer):
             return
         rec.output_text = text if isinstance(text, str) else None
         rec.finish_reason = self.finish
-        rec.first_token_ns = rec.done_ns
+        # The whole answer came at once: when its first token was made is not observable,
+        # so TTFT (and TPOT, ITL) stay not measured rather than equal to E2E.
+        rec.first_token_ns = None
         self._tokens_from_usage()
 
     def _tokens_from_usage(self) -> None:
