@@ -31,10 +31,12 @@ def run(coro_fn: Callable[[], Awaitable[T]]) -> T:
 
 
 @asynccontextmanager
-async def mock_server(log_path: Path | None = None, **options: Any
+async def mock_server(log_path: Path | None = None, *, idle_timeout_s: float = 30.0,
+                      head_timeout_s: float = 10.0, **options: Any
                       ) -> AsyncIterator[tuple[ServerHandle, aiohttp.ClientSession]]:
     handle = await start_server(MockEngine(**options), log_path=str(log_path) if log_path else None,
-                                engine_name="mock")
+                                engine_name="mock", idle_timeout_s=idle_timeout_s,
+                                head_timeout_s=head_timeout_s)
     try:
         async with aiohttp.ClientSession() as session:
             yield handle, session

@@ -8,7 +8,9 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from serve_support import RawAnswer, mock_server, raw_exchange, run
+from serve_support import RawAnswer, mock_server, raw_exchange, read_events, run
+
+from acceval.serve import spawn_server
 
 BODY = b'{"prompt":"p","max_tokens":2}'
 POST = b"POST /v1/completions HTTP/1.1\r\nHost: t\r\n"
@@ -137,3 +139,69 @@ def test_the_error_answer_survives_request_bytes_still_in_flight() -> None:
     # a connection reset (raw_exchange raises on one).
     answer = exchange(POST + b"Content-Length: 20000000\r\n\r\n" + b"x" * 1_000_000)
     assert answer.status == 413 and answer.closed
+
+
+# -- timeouts ------------------------------------------------------------------------------------
+
+def timed(data: bytes, **kwargs: object) -> RawAnswer:
+    async def body() -> RawAnswer:
+        async with mock_server(idle_timeout_s=0.3, head_timeout_s=0.3) as (srv, _):
+            return await raw_exchange(srv.port, data, **kwargs)  # type: ignore[arg-type]
+
+    return run(body)
+
+
+def test_an_idle_connection_is_closed_after_the_idle_timeout() -> None:
+    answer = timed(b"")
+    assert answer.closed and answer.status is None
+
+
+def test_an_idle_keep_alive_connection_is_closed_after_its_last_answer() -> None:
+    answer = timed(b"GET /health HTTP/1.1\r\n\r\n")
+    assert answer.status == 200 and answer.closed
+    assert b"connection: close" not in answer.head.lower()  # it was kept alive, then idled
+
+
+def test_a_head_trickled_a_byte_at_a_time_gets_a_408() -> None:
+    # Each byte comes well within the idle timeout, but the head as a whole takes too long.
+    answer = timed(b"GET /health HTTP/1.1\r\n", trickle=b"X-Slow: " + b"a" * 200,
+                   trickle_gap_s=0.05)
+    assert answer.status == 408 and answer.closed
+    assert "head" in error_of(answer)
+
+
+def test_a_stalled_body_gets_a_408() -> None:
+    answer = timed(POST + b"Content-Length: 100\r\n\r\n" + BODY[:10])
+    assert answer.status == 408 and answer.closed
+
+
+def test_a_slow_stream_outlives_the_idle_timeout() -> None:
+    async def body() -> tuple[list[str], list[str]]:
+        async with mock_server(idle_timeout_s=0.3, head_timeout_s=0.3, ttft_ms=500,
+                               output_tokens=5, itl_ms=150) as (srv, http):
+            streams = []
+            for _ in range(2):  # the second on the kept-alive connection
+                async with http.post(f"{srv.base_url}/completions",
+                                     json={"prompt": "p", "stream": True}) as resp:
+                    assert resp.status == 200
+                    streams.append(await read_events(resp))
+            return streams[0], streams[1]
+
+    first, second = run(body)
+    assert first[-1] == second[-1] == "[DONE]"
+    assert len(first) == len(second) == 7  # 5 chunks, usage, [DONE]
+
+
+def test_a_spawned_server_takes_the_timeouts_and_logs_no_traceback() -> None:
+    with spawn_server("mock", options={}, timeouts_s=(0.3, 0.3)) as server:
+        async def body() -> list[RawAnswer]:
+            return [await raw_exchange(server.port, data) for data in (
+                b"", b"GET /health HTTP/1.1\r\nX-A: b", post(b"[" * 100_000),
+                POST + b"Content-Length: 5\r\nContent-Length: 6\r\n\r\nabcde",
+                health_head(HEAD_LIMIT + 1))]
+
+        answers = run(body)
+        stderr = server.stderr_tail()
+    assert [a.status for a in answers] == [None, 408, 400, 400, 431]
+    assert all(a.closed for a in answers)
+    assert "Traceback" not in stderr

@@ -1,5 +1,7 @@
 """A minimal HTTP/1.1 server connection on ``asyncio.Protocol``: keep-alive, Content-Length
-request bodies, chunked (or, for HTTP/1.0, close-delimited) streaming responses.
+request bodies, chunked (or, for HTTP/1.0, close-delimited) streaming responses, and the
+timeouts that close a connection whose client stops sending (never one whose response is
+still going out).
 
 Why not aiohttp.web: the mock server must out-run any client benchmark on the same 2 cores,
 and a framework's per-request machinery costs more than the whole response here.
@@ -14,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import socket
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
+from acceval.errors import UsageError
 from acceval.serve._head import (
     MAX_HEAD_BYTES,
     HeadError,
@@ -29,7 +33,8 @@ from acceval.serve._head import (
 
 _REASONS = {
     100: "Continue", 200: "OK", 400: "Bad Request", 404: "Not Found",
-    405: "Method Not Allowed", 411: "Length Required", 413: "Payload Too Large",
+    405: "Method Not Allowed", 408: "Request Timeout", 411: "Length Required",
+    413: "Payload Too Large",
     429: "Too Many Requests", 431: "Request Header Fields Too Large",
     500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable",
 }
@@ -37,6 +42,25 @@ _now_ns = time.perf_counter_ns
 _log = logging.getLogger("acceval.serve")
 # After an error answer, how long the request bytes still coming are read and dropped.
 _LINGER_S = 2.0
+# What a connection is waiting for: nothing from the client (a request is being answered),
+# the first byte of the next request, the rest of a head, the rest of a body.
+_ANSWERING, _IDLE, _HEAD, _BODY = range(4)
+
+
+@dataclass(slots=True, frozen=True)
+class HttpLimits:
+    """How long a connection waits for its client's bytes before it is closed."""
+
+    idle_timeout_s: float = 30.0
+    """Between requests (and before the first), and between two reads of a body."""
+    head_timeout_s: float = 10.0
+    """From a request's first byte to the end of its head, however the bytes trickle in."""
+
+    def __post_init__(self) -> None:
+        for option, value in (("--idle-timeout", self.idle_timeout_s),
+                              ("--head-timeout", self.head_timeout_s)):
+            if not (math.isfinite(value) and value > 0):
+                raise UsageError(f"{option} must be a positive number of seconds, not {value}")
 
 
 @dataclass(slots=True)
@@ -92,14 +116,21 @@ class Handler(Protocol):
 class HttpConnection(asyncio.Protocol):
     """One client connection; answers one request at a time (pipelined ones wait their turn)."""
 
-    def __init__(self, handler: Handler, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, handler: Handler, loop: asyncio.AbstractEventLoop,
+                 limits: HttpLimits) -> None:
         self._handler = handler
         self._loop = loop
+        self._limits = limits
         self._transport: asyncio.Transport | None = None
         self._buf = bytearray()
         self._head: RequestHead | None = None
         self._scanned = 0               # bytes of ``_buf`` known to hold no head end
         self._line_checked = False      # the pending head's request line passed
+        self._wait = _ANSWERING
+        self._deadline = 0.0            # loop.time() by which the awaited bytes must come
+        # One timer, re-armed lazily when it fires early: a request costs a clock read.
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
         self._discard = False           # answered an error: drop what the client still sends
         self._busy = False
         self._exchange: Exchange | None = None
@@ -128,10 +159,14 @@ class HttpConnection(asyncio.Protocol):
             # Small SSE chunks must not wait for Nagle's algorithm.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._handler.connection_opened(self)
+        self._waiting(_IDLE)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._transport = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._drain is not None and not self._drain.done():
             self._drain.set_result(None)
         ex = self._exchange
@@ -158,6 +193,42 @@ class HttpConnection(asyncio.Protocol):
         if not self._busy:
             self._process()
 
+    # -- waiting for the client ---------------------------------------------------------------
+
+    def _waiting(self, state: int) -> None:
+        """Enter ``state``; a wait starts its clock on entry (a body's on every read)."""
+        if state == self._wait and state != _BODY:
+            return
+        self._wait = state
+        if state == _ANSWERING:
+            return
+        limits = self._limits
+        timeout = limits.head_timeout_s if state == _HEAD else limits.idle_timeout_s
+        self._deadline = self._loop.time() + timeout
+        if self._timer is None or self._deadline < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = self._deadline
+            self._timer = self._loop.call_at(self._deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if self.closed or self._wait == _ANSWERING:
+            return  # the next wait arms a new timer
+        if self._loop.time() < self._deadline:
+            self._timer_at = self._deadline
+            self._timer = self._loop.call_at(self._deadline, self._on_timer)
+            return
+        if self._wait == _IDLE:
+            _log.debug("closing a connection idle for %g s", self._limits.idle_timeout_s)
+            self.close()
+        elif self._wait == _HEAD:
+            self._fail(408, f"the request head did not arrive within "
+                            f"{self._limits.head_timeout_s:g} s (--head-timeout)")
+        else:
+            self._fail(408, f"no byte of the request body came for "
+                            f"{self._limits.idle_timeout_s:g} s (--idle-timeout)")
+
     # -- request parsing --------------------------------------------------------------------
 
     def _process(self) -> None:
@@ -169,11 +240,13 @@ class HttpConnection(asyncio.Protocol):
                     return
             length = head.content_length
             if len(self._buf) < length:
+                self._waiting(_BODY)
                 return
             body = bytes(self._buf[:length])
             del self._buf[:length]
             self._head = None
             self._busy = True
+            self._waiting(_ANSWERING)
             self._keep_alive = head.keep_alive
             self._chunked = not head.http10
             try:
@@ -191,6 +264,7 @@ class HttpConnection(asyncio.Protocol):
         while buf[:2] == b"\r\n":
             del buf[:2]  # empty lines before a request are ignored (RFC 9112 §2.2)
         if not buf:
+            self._waiting(_IDLE)
             return None
         # The end must lie within the limit; searching no further keeps a flood cheap.
         end = buf.find(b"\r\n\r\n", self._scanned, MAX_HEAD_BYTES)
@@ -208,6 +282,7 @@ class HttpConnection(asyncio.Protocol):
                     if eol >= 0:
                         check_request_line(bytes(buf[:eol]))
                         self._line_checked = True
+                self._waiting(_HEAD)
                 return None
             self._scanned = 0
             self._line_checked = False
@@ -227,6 +302,7 @@ class HttpConnection(asyncio.Protocol):
         from acceval.serve._openai import error_body  # local: keeps this module standalone
 
         self._busy = True
+        self._waiting(_ANSWERING)
         self._keep_alive = False
         self._chunked = True
         self._discard = True
