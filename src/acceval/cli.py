@@ -132,8 +132,15 @@ def run(study_file: Path | None, out_dir: Path | None, resume_dir: Path | None,
 @click.option("--log", "log_path", default=None, type=click.Path(dir_okay=False),
               help="Write the server's own per-request send times (JSON lines) here.")
 @click.option("--served-model-name", default=None, help="Model name reported by /v1/models.")
+@click.option("--idle-timeout", default=30.0, show_default=True, metavar="SECONDS",
+              type=click.FloatRange(min=0, min_open=True),
+              help="Close a connection that sends no request (or stalls its body) this long.")
+@click.option("--head-timeout", default=10.0, show_default=True, metavar="SECONDS",
+              type=click.FloatRange(min=0, min_open=True),
+              help="Answer 408 and close when a request's head takes longer than this.")
 def serve(engine: str, model: str | None, precision: str | None, host: str, port: int,
-          options: tuple[str, ...], log_path: str | None, served_model_name: str | None) -> None:
+          options: tuple[str, ...], log_path: str | None, served_model_name: str | None,
+          idle_timeout: float, head_timeout: float) -> None:
     """Serve a local engine behind an OpenAI-compatible API (loopback by default)."""
     from acceval.serve import serve_forever
 
@@ -143,7 +150,8 @@ def serve(engine: str, model: str | None, precision: str | None, host: str, port
     if precision is not None:
         opts["precision"] = precision
     serve_forever(engine, host=host, port=port, options=opts, log_path=log_path,
-                  model_name=served_model_name)
+                  model_name=served_model_name, idle_timeout_s=idle_timeout,
+                  head_timeout_s=head_timeout)
 
 
 @main.command()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
+import pytest
 from serve_support import json_events, mock_server, read_events, read_log, run
 
 from acceval import __version__
@@ -131,6 +133,26 @@ def test_bad_requests_get_openai_error_objects() -> None:
         assert (wrong_method, missing) == (405, 404)
 
     run(body)
+
+
+def test_json_nested_too_deeply_is_a_400_and_logs_no_traceback(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    log = tmp_path / "truth.jsonl"
+
+    async def body() -> tuple[int, dict[str, Any], int]:
+        async with mock_server(log) as (srv, http):
+            for nested in (b"[" * 100_000, b'{"prompt":' * 100_000):
+                async with http.post(f"{srv.base_url}/completions", data=nested) as resp:
+                    status, error = resp.status, await resp.json()
+            async with http.post(f"{srv.base_url}/completions", json={"prompt": "x"}) as resp:
+                return status, error, resp.status
+
+    status, error, after = run(body)
+    assert (status, after) == (400, 200)
+    assert error["error"]["type"] == "invalid_request_error"
+    assert "too deeply" in error["error"]["message"]
+    assert "Traceback" not in caplog.text and not caplog.records
+    assert [line["status"] for line in read_log(log)] == [400, 400, 200]
 
 
 def test_request_id_is_echoed_and_log_lines_match_requests(tmp_path: Path) -> None:

@@ -27,6 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write one JSON line of ground truth per request")
     parser.add_argument("--model-name", default=None,
                         help="model name to serve (default: the engine's model id)")
+    parser.add_argument("--idle-timeout", type=float, default=30.0, metavar="SECONDS",
+                        help="close a connection that sends no request for this long")
+    parser.add_argument("--head-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="answer 408 to a request whose head takes longer than this")
     return parser
 
 
@@ -61,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         serve_forever(args.engine, host=args.host, port=args.port,
                       options=parse_options(args.option), log_path=args.log,
-                      model_name=args.model_name)
+                      model_name=args.model_name, idle_timeout_s=args.idle_timeout,
+                      head_timeout_s=args.head_timeout)
     except AccevalError as exc:
         print(f"acceval serve: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -1,5 +1,7 @@
 """A minimal HTTP/1.1 server connection on ``asyncio.Protocol``: keep-alive, Content-Length
-request bodies, chunked (or, for HTTP/1.0, close-delimited) streaming responses.
+request bodies, chunked (or, for HTTP/1.0, close-delimited) streaming responses, and the
+timeouts that close a connection whose client stops sending (never one whose response is
+still going out).
 
 Why not aiohttp.web: the mock server must out-run any client benchmark on the same 2 cores,
 and a framework's per-request machinery costs more than the whole response here.
@@ -14,21 +16,51 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import socket
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
-MAX_HEAD_BYTES = 64 * 1024
-MAX_BODY_BYTES = 16 * 1024 * 1024
+from acceval.errors import UsageError
+from acceval.serve._head import (
+    MAX_HEAD_BYTES,
+    HeadError,
+    RequestHead,
+    check_request_line,
+    parse_head,
+)
+
 _REASONS = {
     100: "Continue", 200: "OK", 400: "Bad Request", 404: "Not Found",
-    405: "Method Not Allowed", 411: "Length Required", 413: "Payload Too Large",
+    405: "Method Not Allowed", 408: "Request Timeout", 411: "Length Required",
+    413: "Payload Too Large",
     429: "Too Many Requests", 431: "Request Header Fields Too Large",
     500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable",
 }
 _now_ns = time.perf_counter_ns
 _log = logging.getLogger("acceval.serve")
+# After an error answer, how long the request bytes still coming are read and dropped.
+_LINGER_S = 2.0
+# What a connection is waiting for: nothing from the client (a request is being answered),
+# the first byte of the next request, the rest of a head, the rest of a body.
+_ANSWERING, _IDLE, _HEAD, _BODY = range(4)
+
+
+@dataclass(slots=True, frozen=True)
+class HttpLimits:
+    """How long a connection waits for its client's bytes before it is closed."""
+
+    idle_timeout_s: float = 30.0
+    """Between requests (and before the first), and between two reads of a body."""
+    head_timeout_s: float = 10.0
+    """From a request's first byte to the end of its head, however the bytes trickle in."""
+
+    def __post_init__(self) -> None:
+        for option, value in (("--idle-timeout", self.idle_timeout_s),
+                              ("--head-timeout", self.head_timeout_s)):
+            if not (math.isfinite(value) and value > 0):
+                raise UsageError(f"{option} must be a positive number of seconds, not {value}")
 
 
 @dataclass(slots=True)
@@ -84,12 +116,22 @@ class Handler(Protocol):
 class HttpConnection(asyncio.Protocol):
     """One client connection; answers one request at a time (pipelined ones wait their turn)."""
 
-    def __init__(self, handler: Handler, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, handler: Handler, loop: asyncio.AbstractEventLoop,
+                 limits: HttpLimits) -> None:
         self._handler = handler
         self._loop = loop
+        self._limits = limits
         self._transport: asyncio.Transport | None = None
         self._buf = bytearray()
-        self._head: tuple[str, str, bool, bool, str | None, int] | None = None
+        self._head: RequestHead | None = None
+        self._scanned = 0               # bytes of ``_buf`` known to hold no head end
+        self._line_checked = False      # the pending head's request line passed
+        self._wait = _ANSWERING
+        self._deadline = 0.0            # loop.time() by which the awaited bytes must come
+        # One timer, re-armed lazily when it fires early: a request costs a clock read.
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
+        self._discard = False           # answered an error: drop what the client still sends
         self._busy = False
         self._exchange: Exchange | None = None
         self._keep_alive = True
@@ -117,10 +159,14 @@ class HttpConnection(asyncio.Protocol):
             # Small SSE chunks must not wait for Nagle's algorithm.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._handler.connection_opened(self)
+        self._waiting(_IDLE)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._transport = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._drain is not None and not self._drain.done():
             self._drain.set_result(None)
         ex = self._exchange
@@ -141,92 +187,125 @@ class HttpConnection(asyncio.Protocol):
         self._drain = None
 
     def data_received(self, data: bytes) -> None:
+        if self._discard:
+            return
         self._buf += data
         if not self._busy:
             self._process()
+
+    # -- waiting for the client ---------------------------------------------------------------
+
+    def _waiting(self, state: int) -> None:
+        """Enter ``state``; a wait starts its clock on entry (a body's on every read)."""
+        if state == self._wait and state != _BODY:
+            return
+        self._wait = state
+        if state == _ANSWERING:
+            return
+        limits = self._limits
+        timeout = limits.head_timeout_s if state == _HEAD else limits.idle_timeout_s
+        self._deadline = self._loop.time() + timeout
+        if self._timer is None or self._deadline < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = self._deadline
+            self._timer = self._loop.call_at(self._deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if self.closed or self._wait == _ANSWERING:
+            return  # the next wait arms a new timer
+        if self._loop.time() < self._deadline:
+            self._timer_at = self._deadline
+            self._timer = self._loop.call_at(self._deadline, self._on_timer)
+            return
+        if self._wait == _IDLE:
+            _log.debug("closing a connection idle for %g s", self._limits.idle_timeout_s)
+            self.close()
+        elif self._wait == _HEAD:
+            self._fail(408, f"the request head did not arrive within "
+                            f"{self._limits.head_timeout_s:g} s (--head-timeout)")
+        else:
+            self._fail(408, f"no byte of the request body came for "
+                            f"{self._limits.idle_timeout_s:g} s (--idle-timeout)")
 
     # -- request parsing --------------------------------------------------------------------
 
     def _process(self) -> None:
         while not self._busy and not self.closed:
-            if self._head is None:
-                end = self._buf.find(b"\r\n\r\n")
-                if end < 0:
-                    if len(self._buf) > MAX_HEAD_BYTES:
-                        self._fail(431, "request head too large")
+            head = self._head
+            if head is None:
+                head = self._read_head()
+                if head is None:
                     return
-                head = bytes(self._buf[:end])
-                del self._buf[: end + 4]
-                if not self._parse_head(head):
-                    return
-            assert self._head is not None
-            method, path, http10, keep_alive, request_id, length = self._head
+            length = head.content_length
             if len(self._buf) < length:
+                self._waiting(_BODY)
                 return
             body = bytes(self._buf[:length])
             del self._buf[:length]
             self._head = None
             self._busy = True
-            self._keep_alive = keep_alive
-            self._chunked = not http10
+            self._waiting(_ANSWERING)
+            self._keep_alive = head.keep_alive
+            self._chunked = not head.http10
             try:
                 self._handler.handle(self, HttpRequest(
-                    method, path, http10, keep_alive, request_id, body, _now_ns()))
+                    head.method, head.path, head.http10, head.keep_alive, head.request_id,
+                    body, _now_ns()))
             except Exception:
                 # A bug in a handler must not leave the connection hung with no answer.
                 _log.exception("request handler failed")
                 self._fail(500, "internal server error")
 
-    def _parse_head(self, head: bytes) -> bool:
-        lines = head.split(b"\r\n")
-        parts = lines[0].split(b" ")
-        if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
-            self._fail(400, "malformed request line")
-            return False
-        http10 = parts[2] == b"HTTP/1.0"
-        length = 0
-        connection = b""
-        request_id: str | None = None
-        expect_continue = False
-        for line in lines[1:]:
-            name, _, value = line.partition(b":")
-            name = name.strip().lower()
-            if name == b"content-length":
-                try:
-                    length = int(value)
-                except ValueError:
-                    self._fail(400, "bad Content-Length")
-                    return False
-            elif name == b"connection":
-                connection = value.strip().lower()
-            elif name == b"x-request-id":
-                request_id = value.strip().decode("latin-1")
-            elif name == b"transfer-encoding":
-                self._fail(501, "chunked request bodies are not supported; send Content-Length")
-                return False
-            elif name == b"expect":
-                expect_continue = value.strip().lower() == b"100-continue"
-        if length < 0 or length > MAX_BODY_BYTES:
-            self._fail(413, "request body too large")
-            return False
-        if request_id is not None and (len(request_id) > 200 or not request_id.isprintable()):
-            self._fail(400, "X-Request-Id must be printable text of at most 200 characters")
-            return False
-        keep_alive = (b"keep-alive" in connection) if http10 else (b"close" not in connection)
-        method = parts[0].decode("latin-1")
-        path = parts[1].decode("latin-1").split("?", 1)[0]
-        self._head = (method, path, http10, keep_alive, request_id, length)
-        if expect_continue and length > len(self._buf) and self._transport is not None:
+    def _read_head(self) -> RequestHead | None:
+        """The next request's head, once it is all in (None until then, or after a failure)."""
+        buf = self._buf
+        while buf[:2] == b"\r\n":
+            del buf[:2]  # empty lines before a request are ignored (RFC 9112 §2.2)
+        if not buf:
+            self._waiting(_IDLE)
+            return None
+        # The end must lie within the limit; searching no further keeps a flood cheap.
+        end = buf.find(b"\r\n\r\n", self._scanned, MAX_HEAD_BYTES)
+        try:
+            if end < 0:
+                if len(buf) >= MAX_HEAD_BYTES:
+                    raise HeadError(431, f"the request head is larger than the limit of "
+                                         f"{MAX_HEAD_BYTES // 1024} KiB ({MAX_HEAD_BYTES} "
+                                         "bytes, request line and headers)")
+                self._scanned = max(0, len(buf) - 3)
+                if not self._line_checked:
+                    # Garbage (a TLS hello, a stray protocol) is refused without waiting
+                    # for a blank line that may never come.
+                    eol = buf.find(b"\r\n", 0, MAX_HEAD_BYTES)
+                    if eol >= 0:
+                        check_request_line(bytes(buf[:eol]))
+                        self._line_checked = True
+                self._waiting(_HEAD)
+                return None
+            self._scanned = 0
+            self._line_checked = False
+            head = parse_head(bytes(buf[:end]))
+        except HeadError as err:
+            self._fail(err.status, err.message)
+            return None
+        del buf[: end + 4]
+        self._head = head
+        if (head.expect_continue and head.content_length > len(buf)
+                and self._transport is not None):
             self._transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        return True
+        return head
 
     def _fail(self, status: int, message: str) -> None:
         """A protocol-level error: answer and close (the stream position is unknown)."""
         from acceval.serve._openai import error_body  # local: keeps this module standalone
 
         self._busy = True
+        self._waiting(_ANSWERING)
         self._keep_alive = False
         self._chunked = True
+        self._discard = True
         self.respond(status, error_body(message, kind="invalid_request_error", status=status))
 
     # -- responses ----------------------------------------------------------------------------
@@ -374,6 +453,20 @@ class HttpConnection(asyncio.Protocol):
         self._exchange = None
         self._handler.finished(self, ex)
         if close:
-            transport.close()
-        elif self._buf:
+            if self._discard:
+                self._linger(transport)
+            else:
+                transport.close()
+        else:
             self._process()
+
+    def _linger(self, transport: asyncio.Transport) -> None:
+        # Closing with request bytes unread makes the kernel reset the connection, and a
+        # reset can destroy the error answer before the client reads it. So: end our side,
+        # drop what still comes, and close when the client does (or after _LINGER_S).
+        self._buf.clear()
+        if transport.can_write_eof():
+            transport.write_eof()
+            self._loop.call_later(_LINGER_S, self.close)
+        else:
+            transport.close()

@@ -70,6 +70,8 @@ def parse_request(body: bytes, *, chat: bool) -> ParsedRequest:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise BadRequest("request body nests JSON arrays or objects too deeply") from None
     if not isinstance(data, dict):
         raise BadRequest("request body must be a JSON object")
     prompt: str | None = None

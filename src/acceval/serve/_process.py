@@ -135,7 +135,8 @@ def clean_stale_workdirs() -> list[Path]:
 
 
 def server_command(engine_name: str, *, options: dict[str, Any], host: str, port: int,
-                   log_path: str | None, model_name: str | None) -> list[str]:
+                   log_path: str | None, model_name: str | None,
+                   timeouts_s: tuple[float, float] | None = None) -> list[str]:
     cmd = [sys.executable, "-m", "acceval.serve", engine_name, "--host", host,
            "--port", str(port)]
     for key, value in options.items():
@@ -145,13 +146,19 @@ def server_command(engine_name: str, *, options: dict[str, Any], host: str, port
         cmd += ["--log", str(log_path)]
     if model_name is not None:
         cmd += ["--model-name", model_name]
+    if timeouts_s is not None:
+        cmd += ["--idle-timeout", repr(timeouts_s[0]), "--head-timeout", repr(timeouts_s[1])]
     return cmd
 
 
 def spawn_server(engine_name: str, *, options: dict[str, Any], port: int = 0,
                  log_path: str | None = None, model_name: str | None = None,
-                 ready_timeout_s: float = 60, host: str = "127.0.0.1") -> LocalServer:
+                 ready_timeout_s: float = 60, host: str = "127.0.0.1",
+                 timeouts_s: tuple[float, float] | None = None) -> LocalServer:
     """Start ``python -m acceval.serve`` and wait until ``/health`` answers.
+
+    ``timeouts_s`` is the server's ``(idle, head)`` timeouts (``--idle-timeout``,
+    ``--head-timeout``); None keeps its defaults.
 
     Raises TargetError, with the end of the server's stderr, if it exits or is not ready
     within ``ready_timeout_s``.
@@ -160,7 +167,7 @@ def spawn_server(engine_name: str, *, options: dict[str, Any], port: int = 0,
     workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
     (workdir / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
     cmd = server_command(engine_name, options=options, host=host, port=port,
-                         log_path=log_path, model_name=model_name)
+                         log_path=log_path, model_name=model_name, timeouts_s=timeouts_s)
     started_ns = time.perf_counter_ns()
     # The server dies with this process, even if this one is SIGKILLed (acceval.serve.__main__).
     # On Linux the kernel ties it to the spawning *thread*: a respawn from a worker thread

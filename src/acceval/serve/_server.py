@@ -16,7 +16,7 @@ from typing import Any
 from acceval._version import __version__
 from acceval.engines.base import Engine, EngineFault, GenerationChunk, GenerationRequest
 from acceval.errors import TargetError
-from acceval.serve._http import Exchange, HttpConnection, HttpRequest
+from acceval.serve._http import Exchange, HttpConnection, HttpLimits, HttpRequest
 from acceval.serve._log import GroundTruthLog
 from acceval.serve._openai import (
     DONE_EVENT,
@@ -293,18 +293,22 @@ class ServerHandle:
 
 async def start_server(engine: Engine, *, host: str = "127.0.0.1", port: int = 0,
                        log_path: str | None = None, model_name: str | None = None,
-                       engine_name: str | None = None) -> ServerHandle:
+                       engine_name: str | None = None, idle_timeout_s: float = 30.0,
+                       head_timeout_s: float = 10.0) -> ServerHandle:
     """Start ``engine`` behind the OpenAI API in the running loop; ``port=0`` picks a free one.
 
-    The server starts the engine and ``ServerHandle.close`` stops it.
+    The server starts the engine and ``ServerHandle.close`` stops it. A connection is closed
+    after ``idle_timeout_s`` without a request (or amid a stalled body), and a request whose
+    head takes longer than ``head_timeout_s`` is answered 408 and closed.
     """
+    limits = HttpLimits(idle_timeout_s, head_timeout_s)
     loop = asyncio.get_running_loop()
     await engine.start()
     log = GroundTruthLog(log_path) if log_path else None
     app = App(engine, loop=loop, model_name=model_name or engine.model_id,
               engine_name=engine_name or type(engine).__name__, log=log)
     try:
-        server = await loop.create_server(lambda: HttpConnection(app, loop), host, port,
+        server = await loop.create_server(lambda: HttpConnection(app, loop, limits), host, port,
                                           reuse_address=True, backlog=4096)
     except OSError as exc:
         await engine.stop()
@@ -320,13 +324,16 @@ async def start_server(engine: Engine, *, host: str = "127.0.0.1", port: int = 0
 
 def serve_forever(engine_name: str, *, host: str = "127.0.0.1", port: int = 8000,
                   options: dict[str, Any], log_path: str | None = None,
-                  model_name: str | None = None) -> None:
+                  model_name: str | None = None, idle_timeout_s: float = 30.0,
+                  head_timeout_s: float = 10.0) -> None:
     """Load engine ``engine_name`` and serve it until SIGINT/SIGTERM (blocking)."""
     from acceval.engines.base import load_engine
 
+    HttpLimits(idle_timeout_s, head_timeout_s)  # a bad timeout fails before the engine loads
     engine = load_engine(engine_name, **options)
     coro = _serve_main(engine, engine_name, host=host, port=port, log_path=log_path,
-                       model_name=model_name)
+                       model_name=model_name, idle_timeout_s=idle_timeout_s,
+                       head_timeout_s=head_timeout_s)
     try:
         import uvloop
     except ImportError:  # pragma: no cover - uvloop is a core dependency except on Windows
@@ -336,9 +343,11 @@ def serve_forever(engine_name: str, *, host: str = "127.0.0.1", port: int = 8000
 
 
 async def _serve_main(engine: Engine, engine_name: str, *, host: str, port: int,
-                      log_path: str | None, model_name: str | None) -> None:
+                      log_path: str | None, model_name: str | None, idle_timeout_s: float,
+                      head_timeout_s: float) -> None:
     handle = await start_server(engine, host=host, port=port, log_path=log_path,
-                                model_name=model_name, engine_name=engine_name)
+                                model_name=model_name, engine_name=engine_name,
+                                idle_timeout_s=idle_timeout_s, head_timeout_s=head_timeout_s)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
