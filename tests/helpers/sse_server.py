@@ -12,6 +12,12 @@ response), ``http500``, ``http429``, ``malformed`` (a non-JSON event), ``badshap
 without ``choices``), ``nodone`` (stream ends with no finish_reason and no [DONE]),
 ``hang`` (never answer), ``errorevent`` (an ``{"error": ...}`` event mid-stream),
 ``json`` (answer a streaming request with a plain JSON body), ``nousage`` (no usage chunk).
+Broken HTTP: ``badstatus`` (a status line without a code), ``garbage`` (not HTTP at all),
+``badheader`` (a header line without a colon), ``badchunk`` (a chunk size that is not hex),
+``badlength`` (a Content-Length that is not a number), ``truncated`` (the connection closes
+inside a Content-Length body). Big bodies, written under flow control so the server never
+holds them: ``big`` (``big_bytes`` of chunked SSE comment lines), ``biglength`` (a JSON body
+of ``big_bytes`` announced by its Content-Length).
 ``drop_reused_once`` closes, unanswered, the first request that arrives on a reused
 connection (what a server's keep-alive timeout looks like to a client).
 
@@ -26,10 +32,21 @@ import asyncio
 import json
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 _REASONS = {200: b"OK", 404: b"Not Found", 429: b"Too Many Requests", 500: b"Internal Error"}
+# Responses that break HTTP/1.1, each with a body a lenient parser would take as an answer.
+_BROKEN = {
+    "badstatus": b"HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+    "garbage": b"SSH-2.0-OpenSSH_9.6\r\n\r\n",
+    "badheader": b"HTTP/1.1 200 OK\r\nContent-Type application/json\r\n\r\n",
+    "badchunk": (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                 b"Transfer-Encoding: chunked\r\n\r\nzz\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"),
+    "badlength": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 12abc\r\n\r\n{}"),
+}
 
 
 def _chunk(payload: bytes) -> bytes:
@@ -46,6 +63,7 @@ class ServerConfig:
     model: str = "mock-model"
     record_truth: bool = True
     drop_reused_once: bool = False  # close (no answer) the first request on a reused connection
+    big_bytes: int = 100 * 2**20    # the body size of the ``big`` faults
 
 
 @dataclass
@@ -71,6 +89,8 @@ class _Conn(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.timer: asyncio.TimerHandle | None = None   # one request at a time per connection
         self.handled = 0
+        self.paused = False
+        self.pump: Callable[[], None] | None = None     # writes more of a big body when resumed
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
@@ -82,8 +102,17 @@ class _Conn(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.s.conns.discard(self)
+        self.pump = None
         if self.timer is not None:
             self.timer.cancel()
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        if self.pump is not None:
+            self.pump()
 
     def data_received(self, data: bytes) -> None:
         if self.recv_ns is None:
@@ -219,6 +248,15 @@ class SSEServer:
             fault = "close"
         if fault == "hang":
             return
+        if fault in _BROKEN or fault == "truncated":
+            assert conn.transport is not None
+            conn.transport.write(_BROKEN.get(fault) or b"HTTP/1.1 200 OK\r\nContent-Type: "
+                                 b"application/json\r\nContent-Length: 100\r\n\r\n{\"choi")
+            conn.transport.close()
+            return
+        if fault in ("big", "biglength"):
+            self._big(conn, fault == "big")
+            return
         if fault == "close":
             assert conn.transport is not None
             conn.transport.close()
@@ -249,6 +287,35 @@ class SSEServer:
             conn.timer = loop.call_later(delay, self._stream, conn, chat, n, usage, fault, truth)
         else:
             self._stream(conn, chat, n, usage, fault, truth)
+
+    def _big(self, conn: _Conn, chunked: bool) -> None:
+        t = conn.transport
+        assert t is not None
+        size = self.config.big_bytes
+        if chunked:
+            t.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n")
+            line = b": " + b"x" * 65533 + b"\n"
+            piece = _chunk(line)
+        else:
+            t.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n" % size)
+            piece = line = b" " * 65536
+        left = size
+
+        def pump() -> None:
+            nonlocal left
+            while left > 0 and not conn.paused and not t.is_closing():
+                t.write(piece if left >= len(line) else (_chunk(line[:left]) if chunked
+                                                         else line[:left]))
+                left -= len(line)
+            if left <= 0:
+                conn.pump = None
+                if chunked and not t.is_closing():
+                    t.write(b"0\r\n\r\n")
+
+        conn.pump = pump
+        pump()
 
     def _stream(self, conn: _Conn, chat: bool, n: int, usage: bool, fault: str | None,
                 truth: Truth | None) -> None:

@@ -19,7 +19,8 @@ ERROR_KINDS = (
     "timeout",       # no complete response within the timeout
     "http",          # HTTP status >= 400 (see http_status)
     "stream_cut",    # the stream ended without [DONE] / finish, or the connection dropped
-    "malformed",     # an event or body that is not the expected JSON
+    "malformed",     # an event or body that is not the expected JSON, or broken HTTP framing
+    "too_large",     # the response body passed endpoint.max_response_bytes
     "client",        # a bug or limit on our side (e.g. too many open files)
 )
 

@@ -27,7 +27,7 @@ from typing import Any
 from acceval.errors import TargetError
 from acceval.loadgen.protocol import Prompt
 from acceval.results.records import Record
-from acceval.targets._http import Connection, Consumer, Pool
+from acceval.targets._http import Connection, Consumer, Pool, ProtocolError, ResponseTooLarge
 from acceval.targets.spec import Endpoint
 
 # Failures of this host, not of the target (a descriptor or memory limit of the client).
@@ -110,11 +110,16 @@ class _Exchange(Consumer):
             rec.error_detail = f"HTTP {rec.http_status}: {_excerpt(b''.join(self.parts))}"
         self._resolve()
 
-    def lost(self, got_bytes: bool, detail: str, protocol_error: bool, now: int) -> None:
+    def lost(self, got_bytes: bool, detail: str, problem: Exception | None, now: int) -> None:
         if self.failed:
             return
-        if protocol_error:
+        if isinstance(problem, ResponseTooLarge):
+            self._fail("too_large", f"{detail} (endpoint.max_response_bytes; raise it to accept "
+                                    "larger responses)", now)
+        elif isinstance(problem, ProtocolError):
             self._fail("malformed", detail, now)
+        elif problem is not None:
+            self._fail("client", _excerpt(detail), now)
         elif not got_bytes:
             # Nothing came back: the server dropped the connection before answering. A reused
             # keep-alive connection may have been closed by the server while idle: retry once.
@@ -304,7 +309,7 @@ class _Collect(Consumer):
         if not self.waiter.done():
             self.waiter.set_result(None)
 
-    def lost(self, got_bytes: bool, detail: str, protocol_error: bool, now: int) -> None:
+    def lost(self, got_bytes: bool, detail: str, problem: Exception | None, now: int) -> None:
         self.error = detail
         self.end(now)
 
@@ -323,7 +328,8 @@ class OpenAITarget:
         self.endpoint = endpoint
         self.timeout_s = endpoint.timeout_s
         self.chat = endpoint.api == "chat"
-        self._pool = Pool(endpoint.base_url, connect_timeout_s=endpoint.connect_timeout_s)
+        self._pool = Pool(endpoint.base_url, connect_timeout_s=endpoint.connect_timeout_s,
+                          max_body_bytes=endpoint.max_response_bytes)
         path = self._pool.path + ("/chat/completions" if self.chat else "/completions")
         lines = [
             f"POST {path} HTTP/1.1",

@@ -33,6 +33,12 @@ class Endpoint(BaseModel):
         default_factory=dict, description="Extra HTTP headers (no secrets: use api_key_env)."
     )
     temperature: float = Field(0.0, ge=0, description="Sampling temperature sent with requests.")
+    max_response_bytes: int = Field(
+        64 * 2**20, gt=0,
+        description="Largest response body accepted, in bytes (default 64 MiB). A larger one "
+        "ends the request as a `too_large` error and closes its connection; nothing past the "
+        "limit is kept in memory.",
+    )
 
     @field_validator("base_url")
     @classmethod
