@@ -33,7 +33,6 @@ _HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER, _UNTIL_CLOSE, _
 _MAX_HEAD = 65536          # status line and headers, and again the trailer section
 _MAX_CHUNK_LINE = 4096     # a chunk-size line with its extensions
 _STATUS = re.compile(r"HTTP/1\.([01]) ([0-9]{3})(?: .*)?")
-_CHUNK_SIZE_RE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 
 
 class Consumer:
@@ -81,10 +80,14 @@ def _content_length(value: str) -> int:
 
 
 def _chunk_size(line: bytes) -> int:
-    size = line.split(b";", 1)[0].strip(b" \t")
-    if _CHUNK_SIZE_RE.fullmatch(size) is None:
-        raise ProtocolError(f"bad chunk-size line {line[:40]!r}")
-    return int(size, 16)
+    # Plain hex only: int() alone would also take a sign, "0x", "_" and spaces.
+    size = line if line.isalnum() else line.split(b";", 1)[0].strip(b" \t")
+    try:
+        if size.isalnum() and len(size) <= 16 and size[1:2] not in (b"x", b"X"):
+            return int(size, 16)
+    except ValueError:
+        pass
+    raise ProtocolError(f"bad chunk-size line {line[:40]!r}")
 
 
 class Connection(asyncio.Protocol):
@@ -227,6 +230,7 @@ class Connection(asyncio.Protocol):
         pos = 0
         size = len(buf)
         emit = out.append
+        limit = self.pool.max_body_bytes
         while True:
             state = self._state
             if state == _CHUNK_SIZE:
@@ -241,7 +245,9 @@ class Connection(asyncio.Protocol):
                     self._state = _TRAILER
                     self._remaining = _MAX_HEAD
                     continue
-                self._grow(n)   # refused before any of its bytes are kept
+                self._body_bytes += n   # counted (and refused) before any of it is kept
+                if self._body_bytes > limit:
+                    self._grow(0)
                 if size >= pos + n + 2:   # the whole chunk is here: one slice
                     emit(buf[pos : pos + n])
                     if buf[pos + n : pos + n + 2] != b"\r\n":

@@ -15,19 +15,18 @@ the read's time: that is when the client could have seen them.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import errno
 import json
 import json.scanner
 import os
 import time
-from collections.abc import Callable
 from typing import Any
 
 from acceval.errors import TargetError
 from acceval.loadgen.protocol import Prompt
 from acceval.results.records import Record
 from acceval.targets._http import Connection, Consumer, Pool, ProtocolError, ResponseTooLarge
+from acceval.targets._sse import EventSplitter
 from acceval.targets.spec import Endpoint
 
 # Failures of this host, not of the target (a descriptor or memory limit of the client).
@@ -37,7 +36,6 @@ _loads = json.loads
 # The C scanner behind json.loads, without its bytes sniffing and whitespace regexes
 # (2 us instead of 5 us per event here).
 _scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
-_utf8_decoder = codecs.getincrementaldecoder("utf-8")
 _EXCERPT = 200
 _MAX_ERROR_BODY = 4096
 _BODY_CACHE_MAX = 65536
@@ -55,8 +53,8 @@ def _excerpt(data: bytes | str, limit: int = _EXCERPT) -> str:
 class _Exchange(Consumer):
     """One request's response, parsed as it arrives and written into its Record."""
 
-    __slots__ = ("chat", "conn", "decoder", "done_seen", "failed", "finish", "mode", "parts",
-                 "pending", "rec", "retry", "t0", "tail", "usage", "waiter")
+    __slots__ = ("chat", "conn", "done_seen", "events", "failed", "finish", "mode", "parts",
+                 "rec", "retry", "t0", "usage", "waiter")
 
     def __init__(self, rec: Record, t0: int, chat: bool, conn: Connection,
                  waiter: asyncio.Future[None]) -> None:
@@ -66,9 +64,7 @@ class _Exchange(Consumer):
         self.conn = conn
         self.waiter = waiter
         self.mode = _SSE
-        self.decoder: Callable[..., str] = _utf8_decoder("replace").decode
-        self.tail = ""
-        self.pending: str | None = None
+        self.events = EventSplitter()
         self.parts: list[Any] = []
         self.done_seen = False
         self.finish: str | None = None
@@ -146,26 +142,10 @@ class _Exchange(Consumer):
     # --- parsing ----------------------------------------------------------------------------
 
     def _sse(self, data: bytes, now: int) -> None:
-        text = self.decoder(data)
-        if self.tail:
-            text = self.tail + text
-        lines = text.split("\n")
-        self.tail = lines.pop()
-        for line in lines:
-            if line.startswith("data:"):
-                payload = line[6:] if line[5:6] == " " else line[5:]
-                if payload.endswith("\r"):
-                    payload = payload[:-1]
-                pending = self.pending
-                self.pending = payload if pending is None else pending + "\n" + payload
-            elif not line or line == "\r":
-                pending = self.pending
-                if pending is not None:
-                    self.pending = None
-                    self._event(pending, now)
-                    if self.failed:
-                        return
-            # other SSE fields (event:, id:, retry:, ": comments") carry nothing we use
+        for payload in self.events.feed(data):
+            self._event(payload, now)
+            if self.failed:
+                return
 
     def _event(self, payload: str, now: int) -> None:
         if payload == "[DONE]":
@@ -214,14 +194,10 @@ class _Exchange(Consumer):
                 self._fail("malformed", f"unexpected event shape: {_excerpt(payload, 80)}", now)
 
     def _sse_end(self, now: int) -> None:
-        self.tail += self.decoder(b"", True)  # a character cut at the end becomes U+FFFD
-        if self.tail:
-            self._sse(b"\n\n", now)  # ends the last line and its event
-        if self.pending is not None:
-            pending, self.pending = self.pending, None
-            self._event(pending, now)
-        if self.failed:
-            return
+        for payload in self.events.close():
+            self._event(payload, now)
+            if self.failed:
+                return
         rec = self.rec
         rec.output_text = "".join(self.parts)
         rec.finish_reason = self.finish

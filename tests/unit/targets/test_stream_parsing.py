@@ -285,3 +285,12 @@ def test_a_consumer_that_raises_ends_its_exchange_without_raising() -> None:
     conn.start(b"GET / HTTP/1.1\r\n\r\n", c)
     conn.data_received(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nhi")
     assert isinstance(c.problem, RuntimeError) and conn.closed and pool.idle == []
+
+
+def test_a_32_mib_event_in_64_kib_reads_parses() -> None:
+    text = "y" * (32 * 2**20)
+    event = (b'data: {"choices":[{"index":0,"text":"%s","finish_reason":"stop"}]}\n\n'
+             % text.encode())
+    resp = _HEAD + _chunked(event, b"data: [DONE]\n\n")
+    rec, pool, _ = _feed(resp, list(range(0, len(resp), 65536)), chat=False)
+    assert rec.error_kind is None and rec.output_text == text and len(pool.idle) == 1
