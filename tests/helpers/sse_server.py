@@ -8,7 +8,8 @@ comparable with the client's stamps in the same host).
 
 Faults are chosen per request by a prompt starting with ``fault:<name>`` (or for every
 request with ``fault=``): ``reset`` (abort mid-stream), ``close`` (close before any
-response), ``http500``, ``http429``, ``malformed`` (a non-JSON event), ``badshape`` (JSON
+response), ``http500``, ``http429`` (with ``Retry-After: 1``), ``http503`` (with a
+``Retry-After`` HTTP date 30 s ahead), ``malformed`` (a non-JSON event), ``badshape`` (JSON
 without ``choices``), ``nodone`` (stream ends with no finish_reason and no [DONE]),
 ``hang`` (never answer), ``errorevent`` (an ``{"error": ...}`` event mid-stream),
 ``json`` (answer a streaming request with a plain JSON body), ``nousage`` (no usage chunk).
@@ -19,7 +20,8 @@ inside a Content-Length body). Big bodies, written under flow control so the ser
 holds them: ``big`` (``big_bytes`` of chunked SSE comment lines), ``biglength`` (a JSON body
 of ``big_bytes`` announced by its Content-Length).
 ``drop_reused_once`` closes, unanswered, the first request that arrives on a reused
-connection (what a server's keep-alive timeout looks like to a client).
+connection (what a server's keep-alive timeout looks like to a client). ``busy_first = n``
+answers the first n completion requests 503 with ``Retry-After: <retry_after>``.
 
 Run standalone (a separate process for benchmarks): ``python tests/helpers/sse_server.py
 --port 0 --tokens 16``; it prints ``PORT <n>`` and serves ``GET /_truth`` as JSON.
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import email.utils
 import json
 import socket
 import time
@@ -36,7 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-_REASONS = {200: b"OK", 404: b"Not Found", 429: b"Too Many Requests", 500: b"Internal Error"}
+_REASONS = {200: b"OK", 404: b"Not Found", 429: b"Too Many Requests", 500: b"Internal Error",
+            503: b"Service Unavailable"}
 # Responses that break HTTP/1.1, each with a body a lenient parser would take as an answer.
 _BROKEN = {
     "badstatus": b"HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
@@ -64,6 +68,8 @@ class ServerConfig:
     record_truth: bool = True
     drop_reused_once: bool = False  # close (no answer) the first request on a reused connection
     big_bytes: int = 100 * 2**20    # the body size of the ``big`` faults
+    busy_first: int = 0             # answer this many completion requests 503 first
+    retry_after: str = "0"          # the Retry-After of those 503s
 
 
 @dataclass
@@ -208,11 +214,11 @@ class SSEServer:
 
     @staticmethod
     def _simple(conn: _Conn, status: int, body: bytes,
-                ctype: bytes = b"application/json") -> None:
+                ctype: bytes = b"application/json", extra: bytes = b"") -> None:
         assert conn.transport is not None
         conn.transport.write(
-            b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s"
-            % (status, _REASONS.get(status, b"X"), ctype, len(body), body))
+            b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n%s\r\n%s"
+            % (status, _REASONS.get(status, b"X"), ctype, len(body), extra, body))
 
     def handle(self, conn: _Conn, method: str, path: str, headers: dict[str, str],
                body: bytes, recv_ns: int | None) -> None:
@@ -261,9 +267,21 @@ class SSEServer:
             assert conn.transport is not None
             conn.transport.close()
             return
-        if fault in ("http500", "http429"):
-            status = 500 if fault == "http500" else 429
-            self._simple(conn, status, b'{"error": {"message": "injected %d"}}' % status)
+        if self.config.busy_first > 0:
+            self.config.busy_first -= 1
+            self._simple(conn, 503, b'{"error": {"message": "busy"}}',
+                         extra=b"Retry-After: %s\r\n" % self.config.retry_after.encode())
+            return
+        if fault in ("http500", "http429", "http503"):
+            status = int(fault[4:])
+            extra = b""
+            if status == 429:
+                extra = b"Retry-After: 1\r\n"
+            elif status == 503:
+                when = email.utils.formatdate(time.time() + 30, usegmt=True)
+                extra = b"Retry-After: %s\r\n" % when.encode()
+            self._simple(conn, status, b'{"error": {"message": "injected %d"}}' % status,
+                         extra=extra)
             return
         stream = bool(req.get("stream"))
         usage = bool((req.get("stream_options") or {}).get("include_usage"))

@@ -21,6 +21,7 @@ EXPECTED = {
     "ok": None,
     "fault:http500": "http",
     "fault:http429": "http",
+    "fault:http503": "http",
     "fault:malformed": "malformed",
     "fault:badshape": "malformed",
     "fault:reset": "stream_cut",
@@ -67,6 +68,7 @@ def _check(res: PointRun, recs: list[Record], caplog: pytest.LogCaptureFixture,
     for r in recs:
         assert r.error_kind == EXPECTED[r.task_id], (r.task_id, r.error_kind, r.error_detail)
         assert r.done_ns is not None
+        assert (r.retry_after_s is not None) == (r.task_id in ("fault:http429", "fault:http503"))
     assert res.errors == sum(v is not None for v in EXPECTED.values()) * 2
 
 

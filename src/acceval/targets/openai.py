@@ -9,7 +9,10 @@ connection's connect time is part of the request, as a user would see it), ``fir
 when the response's first bytes arrive, one ``chunk_ns`` per event that carries generated
 text (``text``, ``delta.content``, or a reasoning delta), ``first_token_ns`` the first of
 those, ``done_ns`` when the response ends or fails. All stamps in one network read share
-the read's time: that is when the client could have seen them.
+the read's time: that is when the client could have seen them. When ``endpoint.retry`` sends
+a request again, ``sent_ns`` stays the first send and the other stamps are the last
+attempt's, so the latency includes every failed attempt and wait (``http_attempts`` counts
+the sends).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from acceval.errors import TargetError
 from acceval.loadgen.protocol import Prompt
 from acceval.results.records import Record
 from acceval.targets._http import Connection, Consumer, Pool, ProtocolError, ResponseTooLarge
+from acceval.targets._retry import clear_outcome, parse_retry_after, wait_before_next
 from acceval.targets._sse import EventSplitter
 from acceval.targets.spec import Endpoint
 
@@ -54,7 +58,7 @@ class _Exchange(Consumer):
     """One request's response, parsed as it arrives and written into its Record."""
 
     __slots__ = ("chat", "conn", "done_seen", "events", "failed", "finish", "mode", "parts",
-                 "rec", "retry", "t0", "usage", "waiter")
+                 "rec", "resend", "retry_after_s", "t0", "usage", "waiter")
 
     def __init__(self, rec: Record, t0: int, chat: bool, conn: Connection,
                  waiter: asyncio.Future[None]) -> None:
@@ -70,7 +74,8 @@ class _Exchange(Consumer):
         self.finish: str | None = None
         self.usage: dict[str, Any] | None = None
         self.failed = False
-        self.retry = False
+        self.resend = False     # the reused connection was found closed: send once more
+        self.retry_after_s: float | None = None
 
     # --- Consumer callbacks ----------------------------------------------------------------
 
@@ -78,6 +83,11 @@ class _Exchange(Consumer):
         rec = self.rec
         rec.first_byte_ns = now - self.t0
         rec.http_status = status
+        retry_after = headers.get("retry-after")
+        if retry_after is not None:
+            self.retry_after_s = parse_retry_after(retry_after)
+            if self.retry_after_s is not None:
+                rec.retry_after_s = self.retry_after_s
         if status >= 400:
             self.mode = _ERROR
         elif headers.get("content-type", "").startswith("text/event-stream"):
@@ -119,7 +129,7 @@ class _Exchange(Consumer):
         elif not got_bytes:
             # Nothing came back: the server dropped the connection before answering. A reused
             # keep-alive connection may have been closed by the server while idle: retry once.
-            self.retry = self.conn.requests > 1
+            self.resend = self.conn.requests > 1
             self._fail("connect", detail, now)
         elif self.mode == _SSE and self.done_seen:
             self.end(now)  # [DONE] arrived; only the framing after it was lost
@@ -390,9 +400,31 @@ class OpenAITarget:
         loop = asyncio.get_running_loop()
         rec.sent_ns = _now() - t0_ns
         deadline = loop.time() + self.timeout_s
+        policy = self.endpoint.retry
+        sends = 0
+        while True:
+            sends += 1
+            rec.http_attempts = sends
+            retry_after_s = await self._send_once(request, rec, t0_ns, deadline)
+            if policy is None:
+                return
+            wait, why_not = wait_before_next(policy, rec, sends, retry_after_s,
+                                             deadline - loop.time())
+            if wait is None:
+                if why_not:
+                    rec.error_detail = f"{rec.error_detail} ({why_not})"
+                return
+            await asyncio.sleep(wait)
+            clear_outcome(rec)
+
+    async def _send_once(self, request: bytes, rec: Record, t0_ns: int,
+                         deadline: float) -> float | None:
+        """One send of ``request`` (and one more on a fresh connection when a reused one
+        turns out closed); the response's Retry-After in seconds, if it had one."""
+        loop = asyncio.get_running_loop()
         pool = self._pool
         for attempt in range(2):
-            # The retry takes a fresh connection: the other idle ones may be just as dead
+            # The resend takes a fresh connection: the other idle ones may be just as dead
             # (a server restart closes them all), and a second stale one used to leave the
             # record cleared, with neither an answer nor an error.
             conn = pool.take_idle() if attempt == 0 else None
@@ -402,7 +434,7 @@ class OpenAITarget:
                 except TimeoutError:
                     self._connect_failed(rec, t0_ns, f"connect timed out after "
                                                      f"{self.endpoint.connect_timeout_s:g} s")
-                    return
+                    return None
                 except OSError as exc:
                     if exc.errno in _CLIENT_ERRNOS:
                         # Out of descriptors or memory here: the client's limit, not the
@@ -412,9 +444,9 @@ class OpenAITarget:
                                             f"{exc.strerror or exc} (raise ulimit -n, or "
                                             "lower the concurrency)")
                         rec.done_ns = _now() - t0_ns
-                        return
+                        return None
                     self._connect_failed(rec, t0_ns, f"cannot connect: {exc.strerror or exc}")
-                    return
+                    return None
             waiter: asyncio.Future[None] = loop.create_future()
             ex = _Exchange(rec, t0_ns, self.chat, conn, waiter)
             timer = loop.call_at(deadline, ex.timeout, self.timeout_s)
@@ -430,10 +462,11 @@ class OpenAITarget:
                     ex._fail("client", f"client error: {_excerpt(repr(exc))}", _now())
             finally:
                 timer.cancel()
-            if not ex.retry or attempt == 1:
-                return
+            if not ex.resend or attempt == 1:
+                return ex.retry_after_s
             # The server closed an idle keep-alive connection under us: once more, fresh.
             rec.error_kind = rec.error_detail = rec.done_ns = None
+        return None
 
     @staticmethod
     def _connect_failed(rec: Record, t0_ns: int, detail: str) -> None:
