@@ -8,12 +8,20 @@ comparable with the client's stamps in the same host).
 
 Faults are chosen per request by a prompt starting with ``fault:<name>`` (or for every
 request with ``fault=``): ``reset`` (abort mid-stream), ``close`` (close before any
-response), ``http500``, ``http429``, ``malformed`` (a non-JSON event), ``badshape`` (JSON
+response), ``http500``, ``http429`` (with ``Retry-After: 1``), ``http503`` (with a
+``Retry-After`` HTTP date 30 s ahead), ``malformed`` (a non-JSON event), ``badshape`` (JSON
 without ``choices``), ``nodone`` (stream ends with no finish_reason and no [DONE]),
 ``hang`` (never answer), ``errorevent`` (an ``{"error": ...}`` event mid-stream),
 ``json`` (answer a streaming request with a plain JSON body), ``nousage`` (no usage chunk).
+Broken HTTP: ``badstatus`` (a status line without a code), ``garbage`` (not HTTP at all),
+``badheader`` (a header line without a colon), ``badchunk`` (a chunk size that is not hex),
+``badlength`` (a Content-Length that is not a number), ``truncated`` (the connection closes
+inside a Content-Length body). Big bodies, written under flow control so the server never
+holds them: ``big`` (``big_bytes`` of chunked SSE comment lines), ``biglength`` (a JSON body
+of ``big_bytes`` announced by its Content-Length).
 ``drop_reused_once`` closes, unanswered, the first request that arrives on a reused
-connection (what a server's keep-alive timeout looks like to a client).
+connection (what a server's keep-alive timeout looks like to a client). ``busy_first = n``
+answers the first n completion requests 503 with ``Retry-After: <retry_after>``.
 
 Run standalone (a separate process for benchmarks): ``python tests/helpers/sse_server.py
 --port 0 --tokens 16``; it prints ``PORT <n>`` and serves ``GET /_truth`` as JSON.
@@ -23,13 +31,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import email.utils
 import json
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-_REASONS = {200: b"OK", 404: b"Not Found", 429: b"Too Many Requests", 500: b"Internal Error"}
+_REASONS = {200: b"OK", 404: b"Not Found", 429: b"Too Many Requests", 500: b"Internal Error",
+            503: b"Service Unavailable"}
+# Responses that break HTTP/1.1, each with a body a lenient parser would take as an answer.
+_BROKEN = {
+    "badstatus": b"HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+    "garbage": b"SSH-2.0-OpenSSH_9.6\r\n\r\n",
+    "badheader": b"HTTP/1.1 200 OK\r\nContent-Type application/json\r\n\r\n",
+    "badchunk": (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                 b"Transfer-Encoding: chunked\r\n\r\nzz\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"),
+    "badlength": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 12abc\r\n\r\n{}"),
+}
 
 
 def _chunk(payload: bytes) -> bytes:
@@ -46,6 +67,9 @@ class ServerConfig:
     model: str = "mock-model"
     record_truth: bool = True
     drop_reused_once: bool = False  # close (no answer) the first request on a reused connection
+    big_bytes: int = 100 * 2**20    # the body size of the ``big`` faults
+    busy_first: int = 0             # answer this many completion requests 503 first
+    retry_after: str = "0"          # the Retry-After of those 503s
 
 
 @dataclass
@@ -71,6 +95,8 @@ class _Conn(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.timer: asyncio.TimerHandle | None = None   # one request at a time per connection
         self.handled = 0
+        self.paused = False
+        self.pump: Callable[[], None] | None = None     # writes more of a big body when resumed
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
@@ -82,8 +108,17 @@ class _Conn(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.s.conns.discard(self)
+        self.pump = None
         if self.timer is not None:
             self.timer.cancel()
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        if self.pump is not None:
+            self.pump()
 
     def data_received(self, data: bytes) -> None:
         if self.recv_ns is None:
@@ -179,11 +214,11 @@ class SSEServer:
 
     @staticmethod
     def _simple(conn: _Conn, status: int, body: bytes,
-                ctype: bytes = b"application/json") -> None:
+                ctype: bytes = b"application/json", extra: bytes = b"") -> None:
         assert conn.transport is not None
         conn.transport.write(
-            b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s"
-            % (status, _REASONS.get(status, b"X"), ctype, len(body), body))
+            b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n%s\r\n%s"
+            % (status, _REASONS.get(status, b"X"), ctype, len(body), extra, body))
 
     def handle(self, conn: _Conn, method: str, path: str, headers: dict[str, str],
                body: bytes, recv_ns: int | None) -> None:
@@ -219,13 +254,34 @@ class SSEServer:
             fault = "close"
         if fault == "hang":
             return
+        if fault in _BROKEN or fault == "truncated":
+            assert conn.transport is not None
+            conn.transport.write(_BROKEN.get(fault) or b"HTTP/1.1 200 OK\r\nContent-Type: "
+                                 b"application/json\r\nContent-Length: 100\r\n\r\n{\"choi")
+            conn.transport.close()
+            return
+        if fault in ("big", "biglength"):
+            self._big(conn, fault == "big")
+            return
         if fault == "close":
             assert conn.transport is not None
             conn.transport.close()
             return
-        if fault in ("http500", "http429"):
-            status = 500 if fault == "http500" else 429
-            self._simple(conn, status, b'{"error": {"message": "injected %d"}}' % status)
+        if self.config.busy_first > 0:
+            self.config.busy_first -= 1
+            self._simple(conn, 503, b'{"error": {"message": "busy"}}',
+                         extra=b"Retry-After: %s\r\n" % self.config.retry_after.encode())
+            return
+        if fault in ("http500", "http429", "http503"):
+            status = int(fault[4:])
+            extra = b""
+            if status == 429:
+                extra = b"Retry-After: 1\r\n"
+            elif status == 503:
+                when = email.utils.formatdate(time.time() + 30, usegmt=True)
+                extra = b"Retry-After: %s\r\n" % when.encode()
+            self._simple(conn, status, b'{"error": {"message": "injected %d"}}' % status,
+                         extra=extra)
             return
         stream = bool(req.get("stream"))
         usage = bool((req.get("stream_options") or {}).get("include_usage"))
@@ -249,6 +305,35 @@ class SSEServer:
             conn.timer = loop.call_later(delay, self._stream, conn, chat, n, usage, fault, truth)
         else:
             self._stream(conn, chat, n, usage, fault, truth)
+
+    def _big(self, conn: _Conn, chunked: bool) -> None:
+        t = conn.transport
+        assert t is not None
+        size = self.config.big_bytes
+        if chunked:
+            t.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n")
+            line = b": " + b"x" * 65533 + b"\n"
+            piece = _chunk(line)
+        else:
+            t.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n" % size)
+            piece = line = b" " * 65536
+        left = size
+
+        def pump() -> None:
+            nonlocal left
+            while left > 0 and not conn.paused and not t.is_closing():
+                t.write(piece if left >= len(line) else (_chunk(line[:left]) if chunked
+                                                         else line[:left]))
+                left -= len(line)
+            if left <= 0:
+                conn.pump = None
+                if chunked and not t.is_closing():
+                    t.write(b"0\r\n\r\n")
+
+        conn.pump = pump
+        pump()
 
     def _stream(self, conn: _Conn, chat: bool, n: int, usage: bool, fault: str | None,
                 truth: Truth | None) -> None:

@@ -47,7 +47,7 @@ _POINT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("cost_per_correct_usd", "DOUBLE"), ("gate_passed", "BOOLEAN"),
 )
 _SQL_TYPES = {pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT",
-              pa.bool_(): "BOOLEAN", pa.list_(pa.int64()): "BIGINT[]"}
+              pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN", pa.list_(pa.int64()): "BIGINT[]"}
 
 
 def catalog_path(runs_dir: Path) -> Path:

@@ -4,6 +4,9 @@ Times are ``time.perf_counter_ns()`` values minus the run's anchor (``t0_ns``), 
 nanoseconds since the run started. On Linux ``perf_counter_ns`` reads CLOCK_MONOTONIC, which
 is shared by every process on the host; a local server's own log can be compared directly.
 Missing is ``None``, never 0.
+
+Columns are only ever added, at the end and nullable: a records file written before a column
+existed reads back with it null (``read_records`` reads every file with ``RECORD_SCHEMA``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ ERROR_KINDS = (
     "timeout",       # no complete response within the timeout
     "http",          # HTTP status >= 400 (see http_status)
     "stream_cut",    # the stream ended without [DONE] / finish, or the connection dropped
-    "malformed",     # an event or body that is not the expected JSON
+    "malformed",     # an event or body that is not the expected JSON, or broken HTTP framing
+    "too_large",     # the response body passed endpoint.max_response_bytes
     "client",        # a bug or limit on our side (e.g. too many open files)
 )
 
@@ -50,6 +54,8 @@ class Record:
     correct: bool | None = None
     check_reason: str | None = None
     extracted: str | None = None
+    retry_after_s: float | None = None   # the last Retry-After the server sent, in seconds
+    http_attempts: int | None = None     # sends of this request (> 1: endpoint.retry resent it)
 
 
 RECORD_SCHEMA = pa.schema(
@@ -78,6 +84,8 @@ RECORD_SCHEMA = pa.schema(
         ("correct", pa.bool_()),
         ("check_reason", pa.string()),
         ("extracted", pa.string()),
+        ("retry_after_s", pa.float64()),
+        ("http_attempts", pa.int32()),
     ]
 )
 

@@ -6,12 +6,19 @@ headers, chunked framing) and handing body bytes to a consumer callback wakes th
 coroutine once per response instead of once per line. It only does what an
 OpenAI-compatible server needs: one request at a time per connection (no pipelining),
 Content-Length or chunked or read-until-close bodies, plain TCP or TLS.
+
+Whatever a server sends ends the exchange through the consumer, never as an exception out of
+a protocol callback: a response that breaks HTTP/1.1 (status line, headers, chunk framing,
+Content-Length) is a :class:`ProtocolError`, a body past the pool's ``max_body_bytes`` is a
+:class:`ResponseTooLarge` (the connection is closed at once and nothing past the limit is
+kept), and an exception raised by a consumer callback is handed to its ``lost``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import socket
 import ssl
 import time
@@ -22,6 +29,10 @@ _now = time.perf_counter_ns
 
 # Parser states.
 _HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER, _UNTIL_CLOSE, _IDLE = range(8)
+
+_MAX_HEAD = 65536          # status line and headers, and again the trailer section
+_MAX_CHUNK_LINE = 4096     # a chunk-size line with its extensions
+_STATUS = re.compile(r"HTTP/1\.([01]) ([0-9]{3})(?: .*)?")
 
 
 class Consumer:
@@ -43,19 +54,47 @@ class Consumer:
     def end(self, now: int) -> None:
         """The response is complete (the connection is already back in the pool)."""
 
-    def lost(self, got_bytes: bool, detail: str, protocol_error: bool, now: int) -> None:
-        """The connection closed or the response could not be parsed before ``end``."""
+    def lost(self, got_bytes: bool, detail: str, problem: Exception | None, now: int) -> None:
+        """The response did not end well. ``problem`` is None when the connection closed
+        before ``end``, a :class:`ProtocolError` (or :class:`ResponseTooLarge`) when the
+        response could not be parsed or was too large, any other exception when one of this
+        consumer's callbacks raised it (a bug on the client's side)."""
 
 
 class ProtocolError(Exception):
-    pass
+    """The response breaks HTTP/1.1: status line, headers, chunk framing, Content-Length."""
+
+
+class ResponseTooLarge(ProtocolError):
+    """The response body is larger than the pool's ``max_body_bytes``."""
+
+
+def _content_length(value: str) -> int:
+    # A repeated header arrives joined with ", "; identical copies are harmless (RFC 9110
+    # 8.6), differing ones leave the body's end unknown.
+    values = {v.strip() for v in value.split(",")}
+    v = values.pop() if len(values) == 1 else ""
+    if not (v.isascii() and v.isdigit()) or len(v) > 18:
+        raise ProtocolError(f"bad Content-Length {value[:40]!r}")
+    return int(v)
+
+
+def _chunk_size(line: bytes) -> int:
+    # Plain hex only: int() alone would also take a sign, "0x", "_" and spaces.
+    size = line if line.isalnum() else line.split(b";", 1)[0].strip(b" \t")
+    try:
+        if size.isalnum() and len(size) <= 16 and size[1:2] not in (b"x", b"X"):
+            return int(size, 16)
+    except ValueError:
+        pass
+    raise ProtocolError(f"bad chunk-size line {line[:40]!r}")
 
 
 class Connection(asyncio.Protocol):
     """One TCP connection; one exchange at a time."""
 
-    __slots__ = ("_buf", "_consumer", "_expect_body", "_remaining", "_state", "closed",
-                 "got_bytes", "keep_alive", "pool", "requests", "transport")
+    __slots__ = ("_body_bytes", "_buf", "_consumer", "_expect_body", "_length", "_remaining",
+                 "_state", "closed", "got_bytes", "keep_alive", "pool", "requests", "transport")
 
     def __init__(self, pool: Pool) -> None:
         self.pool = pool
@@ -64,6 +103,8 @@ class Connection(asyncio.Protocol):
         self._buf = b""
         self._state = _IDLE
         self._remaining = 0
+        self._length = 0        # the Content-Length of the response being read
+        self._body_bytes = 0    # counted against the limit (a Content-Length, whole, at once)
         self._expect_body = True
         self.closed = False
         self.got_bytes = False
@@ -89,11 +130,19 @@ class Connection(asyncio.Protocol):
                 self.pool.idle.remove(self)   # the server closed an idle keep-alive connection
             return
         self._consumer = None
+        now = _now()
         if self._state == _UNTIL_CLOSE:
-            c.end(_now())
+            try:
+                c.end(now)
+            except Exception as bug:  # a consumer's bug ends its exchange
+                c.lost(True, f"client error: {bug!r}", bug, now)
             return
         detail = f"connection lost: {exc}" if exc else "connection closed by the server"
-        c.lost(self.got_bytes, detail, False, _now())
+        if self._state == _LENGTH and self._length:
+            detail += f" after {self._length - self._remaining} of {self._length} body bytes"
+        elif self._state in (_CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER):
+            detail += " inside the chunked body"
+        c.lost(self.got_bytes, detail, None, now)
 
     def eof_received(self) -> bool | None:
         return None  # close our side too
@@ -110,8 +159,12 @@ class Connection(asyncio.Protocol):
         self.got_bytes = True
         try:
             self._feed(c, data, now)
-        except (ProtocolError, ValueError, UnicodeDecodeError) as exc:
-            self._fail(c, f"bad HTTP response: {exc}", now)
+        except ResponseTooLarge as exc:
+            self._fail(c, str(exc), exc, now)
+        except ProtocolError as exc:
+            self._fail(c, f"bad HTTP response: {exc}", exc, now)
+        except Exception as exc:  # a consumer's bug: no traceback per read
+            self._fail(c, f"client error: {exc!r}", exc, now)
 
     # --- exchange -----------------------------------------------------------------------------
 
@@ -120,6 +173,7 @@ class Connection(asyncio.Protocol):
         self._consumer = consumer
         self._state = _HEAD
         self._buf = b""
+        self._length = self._body_bytes = 0
         self.got_bytes = False
         self._expect_body = expect_body
         self.requests += 1
@@ -133,12 +187,19 @@ class Connection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.abort()
 
-    def _fail(self, c: Consumer, detail: str, now: int) -> None:
+    def _fail(self, c: Consumer, detail: str, problem: Exception, now: int) -> None:
         self._consumer = None
         self.closed = True
         if self.transport is not None:
             self.transport.abort()
-        c.lost(True, detail, True, now)
+        c.lost(True, detail, problem, now)
+
+    def _grow(self, n: int) -> None:
+        """Count ``n`` more body bytes, before they are kept."""
+        self._body_bytes += n
+        limit = self.pool.max_body_bytes
+        if self._body_bytes > limit:
+            raise ResponseTooLarge(f"response body over the limit of {limit:,} bytes")
 
     def _done(self, c: Consumer, now: int) -> None:
         self._consumer = None
@@ -169,17 +230,25 @@ class Connection(asyncio.Protocol):
         pos = 0
         size = len(buf)
         emit = out.append
+        limit = self.pool.max_body_bytes
         while True:
             state = self._state
             if state == _CHUNK_SIZE:
                 i = buf.find(b"\r\n", pos)
                 if i < 0:
+                    if size - pos > _MAX_CHUNK_LINE:
+                        raise ProtocolError("chunk-size line longer than 4 KiB")
                     break
-                n = int(buf[pos:i].split(b";", 1)[0], 16)
+                n = _chunk_size(buf[pos:i])
                 pos = i + 2
                 if n == 0:
                     self._state = _TRAILER
-                elif size >= pos + n + 2:   # the whole chunk is here: one slice
+                    self._remaining = _MAX_HEAD
+                    continue
+                self._body_bytes += n   # counted (and refused) before any of it is kept
+                if self._body_bytes > limit:
+                    self._grow(0)
+                if size >= pos + n + 2:   # the whole chunk is here: one slice
                     emit(buf[pos : pos + n])
                     if buf[pos + n : pos + n + 2] != b"\r\n":
                         raise ProtocolError("chunk not followed by CRLF")
@@ -206,7 +275,7 @@ class Connection(asyncio.Protocol):
             elif state == _HEAD:
                 i = buf.find(b"\r\n\r\n", pos)
                 if i < 0:
-                    if size - pos > 65536:
+                    if size - pos > _MAX_HEAD:
                         raise ProtocolError("response headers larger than 64 KiB")
                     break
                 head = buf[pos:i]
@@ -227,14 +296,20 @@ class Connection(asyncio.Protocol):
                 break
             elif state == _UNTIL_CLOSE:
                 if pos < size:
+                    self._grow(size - pos)
                     emit(buf[pos:])
                 pos = size
                 break
             elif state == _TRAILER:
                 i = buf.find(b"\r\n", pos)
                 if i < 0:
+                    if size - pos > self._remaining:
+                        raise ProtocolError("trailer section larger than 64 KiB")
                     break
                 line_empty = i == pos
+                self._remaining -= i + 2 - pos
+                if self._remaining < 0:
+                    raise ProtocolError("trailer section larger than 64 KiB")
                 pos = i + 2
                 if line_empty:
                     self._buf = buf[pos:]
@@ -254,24 +329,22 @@ class Connection(asyncio.Protocol):
 
     def _head(self, c: Consumer, head: bytes, now: int) -> None:
         lines = head.decode("latin-1").split("\r\n")
-        status_line = lines[0]
-        if not status_line.startswith("HTTP/1."):
-            raise ProtocolError(f"not an HTTP/1.x status line: {status_line[:40]!r}")
-        parts = status_line.split(" ", 2)
-        status = int(parts[1])
+        m = _STATUS.fullmatch(lines[0])
+        if m is None:
+            raise ProtocolError(f"not an HTTP/1.x status line: {lines[0][:40]!r}")
+        status = int(m[2])
         headers: dict[str, str] = {}
         for line in lines[1:]:
             k, sep, v = line.partition(":")
-            if sep:
-                headers[k.strip().lower()] = v.strip()
+            name = k.strip().lower()
+            if not sep or not name or line[0] in " \t":
+                raise ProtocolError(f"bad header line {line[:40]!r}")
+            v = v.strip()
+            headers[name] = f"{headers[name]}, {v}" if name in headers else v
         if 100 <= status < 200:
             return  # interim response (100 Continue): the real one follows
         conn_hdr = headers.get("connection", "").lower()
-        self.keep_alive = (
-            "close" not in conn_hdr
-            if status_line.startswith("HTTP/1.1")
-            else "keep-alive" in conn_hdr
-        )
+        self.keep_alive = "close" not in conn_hdr if m[1] == "1" else "keep-alive" in conn_hdr
         c.head(status, headers, now)
         if self._consumer is None:
             return
@@ -281,8 +354,10 @@ class Connection(asyncio.Protocol):
         elif "chunked" in headers.get("transfer-encoding", "").lower():
             self._state = _CHUNK_SIZE
         elif "content-length" in headers:
+            n = _content_length(headers["content-length"])
+            self._grow(n)   # refused before any of its bytes are kept
             self._state = _LENGTH
-            self._remaining = int(headers["content-length"])
+            self._remaining = self._length = n
         else:
             self._state = _UNTIL_CLOSE
             self.keep_alive = False
@@ -291,7 +366,7 @@ class Connection(asyncio.Protocol):
 class Pool:
     """Keep-alive connections to one origin. LIFO reuse keeps the hottest connections busy."""
 
-    def __init__(self, url: str, *, connect_timeout_s: float) -> None:
+    def __init__(self, url: str, *, connect_timeout_s: float, max_body_bytes: int) -> None:
         u = urlsplit(url)
         if u.scheme not in ("http", "https") or not u.hostname:
             raise ValueError(f"unsupported URL {url!r}")
@@ -306,6 +381,7 @@ class Pool:
             ssl.create_default_context() if u.scheme == "https" else None
         )
         self.connect_timeout_s = connect_timeout_s
+        self.max_body_bytes = max_body_bytes
         self.idle: list[Connection] = []
         self.all: set[Connection] = set()
         self.connects = 0

@@ -9,25 +9,28 @@ connection's connect time is part of the request, as a user would see it), ``fir
 when the response's first bytes arrive, one ``chunk_ns`` per event that carries generated
 text (``text``, ``delta.content``, or a reasoning delta), ``first_token_ns`` the first of
 those, ``done_ns`` when the response ends or fails. All stamps in one network read share
-the read's time: that is when the client could have seen them.
+the read's time: that is when the client could have seen them. When ``endpoint.retry`` sends
+a request again, ``sent_ns`` stays the first send and the other stamps are the last
+attempt's, so the latency includes every failed attempt and wait (``http_attempts`` counts
+the sends).
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import errno
 import json
 import json.scanner
 import os
 import time
-from collections.abc import Callable
 from typing import Any
 
 from acceval.errors import TargetError
 from acceval.loadgen.protocol import Prompt
 from acceval.results.records import Record
-from acceval.targets._http import Connection, Consumer, Pool
+from acceval.targets._http import Connection, Consumer, Pool, ProtocolError, ResponseTooLarge
+from acceval.targets._retry import clear_outcome, parse_retry_after, wait_before_next
+from acceval.targets._sse import EventSplitter
 from acceval.targets.spec import Endpoint
 
 # Failures of this host, not of the target (a descriptor or memory limit of the client).
@@ -37,7 +40,6 @@ _loads = json.loads
 # The C scanner behind json.loads, without its bytes sniffing and whitespace regexes
 # (2 us instead of 5 us per event here).
 _scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
-_utf8_decoder = codecs.getincrementaldecoder("utf-8")
 _EXCERPT = 200
 _MAX_ERROR_BODY = 4096
 _BODY_CACHE_MAX = 65536
@@ -55,8 +57,8 @@ def _excerpt(data: bytes | str, limit: int = _EXCERPT) -> str:
 class _Exchange(Consumer):
     """One request's response, parsed as it arrives and written into its Record."""
 
-    __slots__ = ("chat", "conn", "decoder", "done_seen", "failed", "finish", "mode", "parts",
-                 "pending", "rec", "retry", "t0", "tail", "usage", "waiter")
+    __slots__ = ("chat", "conn", "done_seen", "events", "failed", "finish", "mode", "parts",
+                 "rec", "resend", "retry_after_s", "t0", "usage", "waiter")
 
     def __init__(self, rec: Record, t0: int, chat: bool, conn: Connection,
                  waiter: asyncio.Future[None]) -> None:
@@ -66,15 +68,14 @@ class _Exchange(Consumer):
         self.conn = conn
         self.waiter = waiter
         self.mode = _SSE
-        self.decoder: Callable[..., str] = _utf8_decoder("replace").decode
-        self.tail = ""
-        self.pending: str | None = None
+        self.events = EventSplitter()
         self.parts: list[Any] = []
         self.done_seen = False
         self.finish: str | None = None
         self.usage: dict[str, Any] | None = None
         self.failed = False
-        self.retry = False
+        self.resend = False     # the reused connection was found closed: send once more
+        self.retry_after_s: float | None = None
 
     # --- Consumer callbacks ----------------------------------------------------------------
 
@@ -82,6 +83,11 @@ class _Exchange(Consumer):
         rec = self.rec
         rec.first_byte_ns = now - self.t0
         rec.http_status = status
+        retry_after = headers.get("retry-after")
+        if retry_after is not None:
+            self.retry_after_s = parse_retry_after(retry_after)
+            if self.retry_after_s is not None:
+                rec.retry_after_s = self.retry_after_s
         if status >= 400:
             self.mode = _ERROR
         elif headers.get("content-type", "").startswith("text/event-stream"):
@@ -110,15 +116,20 @@ class _Exchange(Consumer):
             rec.error_detail = f"HTTP {rec.http_status}: {_excerpt(b''.join(self.parts))}"
         self._resolve()
 
-    def lost(self, got_bytes: bool, detail: str, protocol_error: bool, now: int) -> None:
+    def lost(self, got_bytes: bool, detail: str, problem: Exception | None, now: int) -> None:
         if self.failed:
             return
-        if protocol_error:
+        if isinstance(problem, ResponseTooLarge):
+            self._fail("too_large", f"{detail} (endpoint.max_response_bytes; raise it to accept "
+                                    "larger responses)", now)
+        elif isinstance(problem, ProtocolError):
             self._fail("malformed", detail, now)
+        elif problem is not None:
+            self._fail("client", _excerpt(detail), now)
         elif not got_bytes:
             # Nothing came back: the server dropped the connection before answering. A reused
             # keep-alive connection may have been closed by the server while idle: retry once.
-            self.retry = self.conn.requests > 1
+            self.resend = self.conn.requests > 1
             self._fail("connect", detail, now)
         elif self.mode == _SSE and self.done_seen:
             self.end(now)  # [DONE] arrived; only the framing after it was lost
@@ -141,26 +152,10 @@ class _Exchange(Consumer):
     # --- parsing ----------------------------------------------------------------------------
 
     def _sse(self, data: bytes, now: int) -> None:
-        text = self.decoder(data)
-        if self.tail:
-            text = self.tail + text
-        lines = text.split("\n")
-        self.tail = lines.pop()
-        for line in lines:
-            if line.startswith("data:"):
-                payload = line[6:] if line[5:6] == " " else line[5:]
-                if payload.endswith("\r"):
-                    payload = payload[:-1]
-                pending = self.pending
-                self.pending = payload if pending is None else pending + "\n" + payload
-            elif not line or line == "\r":
-                pending = self.pending
-                if pending is not None:
-                    self.pending = None
-                    self._event(pending, now)
-                    if self.failed:
-                        return
-            # other SSE fields (event:, id:, retry:, ": comments") carry nothing we use
+        for payload in self.events.feed(data):
+            self._event(payload, now)
+            if self.failed:
+                return
 
     def _event(self, payload: str, now: int) -> None:
         if payload == "[DONE]":
@@ -209,14 +204,10 @@ class _Exchange(Consumer):
                 self._fail("malformed", f"unexpected event shape: {_excerpt(payload, 80)}", now)
 
     def _sse_end(self, now: int) -> None:
-        self.tail += self.decoder(b"", True)  # a character cut at the end becomes U+FFFD
-        if self.tail:
-            self._sse(b"\n\n", now)  # ends the last line and its event
-        if self.pending is not None:
-            pending, self.pending = self.pending, None
-            self._event(pending, now)
-        if self.failed:
-            return
+        for payload in self.events.close():
+            self._event(payload, now)
+            if self.failed:
+                return
         rec = self.rec
         rec.output_text = "".join(self.parts)
         rec.finish_reason = self.finish
@@ -306,7 +297,7 @@ class _Collect(Consumer):
         if not self.waiter.done():
             self.waiter.set_result(None)
 
-    def lost(self, got_bytes: bool, detail: str, protocol_error: bool, now: int) -> None:
+    def lost(self, got_bytes: bool, detail: str, problem: Exception | None, now: int) -> None:
         self.error = detail
         self.end(now)
 
@@ -325,7 +316,8 @@ class OpenAITarget:
         self.endpoint = endpoint
         self.timeout_s = endpoint.timeout_s
         self.chat = endpoint.api == "chat"
-        self._pool = Pool(endpoint.base_url, connect_timeout_s=endpoint.connect_timeout_s)
+        self._pool = Pool(endpoint.base_url, connect_timeout_s=endpoint.connect_timeout_s,
+                          max_body_bytes=endpoint.max_response_bytes)
         path = self._pool.path + ("/chat/completions" if self.chat else "/completions")
         lines = [
             f"POST {path} HTTP/1.1",
@@ -410,9 +402,31 @@ class OpenAITarget:
         loop = asyncio.get_running_loop()
         rec.sent_ns = _now() - t0_ns
         deadline = loop.time() + self.timeout_s
+        policy = self.endpoint.retry
+        sends = 0
+        while True:
+            sends += 1
+            rec.http_attempts = sends
+            retry_after_s = await self._send_once(request, rec, t0_ns, deadline)
+            if policy is None:
+                return
+            wait, why_not = wait_before_next(policy, rec, sends, retry_after_s,
+                                             deadline - loop.time())
+            if wait is None:
+                if why_not:
+                    rec.error_detail = f"{rec.error_detail} ({why_not})"
+                return
+            await asyncio.sleep(wait)
+            clear_outcome(rec)
+
+    async def _send_once(self, request: bytes, rec: Record, t0_ns: int,
+                         deadline: float) -> float | None:
+        """One send of ``request`` (and one more on a fresh connection when a reused one
+        turns out closed); the response's Retry-After in seconds, if it had one."""
+        loop = asyncio.get_running_loop()
         pool = self._pool
         for attempt in range(2):
-            # The retry takes a fresh connection: the other idle ones may be just as dead
+            # The resend takes a fresh connection: the other idle ones may be just as dead
             # (a server restart closes them all), and a second stale one used to leave the
             # record cleared, with neither an answer nor an error.
             conn = pool.take_idle() if attempt == 0 else None
@@ -422,7 +436,7 @@ class OpenAITarget:
                 except TimeoutError:
                     self._connect_failed(rec, t0_ns, f"connect timed out after "
                                                      f"{self.endpoint.connect_timeout_s:g} s")
-                    return
+                    return None
                 except OSError as exc:
                     if exc.errno in _CLIENT_ERRNOS:
                         # Out of descriptors or memory here: the client's limit, not the
@@ -432,9 +446,9 @@ class OpenAITarget:
                                             f"{exc.strerror or exc} (raise ulimit -n, or "
                                             "lower the concurrency)")
                         rec.done_ns = _now() - t0_ns
-                        return
+                        return None
                     self._connect_failed(rec, t0_ns, f"cannot connect: {exc.strerror or exc}")
-                    return
+                    return None
             waiter: asyncio.Future[None] = loop.create_future()
             ex = _Exchange(rec, t0_ns, self.chat, conn, waiter)
             timer = loop.call_at(deadline, ex.timeout, self.timeout_s)
@@ -450,10 +464,11 @@ class OpenAITarget:
                     ex._fail("client", f"client error: {_excerpt(repr(exc))}", _now())
             finally:
                 timer.cancel()
-            if not ex.retry or attempt == 1:
-                return
+            if not ex.resend or attempt == 1:
+                return ex.retry_after_s
             # The server closed an idle keep-alive connection under us: once more, fresh.
             rec.error_kind = rec.error_detail = rec.done_ns = None
+        return None
 
     @staticmethod
     def _connect_failed(rec: Record, t0_ns: int, detail: str) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from acceval.results.records import RECORD_SCHEMA, Record, records_to_table, table_to_records
 from acceval.results.store import PARTS_DIR, RECORDS_FILE, RecordWriter, read_records
 
@@ -47,3 +49,14 @@ def test_stray_temp_file_is_ignored(tmp_path: Path) -> None:
     w.wait()
     (tmp_path / PARTS_DIR / "part-000009.tmp").write_bytes(b"half written")
     assert read_records(tmp_path).num_rows == 1
+
+
+def test_records_written_before_a_column_existed_read_it_as_null(tmp_path: Path) -> None:
+    old = records_to_table([_rec(1), _rec(2)]).drop_columns(["retry_after_s", "http_attempts"])
+    (tmp_path / PARTS_DIR).mkdir()
+    pq.write_table(old, tmp_path / PARTS_DIR / "part-000000.parquet")
+    table = read_records(tmp_path)
+    assert table.schema == RECORD_SCHEMA
+    recs = table_to_records(table)
+    assert [(r.retry_after_s, r.http_attempts) for r in recs] == [(None, None)] * 2
+    assert recs[0].output_text == "é<b>"

@@ -100,6 +100,7 @@ def test_idle_connection_closed_by_server_is_retried_once() -> None:
     [
         ("fault:http500", "http", 500),
         ("fault:http429", "http", 429),
+        ("fault:http503", "http", 503),
         ("fault:malformed", "malformed", 200),
         ("fault:badshape", "malformed", 200),
         ("fault:reset", "stream_cut", 200),
@@ -119,6 +120,52 @@ def test_each_failure_is_classified(prompt: str, kind: str, status: int | None) 
     assert rec.done_ns is not None and rec.sent_ns is not None and rec.done_ns >= rec.sent_ns
     # The target keeps working after any failure.
     assert after.error_kind is None, after.error_detail
+
+
+def test_retry_after_is_recorded_in_seconds_and_as_a_date() -> None:
+    recs, _ = run(_send_all(ServerConfig(), ["fault:http429", "fault:http503", "ok"]))
+    seconds, date, ok = recs
+    assert seconds.retry_after_s == 1.0
+    assert date.retry_after_s is not None and 25.0 <= date.retry_after_s <= 30.0
+    assert ok.retry_after_s is None
+    # Without a retry policy nothing is sent twice.
+    assert [r.http_attempts for r in recs] == [1, 1, 1]
+
+
+def test_retry_policy_resends_after_503_and_records_the_attempts() -> None:
+    recs, srv = run(_send_all(ServerConfig(tokens=2, busy_first=2, retry_after="0.2"), ["a"],
+                              retry={"max_attempts": 3, "on": [503], "backoff_s": 0}))
+    rec = recs[0]
+    assert rec.error_kind is None, rec.error_detail
+    assert rec.http_attempts == 3 and srv.stats.requests == 3
+    assert rec.http_status == 200 and rec.retry_after_s == 0.2
+    assert rec.output_text == " t0 t1" and len(rec.chunk_ns) == 2
+    # The stamps run from the first send: both Retry-After waits are in the latency.
+    assert rec.sent_ns is not None and rec.done_ns is not None
+    assert rec.done_ns - rec.sent_ns >= 0.4e9
+
+
+def test_retries_stop_at_max_attempts_with_the_last_error() -> None:
+    recs, srv = run(_send_all(ServerConfig(busy_first=5), ["a"],
+                              retry={"max_attempts": 3, "backoff_s": 0}))
+    rec = recs[0]
+    assert (rec.error_kind, rec.http_status, rec.http_attempts) == ("http", 503, 3)
+    assert srv.stats.requests == 3
+
+
+def test_connect_failures_are_retried_when_the_policy_says_so() -> None:
+    recs, srv = run(_send_all(ServerConfig(fault="close"), ["a"],
+                              retry={"max_attempts": 4, "on": ["connect"], "backoff_s": 0}))
+    assert (recs[0].error_kind, recs[0].http_attempts) == ("connect", 4)
+    assert srv.stats.requests == 4 and srv.stats.connections == 4
+
+
+def test_a_retry_after_over_max_wait_is_not_retried_and_says_why() -> None:
+    recs, srv = run(_send_all(ServerConfig(busy_first=1, retry_after="120"), ["a"],
+                              retry={"max_wait_s": 5}))
+    rec = recs[0]
+    assert (rec.error_kind, rec.http_attempts, srv.stats.requests) == ("http", 1, 1)
+    assert "not retried" in str(rec.error_detail) and rec.retry_after_s == 120.0
 
 
 def test_http_error_detail_carries_the_body_excerpt() -> None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acceval.results.records import Record
-from acceval.targets._http import Connection, Pool
+from acceval.targets._http import Connection, Consumer, Pool
 from acceval.targets.openai import _Exchange
 
 
@@ -75,10 +76,11 @@ class _FakeTransport:
         return default
 
 
-def _feed(response: bytes, cuts: list[int], *, chat: bool) -> tuple[Record, Pool, Connection]:
+def _feed(response: bytes, cuts: list[int], *, chat: bool, limit: int = 2**26,
+          close: bool = False) -> tuple[Record, Pool, Connection]:
     loop = asyncio.new_event_loop()
     try:
-        pool = Pool("http://127.0.0.1:1/v1", connect_timeout_s=1.0)
+        pool = Pool("http://127.0.0.1:1/v1", connect_timeout_s=1.0, max_body_bytes=limit)
         conn = Connection(pool)
         conn.connection_made(_FakeTransport())  # type: ignore[arg-type]
         rec = Record("t", 0, "p", 1, "task")
@@ -89,6 +91,8 @@ def _feed(response: bytes, cuts: list[int], *, chat: bool) -> tuple[Record, Pool
             if cut > prev:
                 conn.data_received(response[prev:cut])
                 prev = cut
+        if close:
+            conn.connection_lost(None)
         assert ex.waiter.done()
         return rec, pool, conn
     finally:
@@ -191,3 +195,102 @@ def test_last_event_without_blank_line_still_counts() -> None:
         b'data: {"choices":[{"index":0,"text":"x","finish_reason":"length"}]}')
     rec, _, _ = _feed(resp, [], chat=False)
     assert rec.error_kind is None and rec.output_text == "x" and rec.finish_reason == "length"
+
+
+_JSON_OK = b'{"choices":[{"index":0,"text":"ok","finish_reason":"stop"}]}'
+
+
+@pytest.mark.parametrize("response", [
+    b"HTTP/1.1 \r\n\r\n",
+    b"HTTP/1.1\r\n\r\n",
+    b"HTTP/1.1 2x0 OK\r\n\r\n",
+    b"HTTP/2 200\r\n\r\n",
+    b"\x00\xff\xfe garbage\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\n: empty name\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\ncontent-length: abc\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\ncontent-length: -5\r\n\r\nhello",
+    b"HTTP/1.1 200 OK\r\ncontent-length: +5\r\n\r\nhello",
+    b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\nhello!",
+    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + b"1" * 5000,
+    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0\r\n" + b"x" * 70000,
+    b"HTTP/1.1 200 OK\r\n" + b"x-big: " + b"y" * 70000,
+])
+def test_broken_http_is_malformed_and_never_raises(response: bytes) -> None:
+    for cuts in ([], list(range(1, len(response), 7))):
+        rec, pool, conn = _feed(response, cuts, chat=False, close=True)
+        assert rec.error_kind == "malformed", (response[:60], rec.error_kind, rec.error_detail)
+        assert rec.error_detail is not None and "bad HTTP response" in rec.error_detail
+        assert pool.idle == [] and conn.closed
+
+
+def test_repeated_identical_content_length_is_accepted() -> None:
+    resp = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+            b"content-length: %d\r\n\r\n" % (len(_JSON_OK), len(_JSON_OK))) + _JSON_OK
+    rec, pool, _ = _feed(resp, [], chat=False)
+    assert rec.error_kind is None and rec.output_text == "ok" and len(pool.idle) == 1
+
+
+@pytest.mark.parametrize(("response", "said"), [
+    (b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n" + b"x" * 10, "10 of 100 body bytes"),
+    (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n10\r\nabc", "chunked body"),
+    (b"HTTP/1.1 200 OK\r\ncontent-len", "closed by the server"),
+])
+def test_truncated_response_is_a_cut_stream(response: bytes, said: str) -> None:
+    rec, pool, _ = _feed(response, [], chat=False, close=True)
+    assert rec.error_kind == "stream_cut" and said in str(rec.error_detail)
+    assert pool.idle == []
+
+
+_BIG_LENGTH = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 5000\r\n\r\n"
+_BIG_CHUNKED = _HEAD + b"".join(b"%x\r\n%s\r\n" % (100, b"y" * 100) for _ in range(50))
+_BIG_UNTIL_CLOSE = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n" + b"z" * 5000
+
+
+@pytest.mark.parametrize("response", [_BIG_LENGTH + b"x" * 5000, _BIG_CHUNKED, _BIG_UNTIL_CLOSE])
+def test_a_body_over_the_limit_is_too_large_and_closes_the_connection(response: bytes) -> None:
+    rec, pool, conn = _feed(response, list(range(0, len(response), 300)), chat=False,
+                            limit=1000, close=True)
+    assert rec.error_kind == "too_large", rec.error_detail
+    assert "1,000 bytes" in str(rec.error_detail) and "max_response_bytes" in str(rec.error_detail)
+    assert pool.idle == [] and conn.closed
+
+
+def test_a_body_at_the_limit_is_accepted() -> None:
+    resp = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+            b"\r\n" % len(_JSON_OK)) + _JSON_OK
+    rec, _, _ = _feed(resp, [], chat=False, limit=len(_JSON_OK))
+    assert rec.error_kind is None and rec.output_text == "ok"
+
+
+class _Buggy(Consumer):
+    def __init__(self) -> None:
+        self.problem: Exception | None = None
+
+    def body(self, data: bytes, now: int) -> None:
+        raise RuntimeError("bug in a consumer")
+
+    def lost(self, got_bytes: bool, detail: str, problem: Exception | None, now: int) -> None:
+        self.problem = problem
+
+
+def test_a_consumer_that_raises_ends_its_exchange_without_raising() -> None:
+    pool = Pool("http://127.0.0.1:1/v1", connect_timeout_s=1.0, max_body_bytes=1 << 20)
+    conn = Connection(pool)
+    conn.connection_made(_FakeTransport())  # type: ignore[arg-type]
+    c = _Buggy()
+    conn.start(b"GET / HTTP/1.1\r\n\r\n", c)
+    conn.data_received(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nhi")
+    assert isinstance(c.problem, RuntimeError) and conn.closed and pool.idle == []
+
+
+def test_a_32_mib_event_in_64_kib_reads_parses() -> None:
+    text = "y" * (32 * 2**20)
+    event = (b'data: {"choices":[{"index":0,"text":"%s","finish_reason":"stop"}]}\n\n'
+             % text.encode())
+    resp = _HEAD + _chunked(event, b"data: [DONE]\n\n")
+    rec, pool, _ = _feed(resp, list(range(0, len(resp), 65536)), chat=False)
+    assert rec.error_kind is None and rec.output_text == text and len(pool.idle) == 1
