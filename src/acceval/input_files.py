@@ -174,9 +174,14 @@ def _shape_problem(data: Any) -> str | None:
 
 def load_yaml(text: str, *, source: str) -> Any:
     """Parse one YAML document within the limits; :class:`StudyError` names the line."""
-    loader = _Loader(text)
+    loader = None
     try:
+        loader = _Loader(text)  # it checks the characters as it is made
         data = loader.get_single_data()
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        raise StudyError(f"{source}: not valid YAML at line {line}: character "
+                         f"#x{exc.character:04x} is not allowed in YAML") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -185,7 +190,8 @@ def load_yaml(text: str, *, source: str) -> Any:
     except RecursionError:
         raise StudyError(f"{source}: not valid YAML: nested too deeply") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     problem = _shape_problem(data)
     if problem is not None:
         raise StudyError(f"{source}: {problem}")
