@@ -30,6 +30,7 @@ from acceval.interruption.spec import point_problem
 from acceval.loadgen.replay import REPLAY_LABEL, replay_profile
 from acceval.study import LocalServer, Study
 from acceval.targets.preflight import preflight
+from acceval.targets.spec import header_value_problem
 from acceval.tasks import Task, load_tasks, to_prompt
 
 
@@ -155,7 +156,16 @@ def _report() -> list[Problem]:
 MIN_FREE_BYTES = 64 * 2**20
 
 
+#: Kernel and device file systems: folders there look writable and are not for run folders.
+SYSTEM_DIRS = tuple(Path(p) for p in ("/proc", "/sys", "/dev"))
+
+
 def _writable(root: Path, where: str) -> list[Problem]:
+    real = root.resolve()
+    system = next((d for d in SYSTEM_DIRS if real == d or d in real.parents), None)
+    if system is not None:
+        return [(where, f"{root} is under {system}, a system file system",
+                 "choose a folder for run folders")]
     probe = root
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
@@ -236,6 +246,19 @@ def in_flight_cap() -> int | None:
     return None if limit is None else max(1, limit - FD_MARGIN)
 
 
+def _keys(study: Study) -> list[Problem]:
+    """An API key that cannot go into a header would fail every request; the key itself is
+    never shown."""
+    out = []
+    for i, t in enumerate(study.targets):
+        env = t.endpoint.api_key_env if t.endpoint else None
+        problem = header_value_problem(os.environ.get(env) or "") if env else None
+        if problem is not None:
+            out.append((f"targets[{i}].endpoint.api_key_env", f"the value of {env} {problem}",
+                        f"export {env} with the key as it was issued"))
+    return out
+
+
 def _notes(study: Study) -> list[str]:
     notes = []
     cap = in_flight_cap()
@@ -265,6 +288,7 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _interruption(study)
     problems += _engines(study)
     problems += _report()
+    problems += _keys(study)
     problems += _output(study, base_dir, out_dir)
     problems += _descriptors(study, descriptor_limit())
     if problems:

@@ -103,14 +103,17 @@ def cli_reference() -> str:
 
     lines = ["# CLI reference", "", "Generated from the code by `python -m acceval.docs`.", ""]
 
-    def walk(cmd: click.Command, path: list[str]) -> None:
-        ctx = click.Context(cmd, info_name=" ".join(path))
+    def walk(cmd: click.Command, path: list[str], parent: click.Context | None) -> None:
+        # The group's context settings (-h as well as --help) reach every command, as they
+        # do when the command line runs; click caches the help option on the command.
+        ctx = click.Context(cmd, info_name=" ".join(path), parent=parent,
+                            **(cmd.context_settings if parent is None else {}))
         lines.extend([f"## `{' '.join(path)}`", "", "```", cmd.get_help(ctx), "```", ""])
         if isinstance(cmd, click.Group):
             for name in sorted(cmd.commands):
-                walk(cmd.commands[name], [*path, name])
+                walk(cmd.commands[name], [*path, name], ctx)
 
-    walk(main, ["acceval"])
+    walk(main, ["acceval"], None)
     return "\n".join(lines)
 
 

@@ -25,31 +25,39 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
 from acceval.capacity.spec import Availability, Demand
 from acceval.economics.spec import Energy, Platform, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
+from acceval.input_files import read_yaml
 from acceval.interruption.spec import Interruption, check_interruption
 from acceval.loadgen.spec import ArrivalKind, Concurrency, LoadFamily, LoadPoint, Sweep
 from acceval.metrics.spec import SLO, Quality
 from acceval.portability.spec import ExitSpec, StudyPortability, TargetPortability
+from acceval.seeds import Seed
 from acceval.serve.spec import LocalServer
 from acceval.targets.spec import Endpoint
 from acceval.tasks.spec import Tasks
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+#: Names become folder and file names (``<name>-<UTC time>``): short enough for any file system.
+NAME_MAX = 100
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def _check_name(v: str) -> str:
     """Names go into folder names, records and reports."""
-    if not _NAME_RE.match(v):
-        raise ValueError("use letters, digits, '-', '_' or '.' only")
+    if not _NAME_RE.fullmatch(v):
+        raise ValueError("use letters, digits, '-', '_' or '.' only, starting with a letter "
+                         "or digit")
+    if len(v) > NAME_MAX:
+        raise ValueError(f"at most {NAME_MAX} characters (it names folders); got {len(v)}")
     return v
 
 
@@ -105,7 +113,14 @@ def _one_client() -> list[LoadPoint]:
 class Output(_Model):
     """Where run folders go."""
 
-    dir: str = Field("runs", description="Where run folders are written.")
+    dir: str = Field("runs", min_length=1, description="Where run folders are written.")
+
+    @field_validator("dir")
+    @classmethod
+    def _path(cls, v: str) -> str:
+        if any(not c.isprintable() for c in v):
+            raise ValueError("holds a control character; give a folder path")
+        return v
 
 
 class Study(_Model):
@@ -113,7 +128,8 @@ class Study(_Model):
 
     name: Name = Field(description="Study name; run folders are named <name>-<UTC time>.")
     description: str = Field("", description="Free text shown in the report.")
-    seed: int = Field(0, description="Base seed for arrivals (each dimension derives its own).")
+    seed: Seed = Field(0, description="Base seed for arrivals (each dimension derives its own); "
+                       "0..2**32-1.")
     tasks: Tasks = Field(default_factory=Tasks, description="The task set.")
     targets: list[Target] = Field(description="The platforms to compare.", min_length=1)
     load: list[LoadPoint] = Field(
@@ -237,6 +253,8 @@ def _hint(err: Any) -> str:
         return f"expected a {kind.split('_')[0]} value"
     if kind == "literal_error":
         return str(err.get("ctx", {}).get("expected", ""))
+    if kind == "finite_number":
+        return "write a finite number (not .nan or .inf)"
     if kind.startswith(("greater_than", "less_than")):
         return "check the allowed range in docs/study-reference.md"
     return "see docs/study-reference.md"
@@ -259,21 +277,9 @@ def study_from_dict(data: Any, *, source: str = "study") -> Study:
 
 
 def load_study(path: str | Path) -> Study:
-    """Read and validate a study YAML file."""
+    """Read and validate a study YAML file (within the limits of :mod:`acceval.input_files`)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise StudyError(f"{p}: no such study file") from None
-    except OSError as exc:
-        raise StudyError(f"{p}: cannot read ({exc.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise StudyError(f"{p}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    return study_from_dict(data, source=str(p))
+    return study_from_dict(read_yaml(p, what="study file"), source=str(p))
 
 
 def study_to_yaml(study: Study) -> str:

@@ -110,7 +110,17 @@ def test_an_unwritable_or_full_output_folder_is_said_before_the_load(
     study = study_from_dict(_study())
     with pytest.raises(StudyError) as err:
         execute(study, base_dir=tmp_path, out_dir=Path("/proc/acceval-runs"), progress=False)
-    assert any(p[0] == "--out" and "cannot write" in p[1] for p in err.value.problems)
+    assert any(p[0] == "--out" and "/proc" in p[1] for p in err.value.problems)
+
+    def read_only(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    with monkeypatch.context() as m:  # a read-only mount: permission bits say writable
+        m.setattr(acceval.checks.tempfile, "mkstemp", read_only)
+        with pytest.raises(StudyError) as err:
+            execute(study, base_dir=tmp_path, out_dir=tmp_path / "ro", progress=False)
+    assert any(p[0] == "--out" and "cannot write" in p[1] and "Read-only" in p[1]
+               for p in err.value.problems)
     monkeypatch.setattr(acceval.checks, "MIN_FREE_BYTES", 2**62)
     with pytest.raises(StudyError) as err:
         execute(study, base_dir=tmp_path, out_dir=tmp_path / "runs", progress=False)

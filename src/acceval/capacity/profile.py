@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from acceval.capacity.spec import Demand
 from acceval.errors import StudyError
+from acceval.input_files import read_text
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -297,10 +298,7 @@ def load_profile(demand: Demand, base_dir: str | Path | None = None) -> DemandPr
         path = Path(ref)
         if not path.is_absolute() and base_dir is not None:
             path = Path(base_dir) / path
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise StudyError(f"demand.profile: cannot read {path} ({exc.strerror})") from None
+        text = read_text(path, where="demand.profile", what="demand profile")
         base = parse_profile_csv(text, source=str(path), peak_rps=demand.peak_rps,
                                  days=demand.days)
     bursts = tuple(BurstWindow(b.at_hour * HOUR_S, b.duration_h * HOUR_S, b.multiplier,

@@ -13,20 +13,31 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from acceval.seeds import Seed
+
 Scaling = Literal["hourly", "static"]
+
+#: Bounds that keep the planning and simulation arithmetic finite: a year of hours, 30 days
+#: of seconds, a billion requests a second, a thousandfold growth or surge.
+MAX_HOURS = 366 * 24.0
+MAX_SECONDS = 30 * 86_400.0
+MAX_RPS = 1e9
+MAX_FACTOR = 1e3
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Burst(_Model):
     """A declared surge: the rate is multiplied by ``multiplier`` for a while."""
 
-    at_hour: float = Field(ge=0, description="Start, in hours from the start of the profile "
+    at_hour: float = Field(ge=0, le=MAX_HOURS,
+                           description="Start, in hours from the start of the profile "
                            "(fractions allowed: 9.5 is 09:30 on day one).")
-    duration_h: float = Field(gt=0, description="How long the surge lasts, in hours.")
-    multiplier: float = Field(gt=0, description="Rate multiplier during the surge (2 = double).")
+    duration_h: float = Field(gt=0, le=MAX_HOURS, description="How long the surge lasts, in hours.")
+    multiplier: float = Field(gt=0, le=MAX_FACTOR,
+                              description="Rate multiplier during the surge (2 = double).")
     every_day: bool = Field(True, description="Repeat at the same hour on every day of the "
                             "profile (false: once, at at_hour).")
 
@@ -35,11 +46,12 @@ class Replay(_Model):
     """How the run-time side replays the profile live against a target."""
 
     compress_to_s: float = Field(
-        600.0, gt=0, description="Seconds the profile's period (a day or a week) is compressed "
+        600.0, gt=0, le=MAX_SECONDS,
+        description="Seconds the profile's period (a day or a week) is compressed "
         "into for a live replay. Rates keep their rps values; only time is compressed, so the "
         "replay sends period/compress_to_s times fewer requests than the real day.")
-    seed: int | None = Field(None, description="Seed for the replay's arrival times "
-                             "(default: derived from the study seed).")
+    seed: Seed | None = Field(None, description="Seed for the replay's arrival times "
+                              "(default: derived from the study seed); 0..2**32-1.")
     share: float = Field(
         1.0, gt=0, le=1, description="Share of the demand's rates the replay sends: 1 replays "
         "the whole demand against one target; 0.05 replays one replica's slice of a fleet "
@@ -50,14 +62,17 @@ class WhatIf(_Model):
     """Replica failures for the 24 h fleet simulation."""
 
     mtbf_h: float = Field(
-        72.0, gt=0, description="Mean hours between failures of one replica (exponential).")
+        72.0, gt=0, le=MAX_HOURS,
+        description="Mean hours between failures of one replica (exponential).")
     restart_s: float | None = Field(
-        None, ge=0, description="Seconds a failed replica is down: restart + compile + load + "
+        None, ge=0, le=MAX_SECONDS,
+        description="Seconds a failed replica is down: restart + compile + load + "
         "warm-up. Default: the measured local server start-up time, else 300.")
     timeout_s: float = Field(
-        30.0, gt=0, description="A request still queued after this many seconds is lost.")
-    seed: int | None = Field(None, description="Seed for arrivals and failures "
-                             "(default: derived from the study seed).")
+        30.0, gt=0, le=MAX_SECONDS,
+        description="A request still queued after this many seconds is lost.")
+    seed: Seed | None = Field(None, description="Seed for arrivals and failures "
+                              "(default: derived from the study seed); 0..2**32-1.")
 
 
 class Demand(_Model):
@@ -68,9 +83,11 @@ class Demand(_Model):
         description="builtin:NAME (business-hours, evening-peak, overnight-batch, flat) or "
         "csv:PATH with columns hour,rps or hour,weight (24 rows: a day; 168: a week).")
     peak_rps: float | None = Field(
-        None, gt=0, description="Requests per second in the busiest hour. Needed for builtin "
+        None, gt=0, le=MAX_RPS,
+        description="Requests per second in the busiest hour. Needed for builtin "
         "shapes and weight CSVs; rescales an rps CSV so that its busiest hour has this rate.")
-    growth: float = Field(1.0, gt=0, description="Multiplier on every rate (1.3 = 30% more).")
+    growth: float = Field(1.0, gt=0, le=MAX_FACTOR,
+                          description="Multiplier on every rate (1.3 = 30% more).")
     bursts: list[Burst] = Field(default_factory=list, description="Declared surges.")
     days: int = Field(1, ge=1, le=366, description="Days to plan and simulate (a daily profile "
                       "repeats; a weekly one wraps).")
@@ -85,7 +102,8 @@ class Demand(_Model):
         None, description="Regions where the data may be processed (data residency); "
         "None: no constraint.")
     need_by_days: float | None = Field(
-        None, ge=0, description="Days from now by which the capacity must be serving.")
+        None, ge=0, le=MAX_HOURS / 24,
+        description="Days from now by which the capacity must be serving.")
     replay: Replay | None = Field(
         None, description="Replay the profile live against every target after its load points "
         "(docs/demand-and-faults.md); omit to skip the replay.")
@@ -115,7 +133,8 @@ class Availability(_Model):
     quota_chips: int | None = Field(
         None, ge=0, description="Most chips you may run at once (quota in chips/vCPUs).")
     lead_time_days: float | None = Field(
-        None, ge=0, description="Days from order (or quota request) to serving capacity.")
+        None, ge=0, le=MAX_HOURS / 24,
+        description="Days from order (or quota request) to serving capacity.")
     reserved_replicas: int | None = Field(
         None, ge=0, description="Replicas held by a reservation (capacity block, commitment).")
     failover_region: str | None = Field(

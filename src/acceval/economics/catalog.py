@@ -9,22 +9,23 @@ entries by id or adds new ones.
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from acceval.economics.spec import Pricing
 from acceval.errors import StudyError
+from acceval.input_files import load_yaml, read_yaml
 
 Grade = Literal["V", "S", "U"]
 _TO_GB = {"GB": 1.0, "GiB": 1.073741824}
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Fact(_Model):
@@ -159,21 +160,21 @@ def _entries(data: Any, where: str) -> dict[str, dict[str, _Model]]:
     return out
 
 
-def _read_yaml(text: str, where: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise StudyError(f"{where}: not valid YAML: {exc}") from None
-
-
-def _builtin() -> dict[str, dict[str, _Model]]:
+@functools.cache
+def _shipped() -> dict[str, dict[str, _Model]]:
+    # Parsed once per process: it is package data, and parsing it is most of what checking
+    # a study costs. Entries are frozen; callers get fresh dicts (see _builtin).
     merged: dict[str, dict[str, _Model]] = {k: {} for k in _SECTIONS}
     folder = resources.files("acceval") / "data" / "catalog"
     for name in ("hardware.yaml", "prices.yaml"):
-        part = _entries(_read_yaml(folder.joinpath(name).read_text("utf-8"), name), name)
+        part = _entries(load_yaml(folder.joinpath(name).read_text("utf-8"), source=name), name)
         for k in _SECTIONS:
             merged[k].update(part[k])
     return merged
+
+
+def _builtin() -> dict[str, dict[str, _Model]]:
+    return {k: dict(v) for k, v in _shipped().items()}
 
 
 def load_catalog(user_file: Path | None = None) -> Catalog:
@@ -181,11 +182,8 @@ def load_catalog(user_file: Path | None = None) -> Catalog:
     merged = _builtin()
     if user_file is not None:
         p = Path(user_file)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise StudyError(f"{p}: cannot read the catalog ({exc.strerror})") from None
-        for k, entries in _entries(_read_yaml(text, str(p)), str(p)).items():
+        data = read_yaml(p, where="costs.catalog", what="catalog")
+        for k, entries in _entries(data, str(p)).items():
             merged[k].update(entries)
     return Catalog.model_validate(merged)
 
@@ -198,8 +196,4 @@ def load_study_catalog(user_file: str | None, base_dir: Path | None = None) -> C
     path = Path(user_file)
     if not path.is_absolute():
         path = (base_dir or Path.cwd()) / path
-    if not path.exists():
-        raise StudyError(f"costs.catalog: no such file {path}",
-                         [("costs.catalog", f"{path} does not exist",
-                           "give a path relative to the study file")])
     return load_catalog(path)

@@ -33,7 +33,7 @@ BOUNDARY_LEVELS: tuple[Boundary, ...] = ("device", "node", "wall", "cluster", "f
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Platform(_Model):

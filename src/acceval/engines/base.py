@@ -92,7 +92,7 @@ class EngineOptions(BaseModel):
     """The options an engine accepts: strict types (YAML and JSON values as written), no
     unknown names. Field names and defaults match the engine constructor's keywords."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     #: ``(extra, module)`` pairs the engine imports when it starts.
     requires: ClassVar[tuple[tuple[str, str], ...]] = ()

@@ -13,16 +13,21 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Action = Literal["kill_restart", "freeze", "command"]
 
+#: Longest any of its times may be: 30 days.
+MAX_DURATION_S = 30 * 86_400.0
+
 
 class Interruption(BaseModel):
     """A fault injected into one target during one load point, and how recovery is judged."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     target: str = Field(description="Name of the target to interrupt.")
-    at_s: float = Field(gt=0, description="Seconds after the point's start when the fault hits.")
+    at_s: float = Field(gt=0, le=MAX_DURATION_S,
+                        description="Seconds after the point's start when the fault hits.")
     down_s: float = Field(
-        ge=0, description="Seconds the target stays down before it is restored (restart, "
+        ge=0, le=MAX_DURATION_S,
+        description="Seconds the target stays down before it is restored (restart, "
         "SIGCONT or restore_command); a restart's own start-up time comes on top.")
     action: Action = Field(
         "kill_restart",
@@ -39,10 +44,12 @@ class Interruption(BaseModel):
         "demand replay when the study has one, else the last load point. A load point named "
         "here is run once more with the fault, so the latency curve keeps the clean run.")
     window_s: float = Field(
-        1.0, gt=0, description="Rolling window (seconds of send time) over which the SLO "
+        1.0, gt=0, le=MAX_DURATION_S,
+        description="Rolling window (seconds of send time) over which the SLO "
         "percentile is judged to decide when the target has recovered.")
     command_timeout_s: float = Field(
-        120.0, gt=0, description="Most seconds a command or restore command may run.")
+        120.0, gt=0, le=MAX_DURATION_S,
+        description="Most seconds a command or restore command may run.")
 
     @model_validator(mode="after")
     def _command(self) -> Interruption:

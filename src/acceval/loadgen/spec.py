@@ -37,8 +37,19 @@ Loop = Literal["closed", "open"]
 Offsets = npt.NDArray[np.int64]
 
 
+#: Longest a load point, a sweep step or a warm-up may be told to last: 30 days.
+MAX_DURATION_S = 30 * 86_400.0
+#: Most requests one load point may plan to send (an open loop's schedule is built up front,
+#: 8 bytes a send), and most in flight at once in a closed loop.
+MAX_SENDS = 100_000_000
+MAX_CONCURRENCY = 1_000_000
+
+Seconds = Annotated[float, Field(le=MAX_DURATION_S)]
+Requests = Annotated[int, Field(le=MAX_SENDS)]
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class LoadFamily(_Model):
@@ -51,17 +62,18 @@ class LoadFamily(_Model):
     whole_levels: ClassVar[bool] = False
 
     burstiness: float = Field(
-        1.0, gt=0, description="Gamma shape (gamma_rps only): 1 is Poisson, <1 burstier, "
-        ">1 smoother.")
-    warmup_requests: int = Field(0, ge=0, description="Requests sent first and excluded.")
-    warmup_s: float = Field(0.0, ge=0, description="Seconds at the start that are excluded.")
-    min_duration_s: float = Field(0.0, ge=0, description="Run at least this long ...")
-    min_requests: int | None = Field(
+        1.0, ge=0.01, le=100, description="Gamma shape (gamma_rps only): 1 is Poisson, <1 "
+        "burstier, >1 smoother; 0.01..100.")
+    warmup_requests: Requests = Field(0, ge=0, description="Requests sent first and excluded.")
+    warmup_s: Seconds = Field(0.0, ge=0, description="Seconds at the start that are excluded.")
+    min_duration_s: Seconds = Field(0.0, ge=0, description="Run at least this long ...")
+    min_requests: Requests | None = Field(
         None, ge=1, description="... and at least this many requests (default: every task "
         "times attempts once).",
     )
-    max_duration_s: float = Field(
-        120.0, gt=0, description="... or stop at this duration, whichever comes first."
+    max_duration_s: Seconds = Field(
+        120.0, gt=0, description="... or stop at this duration, whichever comes first "
+        "(at most 30 days; an open loop plans at most 100,000,000 sends a point)."
     )
     max_in_flight: int = Field(
         4096, ge=1, description="Open loop: cap on outstanding requests (a safety valve)."
@@ -72,9 +84,17 @@ class LoadFamily(_Model):
         levels = self.levels
         if not levels or any(v <= 0 for v in levels):
             raise ValueError(f"{self.levels_key} needs one or more positive levels")
+        self._check_size(max(levels))
         if self.min_duration_s > self.max_duration_s:
             raise ValueError("min_duration_s is larger than max_duration_s")
         return self
+
+    def _check_size(self, top: float) -> None:
+        """An open loop's schedule is built before the point starts: its size is bounded."""
+        if top * self.max_duration_s > MAX_SENDS:
+            raise ValueError(f"{self.levels_key} {top:g} for max_duration_s "
+                             f"{self.max_duration_s:g} plans more than {MAX_SENDS:,} sends; "
+                             "lower the rate or the duration")
 
     @model_serializer(mode="wrap")
     def _as_stored(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -116,6 +136,11 @@ class Concurrency(LoadFamily):
 
     def label(self, level: float) -> str:
         return f"concurrency {int(level)}"
+
+    def _check_size(self, top: float) -> None:
+        if top > MAX_CONCURRENCY:
+            raise ValueError(f"concurrency {top:g} is more than {MAX_CONCURRENCY:,} requests "
+                             "in flight")
 
 
 class ConstantRate(LoadFamily):
@@ -246,9 +271,9 @@ class Sweep(_Model):
     bisection between the last passing and the first failing rate (docs/demand-and-faults.md)."""
 
     max_steps: int = Field(4, ge=1, le=50, description="Most extra load points the search runs.")
-    point_s: float = Field(3.0, gt=0, description="Seconds each search point sends for.")
-    max_s: float = Field(60.0, gt=0, description="Most seconds the whole search may take per "
-                         "target (a step that would pass it is not started).")
+    point_s: Seconds = Field(3.0, gt=0, description="Seconds each search point sends for.")
+    max_s: Seconds = Field(60.0, gt=0, description="Most seconds the whole search may take "
+                           "per target (a step that would pass it is not started).")
     rel_tol: float = Field(0.05, gt=0, description="Stop when the bracket (high - low) / low is "
                            "at most this.")
     max_rate_rps: float | None = Field(None, gt=0, description="Never offer more than this "

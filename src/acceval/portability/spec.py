@@ -18,7 +18,7 @@ Depth = Literal["none", "prompting", "adapters", "fine_tuning", "post_training",
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class CodeDiff(_Model):

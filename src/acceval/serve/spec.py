@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class LocalServer(BaseModel):
     """A local engine that acceval starts for this target and stops afterwards."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     engine: str = Field(description="Engine name: mock, ortgenai, numpy, transformers, or a "
                         "plugin.")

@@ -373,9 +373,9 @@ class Pool:
         self.host = u.hostname
         self.port = u.port or (443 if u.scheme == "https" else 80)
         default_port = self.port == (443 if u.scheme == "https" else 80)
-        self.host_header = self.host if default_port else f"{self.host}:{self.port}"
-        if ":" in self.host and not default_port:
-            self.host_header = f"[{self.host}]:{self.port}"
+        # An IPv6 literal keeps its brackets in the Host header, with or without a port.
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.host_header = host if default_port else f"{host}:{self.port}"
         self.path = u.path.rstrip("/")
         self.ssl: ssl.SSLContext | None = (
             ssl.create_default_context() if u.scheme == "https" else None

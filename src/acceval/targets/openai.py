@@ -31,7 +31,7 @@ from acceval.results.records import Record
 from acceval.targets._http import Connection, Consumer, Pool, ProtocolError, ResponseTooLarge
 from acceval.targets._retry import clear_outcome, parse_retry_after, wait_before_next
 from acceval.targets._sse import EventSplitter
-from acceval.targets.spec import Endpoint
+from acceval.targets.spec import Endpoint, header_value_problem
 
 # Failures of this host, not of the target (a descriptor or memory limit of the client).
 _CLIENT_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
@@ -303,8 +303,9 @@ class _Collect(Consumer):
 
 
 def _header_safe(value: str, what: str) -> str:
-    if "\r" in value or "\n" in value:
-        raise TargetError(f"{what} contains a line break; remove it")
+    problem = header_value_problem(value)
+    if problem is not None:
+        raise TargetError(f"{what} {problem}")
     return value
 
 
@@ -316,8 +317,11 @@ class OpenAITarget:
         self.endpoint = endpoint
         self.timeout_s = endpoint.timeout_s
         self.chat = endpoint.api == "chat"
-        self._pool = Pool(endpoint.base_url, connect_timeout_s=endpoint.connect_timeout_s,
-                          max_body_bytes=endpoint.max_response_bytes)
+        try:
+            self._pool = Pool(endpoint.base_url, connect_timeout_s=endpoint.connect_timeout_s,
+                              max_body_bytes=endpoint.max_response_bytes)
+        except ValueError as exc:  # an Endpoint built past its validators
+            raise TargetError(f"target '{name}': endpoint.base_url {exc}") from None
         path = self._pool.path + ("/chat/completions" if self.chat else "/completions")
         lines = [
             f"POST {path} HTTP/1.1",
@@ -345,7 +349,8 @@ class OpenAITarget:
                 f"target '{name}': the environment variable {env} (endpoint.api_key_env) is "
                 f"not set; export it with the API key before running"
             )
-        return b"Authorization: Bearer " + _header_safe(key, env).encode("latin-1") + b"\r\n"
+        value = _header_safe(key, f"target '{name}': the value of {env} (endpoint.api_key_env)")
+        return b"Authorization: Bearer " + value.encode("latin-1") + b"\r\n"
 
     def __repr__(self) -> str:
         return f"OpenAITarget(name={self.name!r}, base_url={self.endpoint.base_url!r})"

@@ -3,9 +3,80 @@ server. Validated at the edge like the rest of the study (``extra="forbid"``, fr
 
 from __future__ import annotations
 
-from typing import Literal
+import ipaddress
+import re
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+# RFC 9110 token characters: what a header name may hold.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HOST = re.compile(r"[A-Za-z0-9._~-]+")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Headers the client writes itself; a second copy would change how the request is framed.
+OWN_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "x-request-id"})
+
+
+def header_value_problem(value: str) -> str | None:
+    """Why ``value`` cannot be sent as an HTTP header value (latin-1, no control characters
+    but tab), or None. It never quotes the value: it may be a key."""
+    if any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in value):
+        return "holds a control character (a line break, NUL, ...)"
+    if any(ord(c) > 255 for c in value):
+        return "holds a character HTTP headers cannot carry (only latin-1 text)"
+    return None
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` is not an http(s) base URL the client can connect to, or None."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "holds a space or control character"
+    try:
+        u = urlsplit(url)
+        port = u.port
+    except ValueError as exc:  # a bad [IPv6] literal, a port that is not a number in range
+        return f"cannot be parsed ({exc})"
+    if u.scheme not in ("http", "https"):
+        return "must start with http:// or https://"
+    host = u.hostname
+    if not host:
+        return "names no host, e.g. http://127.0.0.1:8000/v1"
+    if port == 0:
+        return "port 0 cannot be connected to; give the server's port"
+    if u.username is not None or u.password is not None:
+        return "holds credentials, which would be written to records; use api_key_env"
+    if u.query or u.fragment:
+        return "holds a query or fragment, which is not sent; give the path up to /v1"
+    if u.netloc.startswith("[") or ":" in host:
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            return f"[{host}] is not an IPv6 address"
+    elif not _HOST.fullmatch(host):
+        return "the host holds characters a host name cannot (write a non-ASCII name as " \
+               "punycode, xn--...)"
+    return None
+
+
+def _header_name(name: str) -> str:
+    if not _TOKEN.fullmatch(name):
+        raise ValueError(f"header name {name!r} is not an HTTP token (letters, digits and "
+                         "!#$%&'*+-.^_`|~, no spaces or colons)")
+    if name.lower() in OWN_HEADERS:
+        raise ValueError(f"header {name} is written by the client itself; remove it")
+    return name
+
+
+def _header_value(value: str) -> str:
+    problem = header_value_problem(value)
+    if problem is not None:
+        raise ValueError(f"the value {problem}")
+    return value
+
+
+HeaderName = Annotated[str, AfterValidator(_header_name)]
+HeaderValue = Annotated[str, AfterValidator(_header_value)]
 
 
 def _default_retry_on() -> list[int | Literal["connect"]]:
@@ -52,7 +123,7 @@ class RetryPolicy(BaseModel):
 class Endpoint(BaseModel):
     """How to reach an OpenAI-compatible server."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     base_url: str = Field(
         description="Base URL up to and including /v1, e.g. http://127.0.0.1:8000/v1."
@@ -68,9 +139,11 @@ class Endpoint(BaseModel):
         description="Name of the environment variable holding the API key. The key itself is "
         "never written to the study copy, records, logs or reports.",
     )
-    timeout_s: float = Field(60.0, gt=0, description="Per-request timeout, whole response.")
-    connect_timeout_s: float = Field(10.0, gt=0, description="TCP connect timeout.")
-    headers: dict[str, str] = Field(
+    timeout_s: float = Field(60.0, gt=0, le=86_400,
+                             description="Per-request timeout, whole response (at most a day).")
+    connect_timeout_s: float = Field(10.0, gt=0, le=3_600,
+                                     description="TCP connect timeout (at most an hour).")
+    headers: dict[HeaderName, HeaderValue] = Field(
         default_factory=dict, description="Extra HTTP headers (no secrets: use api_key_env)."
     )
     temperature: float = Field(0.0, ge=0, description="Sampling temperature sent with requests.")
@@ -88,6 +161,15 @@ class Endpoint(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _url(cls, v: str) -> str:
-        if not v.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
+        problem = url_problem(v)
+        if problem is not None:
+            raise ValueError(problem)
         return v.rstrip("/")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, v: str | None) -> str | None:
+        if v is not None and not _ENV_NAME.fullmatch(v):
+            raise ValueError("an environment variable name: letters, digits and '_', not "
+                             "starting with a digit")
+        return v

@@ -23,7 +23,7 @@ from acceval.tasks._task import Task
 
 
 class _Options(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def _task(task_id: str, text: str, reference: str, checker: Any, **meta: Any) -> Task:

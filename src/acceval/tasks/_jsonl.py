@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from acceval.errors import StudyError
+from acceval.input_files import JSONL_MAX_BYTES, read_text
 from acceval.tasks._registry import CheckerFactory, Problem, SpecProblems, build_checker, join_path
 from acceval.tasks._task import Task
 
@@ -110,14 +111,7 @@ def read_tasks_jsonl(
     The whole file is validated even when ``limit`` takes fewer tasks: a broken line is a
     broken task set, wherever it sits.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise StudyError(f"{path}: no such task file", [
-            ("tasks.source", "the jsonl file does not exist",
-             "paths are relative to the study file's folder")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StudyError(f"{path}: cannot read the task file ({exc})") from None
+    text = read_text(path, max_bytes=JSONL_MAX_BYTES, where="tasks.source", what="task file")
     tasks: list[Task] = []
     problems: list[Problem] = []
     seen: dict[str, int] = {}

@@ -7,6 +7,7 @@ import socket
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from acceval.errors import TargetError
 from acceval.loadgen.protocol import Prompt
@@ -214,9 +215,13 @@ def test_api_key_is_sent_but_never_shown(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_extra_headers_are_sent_and_line_breaks_rejected() -> None:
     _, srv = run(_send_all(ServerConfig(tokens=1), ["a"], headers={"X-Team": "perf%1"}))
     assert srv.stats.last_headers["x-team"] == "perf%1"
-    with pytest.raises(TargetError, match="line break"):
-        OpenAITarget("t", Endpoint(base_url="http://127.0.0.1:9/v1", model="m",
-                                   headers={"X-Bad": "a\r\nInjected: 1"}))
+    bad = {"base_url": "http://127.0.0.1:9/v1", "model": "m",
+           "headers": {"X-Bad": "a\r\nInjected: 1"}}
+    with pytest.raises(ValidationError, match="control character"):
+        Endpoint(**bad)
+    # An endpoint built past its validators is still refused by the client.
+    with pytest.raises(TargetError, match="control character"):
+        OpenAITarget("t", Endpoint.model_construct(**bad))
 
 
 def test_probe_reports_models_and_version() -> None:
