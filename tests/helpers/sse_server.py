@@ -70,6 +70,9 @@ class ServerConfig:
     big_bytes: int = 100 * 2**20    # the body size of the ``big`` faults
     busy_first: int = 0             # answer this many completion requests 503 first
     retry_after: str = "0"          # the Retry-After of those 503s
+    # Close the connection after each streamed answer, while advertising keep-alive (no
+    # Connection: close), as llama.cpp's server does.
+    close_after_stream: bool = False
 
 
 @dataclass
@@ -376,6 +379,8 @@ class SSEServer:
                 for i in range(n):
                     t.write(self._event(chat, i))
                 t.write(self._tail(chat, n, usage))
+            if self.config.close_after_stream:
+                t.close()
             return
         t.write(head)
         self._tick(conn, chat, n, usage, truth, 0, itl)
@@ -387,6 +392,8 @@ class SSEServer:
             return
         if i >= n:
             t.write(self._tail(chat, n, usage))
+            if self.config.close_after_stream:
+                t.close()
             return
         if i == 0 and truth is not None:
             truth.first_token_ns = time.perf_counter_ns()

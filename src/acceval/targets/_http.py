@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import select
 import socket
 import ssl
 import time
@@ -93,8 +94,9 @@ def _chunk_size(line: bytes) -> int:
 class Connection(asyncio.Protocol):
     """One TCP connection; one exchange at a time."""
 
-    __slots__ = ("_body_bytes", "_buf", "_consumer", "_expect_body", "_length", "_remaining",
-                 "_state", "closed", "got_bytes", "keep_alive", "pool", "requests", "transport")
+    __slots__ = ("_body_bytes", "_buf", "_consumer", "_counted", "_expect_body", "_fd",
+                 "_length", "_remaining", "_state", "closed", "got_bytes", "keep_alive", "pool",
+                 "requests", "transport")
 
     def __init__(self, pool: Pool) -> None:
         self.pool = pool
@@ -110,6 +112,8 @@ class Connection(asyncio.Protocol):
         self.got_bytes = False
         self.keep_alive = True
         self.requests = 0
+        self._fd = -1
+        self._counted = False
 
     # --- asyncio.Protocol ---------------------------------------------------------------------
 
@@ -119,15 +123,30 @@ class Connection(asyncio.Protocol):
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with contextlib.suppress(OSError, AttributeError):
+                self._fd = sock.fileno()
         self.pool.all.add(self)
+
+    def stale(self) -> bool:
+        """Whether an idle connection has something to read: the server's FIN (it closed the
+        connection after its last answer) or stray bytes. Either way it must not carry the
+        next request; the event loop may not have read the FIN yet when the next request
+        wants a connection, so the socket is asked directly (one poll, no wait)."""
+        if self._fd < 0 or self.pool.ssl is not None:
+            return False  # TLS records can be pending without a FIN: reuse as before
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN | select.POLLRDHUP | select.POLLHUP)
+        try:
+            return bool(poller.poll(0))
+        except OSError:
+            return True
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self.pool.all.discard(self)
         c = self._consumer
         if c is None:
-            with contextlib.suppress(ValueError):
-                self.pool.idle.remove(self)   # the server closed an idle keep-alive connection
+            self.gone_while_idle()
             return
         self._consumer = None
         now = _now()
@@ -145,7 +164,18 @@ class Connection(asyncio.Protocol):
         c.lost(self.got_bytes, detail, None, now)
 
     def eof_received(self) -> bool | None:
+        if self._consumer is None:
+            self.gone_while_idle()
         return None  # close our side too
+
+    def gone_while_idle(self) -> None:
+        """The server closed this idle keep-alive connection: out of the pool, and told to
+        the pool once (it learns a server that closes after every answer)."""
+        with contextlib.suppress(ValueError):
+            self.pool.idle.remove(self)
+        if not self._counted and self.requests:
+            self._counted = True
+            self.pool.closed_while_idle(self.requests)
 
     def data_received(self, data: bytes) -> None:
         now = _now()
@@ -206,7 +236,7 @@ class Connection(asyncio.Protocol):
         self._state = _IDLE
         if self._buf:
             self.keep_alive = False  # trailing garbage: do not trust this connection
-        if self.keep_alive and not self.closed:
+        if self.keep_alive and not self.closed and self.pool.reuse:
             self.pool.idle.append(self)
         else:
             self.closed = True
@@ -385,6 +415,13 @@ class Pool:
         self.idle: list[Connection] = []
         self.all: set[Connection] = set()
         self.connects = 0
+        self.stale_found = 0     # idle connections found closed by the server before reuse
+        self.resends = 0         # requests written on a connection the server had closed
+        # False once the server has shown it closes every connection after one answer
+        # (llama.cpp's server does, while it advertises keep-alive): each request then
+        # takes a fresh connection instead of racing the server's FIN.
+        self.reuse = True
+        self._closed_after_one = 0
 
     def has_idle(self) -> bool:
         """Whether ``take_idle`` would return a connection (it takes from the end)."""
@@ -394,12 +431,33 @@ class Pool:
         return False
 
     def take_idle(self) -> Connection | None:
+        """The most recent idle connection that is still open, checked at the socket
+        (:meth:`Connection.stale`), so that no request is written on a connection the
+        server has closed."""
         idle = self.idle
         while idle:
             conn = idle.pop()
-            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
-                return conn
+            if conn.closed or conn.transport is None or conn.transport.is_closing():
+                conn.gone_while_idle()
+                continue
+            if conn.stale():
+                self.stale_found += 1
+                conn.gone_while_idle()
+                conn.abandon()
+                continue
+            return conn
         return None
+
+    def closed_while_idle(self, served: int) -> None:
+        """The server closed a connection after ``served`` answers, between answers; twice
+        after a single answer each, and connections are no longer kept for reuse."""
+        if served == 1:
+            self._closed_after_one += 1
+            if self._closed_after_one >= 2:
+                self.reuse = False
+                for other in self.idle:
+                    other.abandon()
+                self.idle.clear()
 
     async def connect(self) -> Connection:
         """Open a new connection; raises OSError or TimeoutError."""

@@ -472,6 +472,8 @@ class OpenAITarget:
             if not ex.resend or attempt == 1:
                 return ex.retry_after_s
             # The server closed an idle keep-alive connection under us: once more, fresh.
+            pool.resends += 1
+            pool.closed_while_idle(conn.requests - 1)
             rec.error_kind = rec.error_detail = rec.done_ns = None
         return None
 

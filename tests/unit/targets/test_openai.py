@@ -266,3 +266,45 @@ def test_cancelled_send_raises_and_leaves_no_open_connection() -> None:
 
     t, _ = run(go())
     assert not t._pool.all and not t._pool.idle
+
+
+async def _keep(cfg: ServerConfig, n: int, concurrency: int = 1) -> tuple[list[Record],
+                                                                          SSEServer, Any]:
+    async with SSEServer(cfg) as srv:
+        target = OpenAITarget("t", Endpoint(base_url=srv.base_url, model="m", timeout_s=5.0))
+        await target.start()
+        recs: list[Record] = []
+
+        async def worker(w: int) -> None:
+            for i in range(w, n, concurrency):
+                rec = _rec(i)
+                await target.send(Prompt("task", prompt="x", max_tokens=4), rec, 0)
+                recs.append(rec)
+                await asyncio.sleep(0)
+
+        try:
+            await asyncio.gather(*(worker(w) for w in range(concurrency)))
+        finally:
+            pool = target._pool
+            await target.close()
+        return recs, srv, pool
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_a_server_that_closes_after_each_answer_gets_no_request_on_a_closed_connection(
+        concurrency: int) -> None:
+    # llama.cpp's server closes the connection after every streamed answer although it
+    # advertises keep-alive. No request may be written on such a connection (each such write
+    # was a wasted send, and the resend added to TTFT).
+    recs, srv, pool = run(_keep(ServerConfig(tokens=4, close_after_stream=True), 60,
+                                concurrency))
+    assert [r.error_kind for r in recs] == [None] * 60
+    assert pool.resends == 0
+    assert srv.stats.requests == 60 and srv.stats.connections == 60
+    assert not pool.reuse  # it learnt that the server closes after one answer
+
+
+def test_a_keep_alive_server_still_gets_its_connection_reused() -> None:
+    recs, srv, pool = run(_keep(ServerConfig(tokens=4), 40))
+    assert all(r.error_kind is None for r in recs)
+    assert srv.stats.connections == 1 and pool.reuse and pool.stale_found == 0
