@@ -62,6 +62,7 @@ from acceval.results.sections import (
 from acceval.results.store import ANALYSIS_COLUMNS, read_records
 from acceval.scenarios import point_result, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
+from acceval.telemetry.summary import telemetry_section
 from acceval.verdict import Rules, decide, standings
 
 _SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
@@ -226,6 +227,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
             if missing:
                 tlog = tlog.model_copy(update={"points": [*tlog.points, *missing]})
         _target_points(study, t, tlog, sel, base_dir)
+        t.telemetry = telemetry_section(tlog.telemetry, t.points, samples)
         mean_tokens[t.name] = _mean_output_tokens(sel)
         warm[t.name] = sel.select(_WARM_COLUMNS)
         del sel

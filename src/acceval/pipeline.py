@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import pyarrow as pa
@@ -39,6 +40,7 @@ from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Describes, Target
 from acceval.loadgen.runner import PointSpec
 from acceval.probes import ProbeSampler, make_probe, read_samples
+from acceval.probes.prometheus import TelemetryProbe
 from acceval.results.files import write_text_durable
 from acceval.results.records import Record
 from acceval.results.result import RESULT_FILE, RunResult, schema_version_of
@@ -50,6 +52,7 @@ from acceval.results.runlog import (
     ResumeLog,
     RunLog,
     TargetLog,
+    TelemetryLog,
 )
 from acceval.results.store import (
     ANALYSIS_COLUMNS,
@@ -513,9 +516,13 @@ def _measure(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog, *,
             local = tlog.local_server
             pids = [local.pid] if local is not None and local.pid else []
             probe = make_probe(tspec.energy, pids=pids)
-            if probe is not None:
-                sampler = ProbeSampler([probe], run_dir, t0_ns=t0_ns, interval_s=0.25)
-                stack.callback(_stop_sampler, sampler, tlog)
+            probes = [] if probe is None else [probe]
+            scraper = _telemetry_probe(tspec, handles.get("server"))
+            if scraper is not None:
+                probes.append(scraper)
+            if probes:
+                sampler = ProbeSampler(probes, run_dir, t0_ns=t0_ns, interval_s=0.25)
+                stack.callback(_stop_sampler, sampler, tlog, scraper)
                 sampler.start()
             run = TargetRun(
                 study=study, name=tspec.name, t_index=t_index, base_dir=base_dir,
@@ -586,9 +593,30 @@ def _run_async(coro: Any) -> Any:
     return run_loop(coro)
 
 
-def _stop_sampler(sampler: ProbeSampler, tlog: TargetLog) -> None:
+def _telemetry_probe(tspec: TargetSpec, server: Any) -> TelemetryProbe | None:
+    """The scraper of the target's /metrics: the study's URL, or a local server's own."""
+    tel = tspec.telemetry
+    if not tel.enabled:
+        return None
+    url = tel.metrics_url
+    if url is None and server is not None:
+        u = urlsplit(server.base_url)
+        url = f"{u.scheme}://{u.netloc}/metrics"
+    return None if url is None else TelemetryProbe(url, interval_s=tel.interval_s)
+
+
+def _stop_sampler(sampler: ProbeSampler, tlog: TargetLog,
+                  scraper: TelemetryProbe | None = None) -> None:
     sampler.stop()
-    tlog.probe_notes = {**sampler.unavailable, **sampler.errors}
+    notes = {**sampler.unavailable, **sampler.errors}
+    if scraper is not None:
+        st = scraper.stats
+        note = notes.pop(scraper.name, None) or (
+            f"{st.failures} scrape(s) failed, the last: {st.last_error}" if st.failures else None)
+        tlog.telemetry = TelemetryLog(url=st.url, source=st.source, scrapes=st.scrapes,
+                                      failures=st.failures, note=note, unmapped=st.unmapped,
+                                      first_ns=st.first_ns, last_ns=st.last_ns)
+    tlog.probe_notes = notes
 
 
 __all__ = ["check_study", "execute", "execute_file", "load_result", "point_specs", "resume",

@@ -41,6 +41,7 @@ from acceval.seeds import Seed
 from acceval.serve.spec import LocalServer
 from acceval.targets.spec import Endpoint
 from acceval.tasks.spec import Tasks
+from acceval.telemetry.spec import Telemetry
 
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 #: Names become folder and file names (``<name>-<UTC time>``): short enough for any file system.
@@ -96,6 +97,10 @@ class Target(_Model):
     exit: ExitSpec | None = Field(
         None, description="What leaving this target would take: exports, lost functions, "
         "exit-cost inputs, managed-service answers (docs/portability.md)."
+    )
+    telemetry: Telemetry = Field(
+        default_factory=Telemetry, description="The server's own /metrics, scraped during the "
+        "run (running, waiting, KV cache, prefix cache, tokens; docs/telemetry.md)."
     )
 
 

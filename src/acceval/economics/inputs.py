@@ -249,6 +249,8 @@ def estimate_energy(
     origin: Literal["measured", "estimated", "declared"] = (
         "estimated" if spec.probe == "cpu" else "measured")
     name, detail = "probe", f"{spec.probe} probe reading"
+    if spec.exporter_url:
+        detail += f" from {spec.exporter_url} (the exporter on the accelerator's host)"
     if device_j is None:
         tdp = device_tdp(spec, catalog, hardware)
         if tdp is not None:

@@ -200,7 +200,12 @@ class Energy(_Model):
 
     probe: ProbeName = Field(
         "none", description="cpu (process CPU time x watts_per_core, estimated), rapl, nvml, "
-        "neuron, a probe plugin (entry-point group acceval.probes), or none.",
+        "neuron, dcgm (a remote GPU's DCGM exporter, at exporter_url), a probe plugin "
+        "(entry-point group acceval.probes), or none.",
+    )
+    exporter_url: str | None = Field(
+        None, description="dcgm: the exporter's /metrics URL (e.g. "
+        "http://gpu-node:9400/metrics), read over HTTP during the run.",
     )
     boundary: Boundary = Field(
         "device", description="Report at device (L0), node (L1), wall (L2), cluster (L3) or "
@@ -232,3 +237,13 @@ class Energy(_Model):
     pue: float | None = Field(
         None, ge=1, description="L3->L4: power usage effectiveness (AWS 1.15, industry 1.56).",
     )
+
+    @model_validator(mode="after")
+    def _exporter(self) -> Energy:
+        if self.probe == "dcgm" and not self.exporter_url:
+            raise ValueError("probe dcgm reads a DCGM exporter: set exporter_url, e.g. "
+                             "http://gpu-node:9400/metrics")
+        if self.exporter_url is not None and not self.exporter_url.startswith(
+                ("http://", "https://")):
+            raise ValueError(f"exporter_url must be an http(s) URL, got {self.exporter_url!r}")
+        return self

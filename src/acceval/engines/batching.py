@@ -112,6 +112,7 @@ class DynamicBatcher:
         self.batch_window_ms = batch_window_ms
         self._thread_name = thread_name
         self._pending: deque[_Pending] = deque()
+        self.running = 0  # rows of the batch being decoded (written by the worker thread)
         self._wakeup: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._executor: ThreadPoolExecutor | None = None
@@ -208,6 +209,7 @@ class DynamicBatcher:
         """Worker thread: decode the batch, streaming each row's tokens to its request."""
         max_new = max(p.max_new_tokens for p in batch)
         live = list(range(len(batch)))
+        self.running = len(batch)
         steps = self._step_fn([p.ids for p in batch], max_new)
         try:
             for step_tokens in steps:
@@ -224,6 +226,7 @@ class DynamicBatcher:
             close = getattr(steps, "close", None)
             if close is not None:
                 close()
+        self.running = 0
         for row in live:  # the runtime ran out of context before EOS or max_tokens
             p = batch[row]
             self._emit(p, GenerationChunk(text="", n_tokens=0, finish_reason="length"))
@@ -328,6 +331,13 @@ class BatchedEngine:
     @property
     def stats(self) -> BatchStats | None:
         return self._batcher.stats if self._batcher is not None else None
+
+    def queue_state(self) -> tuple[int, int]:
+        """(rows being decoded, requests waiting for a batch), for the server's /metrics."""
+        b = self._batcher
+        if b is None:
+            return 0, 0
+        return b.running, len(b._pending)
 
     def encode(self, text: str) -> list[int]:
         ids: list[int] = self._tokenizer.encode(text, add_special_tokens=False).ids

@@ -53,6 +53,13 @@ def neuron(spec: Energy, *, pids: Sequence[int], root: Path | None) -> Probe:
     return NeuronSysfsProbe(max_power_w=spec.device_max_power_w, devices=spec.devices, **kw)
 
 
+def dcgm(spec: Energy, *, pids: Sequence[int], root: Path | None) -> Probe:
+    from acceval.probes.prometheus import DcgmProbe
+
+    assert spec.exporter_url is not None  # the spec requires it for dcgm
+    return DcgmProbe(spec.exporter_url, devices=spec.devices)
+
+
 def make_probe(spec: Energy, *, pids: Sequence[int] = (), root: Path | None = None
                ) -> Probe | None:
     """The probe for ``energy.probe`` (None for ``none``); ``pids`` feed the cpu probe and

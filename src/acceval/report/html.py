@@ -27,6 +27,7 @@ from acceval.errors import MissingExtra
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
 from acceval.report import _portability as port
+from acceval.report import _telemetry as tm
 from acceval.report._charts import Chart, all_charts, demand_vs_capacity
 from acceval.report._econ import (
     RunEcon,
@@ -289,6 +290,18 @@ def _capacity_html(view: cap.CapacityView | None, chart: Chart) -> str:
                else "") + "</section>")
 
 
+def _telemetry_html(result: RunResult) -> str:
+    if all(t.telemetry is None for t in result.targets):
+        return ""
+    body = _table(tm.HEAD, tm.rows(result), "capacity")
+    figure = _figure_html(Chart("chart-telemetry", "Server telemetry", tm.chart(result),
+                                "running: solid; waiting: dotted"))
+    notes = "".join(f"<li>{esc(n)}</li>" for n in tm.notes(result))
+    return ('<section id="telemetry"><h2>Server telemetry</h2>'
+            f"<p>{esc(tm.intro())}</p>{figure}<div class=\"scroll\">{body}</div>"
+            f"<ul>{notes}</ul></section>")
+
+
 def _batching_html(result: RunResult) -> str:
     rows = cap.batching_rows(result)
     if not rows:
@@ -444,6 +457,9 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
     cap_chart = demand_vs_capacity(result, capacity)
     specs = [{"id": c.id, "figure": c.figure} for c in [*charts, cap_chart]
              if c.figure is not None]
+    telemetry = tm.chart(result)
+    if telemetry is not None:
+        specs.append({"id": "chart-telemetry", "figure": telemetry})
     plotly_js = _plotly_js() if specs else ""
     boot = _asset("report.js")
     scripts = [s for s in (plotly_js, boot) if s]
@@ -466,7 +482,7 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         f"acceval {esc(__version__)}</p>{banner}"
         f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
         _verdict(result, econ, run), _decision(result, econ), _charts_html(charts),
-        _capacity_html(capacity, cap_chart), _batching_html(result),
+        _capacity_html(capacity, cap_chart), _batching_html(result), _telemetry_html(result),
         _portability_html(result), _samples(result, records), _provenance(result),
         "<footer>Self-contained report: every number is computed from this run's stored "
         "records; nothing on this page is fetched from the network.</footer></main>",

@@ -9,6 +9,7 @@ import yaml
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
 from acceval.report import _portability as port
+from acceval.report import _telemetry as tm
 from acceval.report._fmt import (
     NOT_MEASURED,
     gate,
@@ -124,6 +125,7 @@ def render_markdown(result: RunResult) -> str:
     lines += _capacity(result)
     lines += _demand_and_faults(result)
     lines += _batching(result)
+    lines += _telemetry(result)
     lines += _portability(result)
 
     lines += ["## Errors", ""]
@@ -376,3 +378,12 @@ def _batching(result: RunResult) -> list[str]:
     return ["## Batching: throughput gained against waiting added", "",
             "Each step up in requests in flight, against the level below it.", "",
             *_table(BATCHING_HEAD, rows), ""]
+
+
+def _telemetry(result: RunResult) -> list[str]:
+    if all(t.telemetry is None for t in result.targets):
+        return []
+    lines = ["## Server telemetry", "", _esc(tm.intro()), ""]
+    lines += _table(tm.HEAD, tm.rows(result))
+    lines += [""] + [f"- {_esc(n)}" for n in tm.notes(result)] + [""]
+    return lines

@@ -33,6 +33,7 @@ from acceval.results.sections import (
     Section,
     SweepResult,
     TargetEconomics,
+    TelemetryResult,
     Verdict,
 )
 
@@ -64,6 +65,7 @@ class TargetResult(Section):
     energy: EnergyResult | None = None
     portability: PortabilityResult | None = None
     exit: ExitResult | None = None
+    telemetry: TelemetryResult | None = None
     failure: str | None = None
     sweep: SweepResult | None = None
     replay: ReplayResult | None = None

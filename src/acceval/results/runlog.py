@@ -73,6 +73,19 @@ class FaultLog(FaultStamps):
     """The injected fault as the run logged it (its recovery is analysed later)."""
 
 
+class TelemetryLog(Section):
+    """What scraping the server's /metrics saw (the readings are in samples.parquet)."""
+
+    url: str
+    source: str | None = None
+    scrapes: int = 0
+    failures: int = 0
+    note: str | None = None  # unavailable at the start, or the last failure
+    unmapped: list[str] = Field(default_factory=list)
+    first_ns: int | None = None  # this target's scrapes, run-relative: its readings' span
+    last_ns: int | None = None
+
+
 class TargetLog(Section):
     name: str
     endpoint: EndpointLog | None = None
@@ -85,6 +98,7 @@ class TargetLog(Section):
     interruption: PointLog | None = None
     fault: FaultLog | None = None
     probe_notes: dict[str, str] = Field(default_factory=dict)
+    telemetry: TelemetryLog | None = None
 
     def scenario_indexes(self) -> set[int]:
         """Load indexes of the points kept out of the latency curve."""

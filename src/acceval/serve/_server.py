@@ -9,7 +9,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,10 @@ class App:
         ).encode()
         self._version_body = (
             f'{{"version":{_json(__version__)},"engine":{_json(engine_name)}}}').encode()
+        # What /metrics publishes, under vLLM's names (docs/telemetry.md).
+        self.active = 0             # generations started and not finished
+        self.prompt_tokens = 0
+        self.generation_tokens = 0
 
     # -- connection callbacks -----------------------------------------------------------------
 
@@ -80,7 +84,7 @@ class App:
             else:
                 self._generation(conn, req, chat)
         elif req.method != "GET":
-            status = 405 if req.path in ("/health", "/version", "/v1/models") else 404
+            status = 405 if req.path in ("/health", "/version", "/v1/models", "/metrics") else 404
             conn.respond(status, error_body(f"no route {req.method} {req.path}",
                                             kind="invalid_request_error", status=status))
         elif req.path == "/health":
@@ -89,6 +93,9 @@ class App:
             conn.respond(200, self._version_body)
         elif req.path == "/v1/models":
             conn.respond(200, self._models_body)
+        elif req.path == "/metrics":
+            conn.respond(200, self.metrics_text().encode(),
+                         content_type="text/plain; version=0.0.4; charset=utf-8")
         else:
             conn.respond(404, error_body(f"no route GET {req.path}",
                                          kind="invalid_request_error", status=404))
@@ -120,7 +127,41 @@ class App:
                       model=self.model_name, created=int(time.time()), chat=chat,
                       stream=parsed.stream)
         run = self._stream if parsed.stream else self._complete
-        ex.task = self.loop.create_task(run(conn, ex, greq, enc))
+        ex.task = self.loop.create_task(self._counted(run(conn, ex, greq, enc), ex))
+
+    async def _counted(self, work: Coroutine[Any, Any, None], ex: Exchange) -> None:
+        self.active += 1
+        self.prompt_tokens += ex.prompt_tokens or 0
+        try:
+            await work
+        finally:
+            self.active -= 1
+            self.generation_tokens += ex.output_tokens
+
+    def metrics_text(self) -> str:
+        """The Prometheus text of this server: vLLM's names for running, waiting and
+        tokens, and ``acceval:batch_size`` for the batch being decoded."""
+        state = getattr(self.engine, "queue_state", None)
+        if callable(state):
+            batch, waiting = state()
+            running = max(self.active - waiting, 0)
+        else:  # an engine without a queue (the mock): everything started is running
+            batch, waiting, running = self.active, 0, self.active
+        label = f'{{model_name={_json(self.model_name)}}}'
+        rows = [
+            ("vllm:num_requests_running", "gauge", "Requests being generated.", running),
+            ("vllm:num_requests_waiting", "gauge", "Requests waiting for a batch.", waiting),
+            ("acceval:batch_size", "gauge", "Rows in the batch being decoded.", batch),
+            ("vllm:prompt_tokens_total", "counter", "Prompt tokens processed.",
+             self.prompt_tokens),
+            ("vllm:generation_tokens_total", "counter", "Tokens generated.",
+             self.generation_tokens),
+        ]
+        out = []
+        for name, kind, help_, value in rows:
+            out += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}",
+                    f"{name}{label} {float(value)}"]
+        return "\n".join(out) + "\n"
 
     def _prompt_text(self, parsed: ParsedRequest) -> str:
         if parsed.messages is None:

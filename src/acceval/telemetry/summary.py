@@ -1,0 +1,101 @@
+"""A target's telemetry section from the scrapes stored in samples.parquet: per load point,
+gauges by mean and max and counters by rate, and the gauges' series for the timeline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from acceval.results.runlog import TelemetryLog
+from acceval.results.sections import (
+    PointResult,
+    TelemetryPoint,
+    TelemetryResult,
+    TelemetryStat,
+)
+from acceval.telemetry.names import CANONICAL
+
+#: Where scraped readings live in samples.parquet (see acceval.probes.prometheus).
+PROBE = "metrics"
+PREFIX = "telemetry."
+MAX_SERIES_POINTS = 400
+
+
+def _series(samples: pa.Table, lo: int, hi: int) -> dict[tuple[str, str], tuple[np.ndarray,
+                                                                              np.ndarray]]:
+    """(metric, device) -> (t_ns, value), sorted, for the readings within [lo, hi]."""
+    sel = samples.filter(pc.and_(pc.equal(samples["probe"], PROBE),
+                                 pc.starts_with(samples["metric"], PREFIX)))
+    if sel.num_rows == 0:
+        return {}
+    t = np.asarray(sel["t_ns"].to_numpy(zero_copy_only=False), dtype=np.int64)
+    keep = (t >= lo) & (t <= hi)
+    out: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+    metric = np.asarray(sel["metric"].to_numpy(zero_copy_only=False), dtype=object)[keep]
+    device = np.asarray(sel["device"].to_numpy(zero_copy_only=False), dtype=object)[keep]
+    value = np.asarray(sel["value"].to_numpy(zero_copy_only=False), dtype=np.float64)[keep]
+    t = t[keep]
+    for key in set(zip(metric.tolist(), device.tolist(), strict=True)):
+        m = (metric == key[0]) & (device == key[1])
+        order = np.argsort(t[m], kind="stable")
+        out[(str(key[0]).removeprefix(PREFIX), str(key[1]))] = (t[m][order], value[m][order])
+    return out
+
+
+def _stat(name: str, t: np.ndarray, v: np.ndarray, start: int, end: int) -> TelemetryStat:
+    inside = (t >= start) & (t <= end)
+    n = int(inside.sum())
+    if CANONICAL[name].kind == "gauge":
+        if not n:
+            return TelemetryStat()
+        return TelemetryStat(mean=float(v[inside].mean()), max=float(v[inside].max()), scrapes=n)
+    # A counter: the increase between the last reading at or before the start and the last
+    # one at or before the end, over the time between those readings.
+    a = np.searchsorted(t, start, side="right") - 1
+    b = np.searchsorted(t, end, side="right") - 1
+    if a < 0 or b <= a:
+        return TelemetryStat(scrapes=n)
+    dt = (t[b] - t[a]) / 1e9
+    increase = float(v[b] - v[a])
+    return TelemetryStat(rate_per_s=increase / dt if dt > 0 and increase >= 0 else None,
+                         scrapes=n)
+
+
+def _downsample(t: np.ndarray, v: np.ndarray) -> list[tuple[int, float]]:
+    step = max(1, int(np.ceil(t.size / MAX_SERIES_POINTS)))
+    return [(int(a), float(b)) for a, b in zip(t[::step], v[::step], strict=True)]
+
+
+def telemetry_section(log: TelemetryLog | None, points: Sequence[PointResult],
+                      samples: pa.Table | None) -> TelemetryResult | None:
+    """The section for one target (None: its telemetry was not scraped). Targets run one
+    after another, so the target's readings are those between its first and last scrape."""
+    if log is None:
+        return None
+    out = TelemetryResult(url=log.url, source=log.source, scrapes=log.scrapes,
+                          failures=log.failures, note=log.note, unmapped=log.unmapped)
+    if samples is None or samples.num_rows == 0 or not points or log.first_ns is None:
+        return out
+    # Only this target's scrapes: the previous target's server published the same names.
+    series = _series(samples, log.first_ns, log.last_ns or log.first_ns)
+    whole = {k: v for k, v in series.items() if k[1] == ""}  # per-device series: not summed here
+    for p in points:
+        stats = {name: _stat(name, t, v, p.started_ns, p.ended_ns)
+                 for (name, _), (t, v) in whole.items()}
+        stats = {k: s for k, s in stats.items() if s.scrapes or s.rate_per_s is not None}
+        gen = stats.get("generation_tokens")
+        client = p.summary.output_token_throughput_tps
+        ratio = (gen.rate_per_s / client if gen is not None and gen.rate_per_s is not None
+                 and client else None)
+        out.points.append(TelemetryPoint(index=p.index, label=p.label, metrics=stats,
+                                         server_over_client_tokens=ratio))
+    out.series = {f"{name}{'@' + dev if dev else ''}": _downsample(t, v)
+                  for (name, dev), (t, v) in sorted(series.items())
+                  if CANONICAL[name].kind == "gauge"}
+    return out
+
+
+__all__ = ["telemetry_section"]
