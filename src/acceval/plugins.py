@@ -41,6 +41,7 @@ BUILTINS: Mapping[str, Mapping[str, str]] = {
         "rapl": "acceval.probes.factories:rapl",
         "nvml": "acceval.probes.factories:nvml",
         "neuron": "acceval.probes.factories:neuron",
+        "dcgm": "acceval.probes.factories:dcgm",
     },
     "acceval.engines": {
         "mock": "acceval.engines.mock:MockEngine",

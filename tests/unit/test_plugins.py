@@ -81,7 +81,8 @@ def test_builtins_load_and_are_what_their_group_expects() -> None:
     assert load_plugin("acceval.targets", "openai") is OpenAITarget
     assert isinstance(make_target("t", EP), OpenAITarget)
     for name in BUILTINS["acceval.probes"]:
-        probe = make_probe(Energy(probe=name), pids=[1])
+        url = "http://127.0.0.1:9400/metrics" if name == "dcgm" else None
+        probe = make_probe(Energy(probe=name, exporter_url=url), pids=[1])
         assert isinstance(probe, Probe)
     assert isinstance(make_probe(Energy(probe="cpu")), CpuTimeProbe)
     for name in BUILTINS["acceval.checkers"]:
