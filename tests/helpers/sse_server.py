@@ -73,6 +73,10 @@ class ServerConfig:
     # Close the connection after each streamed answer, while advertising keep-alive (no
     # Connection: close), as llama.cpp's server does.
     close_after_stream: bool = False
+    # Say how many prompt tokens the prefix cache held: OpenAI's usage field ("usage") or
+    # llama.cpp's timings.cache_n ("timings"); None says nothing.
+    cached_tokens: int | None = None
+    cached_as: str = "usage"
 
 
 @dataclass
@@ -208,8 +212,13 @@ class SSEServer:
             choice["delta" if chat else "text"] = {} if chat else ""
             out += _chunk(b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n")
         if usage:
-            u = {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": n,
-                                          "total_tokens": 5 + n}}
+            u: dict[str, Any] = {"choices": [], "usage": {
+                "prompt_tokens": 5, "completion_tokens": n, "total_tokens": 5 + n}}
+            cached = self.config.cached_tokens
+            if cached is not None and self.config.cached_as == "usage":
+                u["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
+            elif cached is not None:
+                u["timings"] = {"cache_n": cached, "prompt_n": 5 - cached}
             out += _chunk(b"data: " + json.dumps(u).encode() + b"\n\n")
         if finish:
             out += _chunk(b"data: [DONE]\n\n")

@@ -48,6 +48,7 @@ class Derived:
     itl_mean_ms: FloatArray      # per row: mean of its itl_ms samples; NaN when none
     output_tokens: FloatArray
     prompt_tokens: FloatArray
+    cached_prompt_tokens: FloatArray  # what the server's prefix cache held; NaN: not said
     tokens_from: ObjArray        # "usage", "chunks" or None
     correct: BoolArray           # correct is True and the request did not error
     correct_known: BoolArray     # correct is not null
@@ -189,6 +190,9 @@ def derive(table: pa.Table, *, itl: bool = True) -> Derived:
         itl_mean_ms=itl_mean,
         output_tokens=out_tok,
         prompt_tokens=_float(table, "prompt_tokens"),
+        cached_prompt_tokens=(_float(table, "cached_prompt_tokens")
+                              if "cached_prompt_tokens" in table.column_names
+                              else np.full(n, np.nan)),
         tokens_from=np.asarray(
             _col(table, "tokens_from").to_numpy(zero_copy_only=False), dtype=object
         ),

@@ -105,6 +105,9 @@ class PointSummary(MetricModel):
     slo_unmeasured: tuple[str, ...] = ()
 
     tokens_from_usage_fraction: float | None
+    # Share of the prompt tokens the server said its prefix cache held, over the requests
+    # whose server said (None: it never did). A warm cache lowers TTFT: compare points on it.
+    cached_prompt_fraction: float | None = None
     tokens_from_chunks_fraction: float | None
 
     accuracy: Accuracy | None
@@ -285,6 +288,13 @@ def _fraction(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
+def _cached_fraction(d: Derived, rows: BoolArray) -> float | None:
+    said = rows & ~np.isnan(d.cached_prompt_tokens) & (d.prompt_tokens > 0)
+    if not said.any():
+        return None
+    return float(d.cached_prompt_tokens[said].sum() / d.prompt_tokens[said].sum())
+
+
 def summarize_point(
     table: pa.Table | Derived,
     *,
@@ -360,6 +370,7 @@ def summarize_point(
         good_fraction=_fraction(n_good, n) if assessed else None, slo_values_ms=slo_values,
         meets_slo=meets, slo_unmeasured=unmeasured,
         tokens_from_usage_fraction=_fraction(int((src == "usage").sum()), n_ok),
+        cached_prompt_fraction=_cached_fraction(d, okm),
         tokens_from_chunks_fraction=_fraction(int((src == "chunks").sum()), n_ok),
         accuracy=acc, pass_at_1=p1, correct_good=n_correct_good,
         correct_goodput_rps=_per_s(n_correct_good, duration_s),

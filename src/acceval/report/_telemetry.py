@@ -11,8 +11,8 @@ from acceval.results.result import RunResult
 from acceval.results.sections import TelemetryPoint
 
 HEAD = ["target", "load", "running (mean)", "waiting (mean / max)", "batch (mean)",
-        "KV cache used", "prefix-cache hits", "server tok/s", "client tok/s",
-        "server / client"]
+        "KV cache used", "prefix-cache hits", "prompt cached (usage)", "server tok/s",
+        "client tok/s", "server / client"]
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
            "#000000")
@@ -44,6 +44,7 @@ def rows(result: RunResult) -> list[list[str]]:
         if tel is None:
             continue
         client = {p.index: p.summary.output_token_throughput_tps for p in t.points}
+        cached = {p.index: p.summary.cached_prompt_fraction for p in t.points}
         for p in tel.points:
             w = p.metrics.get("waiting")
             waiting = (f"{num(w.mean, 1)} / {num(w.max, 0)}" if w is not None
@@ -53,6 +54,7 @@ def rows(result: RunResult) -> list[list[str]]:
             out.append([
                 t.name, p.label, _mean(p, "running"), waiting, _mean(p, "batch_size"),
                 _share(kv.mean if kv is not None else None), _hits(p),
+                _share(cached.get(p.index)),
                 num(gen.rate_per_s, 1) if gen is not None and gen.rate_per_s else NOT_MEASURED,
                 num(client.get(p.index), 1) if client.get(p.index) else NOT_MEASURED,
                 f"{p.server_over_client_tokens:.2f}" if p.server_over_client_tokens

@@ -56,6 +56,7 @@ class Record:
     extracted: str | None = None
     retry_after_s: float | None = None   # the last Retry-After the server sent, in seconds
     http_attempts: int | None = None     # sends of this request (> 1: endpoint.retry resent it)
+    cached_prompt_tokens: int | None = None  # prompt tokens the server's prefix cache held
 
 
 RECORD_SCHEMA = pa.schema(
@@ -86,6 +87,7 @@ RECORD_SCHEMA = pa.schema(
         ("extracted", pa.string()),
         ("retry_after_s", pa.float64()),
         ("http_attempts", pa.int32()),
+        ("cached_prompt_tokens", pa.int32()),
     ]
 )
 

@@ -48,6 +48,20 @@ _BODY_CACHE_MAX = 65536
 _SSE, _JSON, _ERROR = 0, 1, 2
 
 
+def _cached_tokens(usage: Any, timings: dict[str, Any] | None) -> int | None:
+    """Prompt tokens the server found in its prefix cache, where it says: OpenAI's
+    ``usage.prompt_tokens_details.cached_tokens`` (vLLM with --enable-prompt-tokens-details,
+    SGLang, recent llama.cpp), else llama.cpp's ``timings.cache_n``; None when it does not."""
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if isinstance(cached, int) and not isinstance(cached, bool) and cached >= 0:
+        return cached
+    n = timings.get("cache_n") if timings is not None else None
+    if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+        return n
+    return None
+
+
 def _excerpt(data: bytes | str, limit: int = _EXCERPT) -> str:
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     text = " ".join(text.split())
@@ -58,7 +72,7 @@ class _Exchange(Consumer):
     """One request's response, parsed as it arrives and written into its Record."""
 
     __slots__ = ("chat", "conn", "done_seen", "events", "failed", "finish", "mode", "parts",
-                 "rec", "resend", "retry_after_s", "t0", "usage", "waiter")
+                 "rec", "resend", "retry_after_s", "t0", "timings", "usage", "waiter")
 
     def __init__(self, rec: Record, t0: int, chat: bool, conn: Connection,
                  waiter: asyncio.Future[None]) -> None:
@@ -73,6 +87,7 @@ class _Exchange(Consumer):
         self.done_seen = False
         self.finish: str | None = None
         self.usage: dict[str, Any] | None = None
+        self.timings: dict[str, Any] | None = None  # llama.cpp's own per-request figures
         self.failed = False
         self.resend = False     # the reused connection was found closed: send once more
         self.retry_after_s: float | None = None
@@ -195,6 +210,9 @@ class _Exchange(Consumer):
             usage = obj.get("usage")
             if usage:
                 self.usage = usage
+            timings = obj.get("timings")
+            if isinstance(timings, dict):
+                self.timings = timings
         except (KeyError, TypeError, IndexError, AttributeError):
             err = obj.get("error") if isinstance(obj, dict) else None
             if err is not None:
@@ -235,6 +253,8 @@ class _Exchange(Consumer):
             text = choice["message"]["content"] if self.chat else choice["text"]
             self.finish = choice.get("finish_reason")
             self.usage = obj.get("usage")
+            timings = obj.get("timings")
+            self.timings = timings if isinstance(timings, dict) else None
         except (KeyError, TypeError, IndexError, AttributeError):
             rec.error_kind = "malformed"
             rec.error_detail = f"unexpected body shape: {_excerpt(raw, 80)}"
@@ -256,6 +276,7 @@ class _Exchange(Consumer):
                 rec.tokens_from = "usage"
             if isinstance(inp, int):
                 rec.prompt_tokens = inp
+        self.rec.cached_prompt_tokens = _cached_tokens(u, self.timings)
 
     def _fail(self, kind: str, detail: str, now: int) -> None:
         self.failed = True

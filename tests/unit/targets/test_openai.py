@@ -308,3 +308,25 @@ def test_a_keep_alive_server_still_gets_its_connection_reused() -> None:
     recs, srv, pool = run(_keep(ServerConfig(tokens=4), 40))
     assert all(r.error_kind is None for r in recs)
     assert srv.stats.connections == 1 and pool.reuse and pool.stale_found == 0
+
+
+@pytest.mark.parametrize("cached_as", ["usage", "timings"])
+def test_cached_prompt_tokens_are_recorded_when_the_server_says(cached_as: str) -> None:
+    recs, _ = run(_send_all(ServerConfig(tokens=4, cached_tokens=3, cached_as=cached_as),
+                            ["hi"]))
+    assert recs[0].error_kind is None and recs[0].cached_prompt_tokens == 3
+    silent, _ = run(_send_all(ServerConfig(tokens=4), ["hi"]))
+    assert silent[0].cached_prompt_tokens is None  # not said is not zero
+
+
+def test_the_point_says_what_share_of_its_prompt_tokens_was_cached() -> None:
+    from acceval.metrics import summarize_point
+    from acceval.results.records import records_to_table
+    from acceval.study import SLO
+
+    recs, _ = run(_send_all(ServerConfig(tokens=4, cached_tokens=4), ["a", "b"]))
+    s = summarize_point(records_to_table(recs), slo=SLO(), requested_rate_rps=None)
+    assert s.cached_prompt_fraction == pytest.approx(4 / 5)
+    recs, _ = run(_send_all(ServerConfig(tokens=4), ["a"]))
+    assert summarize_point(records_to_table(recs), slo=SLO(),
+                           requested_rate_rps=None).cached_prompt_fraction is None
