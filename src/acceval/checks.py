@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from acceval.claims import gather, resolve_shape
 from acceval.economics.catalog import Catalog, load_study_catalog
 from acceval.economics.inputs import resolve_rate
 from acceval.engines.base import check_engine
@@ -92,12 +93,41 @@ def _prices(study: Study, catalog: Catalog) -> list[Problem]:
     return out
 
 
+def _hardware(study: Study, catalog: Catalog) -> list[Problem]:
+    out = []
+    for i, t in enumerate(study.targets):
+        hw = t.platform.hardware
+        why = None if hw is None else catalog.hardware_problem(hw)
+        if why is not None:
+            out.append((f"targets[{i}].platform.hardware", why.split(";")[0],
+                        why.partition("; ")[2]))
+    return out
+
+
 def _economics(study: Study, base_dir: Path) -> list[Problem]:
     try:
         catalog = load_study_catalog(study.costs.catalog, base_dir)
     except StudyError as exc:
         return _problems_of(exc, "costs.catalog", "fix the catalog file named here")
-    return _prices(study, catalog)
+    return _hardware(study, catalog) + _prices(study, catalog)
+
+
+def _claims(study: Study, base_dir: Path) -> list[Problem]:
+    if study.claims is None:
+        return []
+    ids = {c.id for c, _ in gather(study.claims, base_dir)}
+    return [(f"claims.check[{i}].claim", f"no claim '{c.claim}' in the ledger",
+             f"known ids: {', '.join(sorted(ids))}")
+            for i, c in enumerate(study.claims.check) if c.claim not in ids]
+
+
+def _plan(study: Study) -> list[Problem]:
+    if study.plan is None:
+        return []
+    models = [study.plan.model, *(t.model for t in study.plan.targets.values() if t.model)]
+    for m in models:
+        resolve_shape(m)
+    return []
 
 
 def _demand(study: Study, base_dir: Path) -> list[Problem]:
@@ -260,6 +290,8 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     tasks, problems = _tasks(study, base_dir)
     problems += _prompts(study, tasks)
     problems += _economics(study, base_dir)
+    problems += _guarded("claims", lambda: _claims(study, base_dir), "")
+    problems += _guarded("plan.model", lambda: _plan(study), "")
     problems += _guarded("demand.profile", lambda: _demand(study, base_dir),
                          "a CSV has the header hour,rps or hour,weight (docs/capacity.md)")
     problems += _interruption(study)
