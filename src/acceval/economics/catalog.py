@@ -65,6 +65,15 @@ class Hardware(_Model):
         "rack); absent where it is the node.")
     note: str | None = Field(None, description="Caveats.")
 
+    def facts(self) -> list[tuple[str, Fact]]:
+        """Every published figure of this entry, by field name."""
+        out = []
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, Fact):
+                out.append((name, value))
+        return out
+
     def peak(self, precision: str) -> Fact | None:
         """The dense peak for a compute precision (fp8, bf16, fp32), if published."""
         return {"fp8": self.peak_fp8, "bf16": self.peak_bf16, "fp16": self.peak_bf16,
@@ -147,6 +156,9 @@ class Catalog(_Model):
 
     def chip(self, hardware_id: str | None) -> Hardware | None:
         return None if hardware_id is None else self.hardware.get(hardware_id)
+
+    def prices_for(self, hardware_id: str) -> list[PriceEntry]:
+        return [p for p in self.prices.values() if p.hardware == hardware_id]
 
     def hardware_problem(self, hardware_id: str) -> str | None:
         """Why ``hardware_id`` is not a catalog entry (with the closest id), or None."""
