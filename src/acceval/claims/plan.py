@@ -206,6 +206,9 @@ def _scaling_note(points: list[ScalePoint], chip: Chip, spec: PlanSpec) -> str:
     first, last = best_chips(points)
     if first is None or last is None:
         return "the model fits on no replica size up to the scale-up domain"
+    if len(points) == 1:
+        return (f"one replica size planned ({first} chip{'s' if first > 1 else ''}): the "
+                "catalog gives no scale-up domain for this hardware")
     held = f"{first} chips" if first == last else f"{first} chips and holds to {last}"
     beyond = [p for p in points if p.chips > last and p.decode_tps_chip is not None]
     latency = ("" if spec.allreduce_latency_us else " (communication counted by bandwidth "
@@ -290,7 +293,8 @@ def _measured(shape: Shape, b: Bytes, chip: Chip, spec: PlanSpec,
         bound = (serving_output_tps(batch, n_out, pre, dec) / t.chips
                  if dec is not None and pre is not None else None)
         measured = s.output_token_throughput_tps / t.chips
-        out.append(PlanPoint(label=p.label, batch=batch, input_tokens=t_in,
+        out.append(PlanPoint(label=p.label, batch=batch,
+                             open_loop=p.requested_rate_rps is not None, input_tokens=t_in,
                              output_tokens=t_out, measured_tps_chip=measured,
                              bound_tps_chip=bound,
                              efficiency=measured / bound if bound else None))

@@ -126,11 +126,13 @@ def scaling_table(c: PlanContextResult) -> Table:
 def measured_table(plan: PlanResult) -> Table | None:
     if not plan.measured:
         return None
-    rows = [[p.label, str(p.batch), f"{p.input_tokens:.1f} / {p.output_tokens:.1f}",
-             num(p.measured_tps_chip, 1), num(p.bound_tps_chip, 1) if p.bound_tps_chip
-             else NOT_MEASURED, pct(p.efficiency, 2) if p.efficiency is not None
-             else NOT_MEASURED] for p in plan.measured]
-    return (["load point", "batch (in flight)", "mean input / output tokens",
+    rows = [[p.label, f"{p.batch}" + (" (mean in flight)" if p.open_loop else ""),
+             f"{p.input_tokens:.1f} / {p.output_tokens:.1f}", num(p.measured_tps_chip, 1),
+             num(p.bound_tps_chip, 1) if p.bound_tps_chip else NOT_MEASURED,
+             (pct(p.efficiency, 2) + (" (open loop: follows the offered rate)"
+                                      if p.open_loop else ""))
+             if p.efficiency is not None else NOT_MEASURED] for p in plan.measured]
+    return (["load point", "batch", "mean input / output tokens",
              "measured output tok/s per chip", "planned bound tok/s per chip",
              "measured efficiency (measured / planned)"], rows)
 
@@ -150,12 +152,14 @@ def console_lines(result: RunResult) -> list[str]:
     for t in result.targets:
         if t.plan is None:
             continue
-        eff = [p.efficiency for p in t.plan.measured if p.efficiency is not None]
+        eff = [p.efficiency for p in t.plan.measured
+               if p.efficiency is not None and not p.open_loop]
         reach = (f"; measured efficiency {pct(min(eff), 2)}–{pct(max(eff), 2)} of the "
-                 f"planned bound over {len(eff)} points" if eff else "")
+                 f"planned bound at its batch, over {len(eff)} closed-loop points"
+                 if eff else "")
         c = t.plan.contexts[0] if t.plan.contexts else None
-        bound = (f"planned decode bound {num(c.decode_tps_chip, 0)} tok/s per chip "
-                 f"({c.decode_bound}-bound)" if c and c.decode_tps_chip else
+        bound = (f"planned decode bound {num(c.decode_tps_chip, 0)} tok/s per chip at batch "
+                 f"{c.batch} ({c.decode_bound}-bound)" if c and c.decode_tps_chip else
                  "planned: does not fit" if c else "planned: no figures")
         out.append(f"plan {t.name}: {bound}{reach}")
     return out

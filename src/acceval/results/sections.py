@@ -674,7 +674,8 @@ class PlanPoint(Section):
     """A measured load point beside its planned bound: measured efficiency."""
 
     label: str
-    batch: int
+    batch: int  # closed loop: the concurrency; open loop: the mean requests in flight
+    open_loop: bool  # an open-loop point's throughput follows its offered rate
     input_tokens: float
     output_tokens: float
     measured_tps_chip: float
