@@ -36,9 +36,10 @@ def has_plan(result: RunResult) -> bool:
 def ledger_table(claims: ClaimsResult) -> Table:
     rows = []
     for c in claims.claims:
-        against = f" against {c.comparator}" if c.comparator else ""
+        text = (f"{c.value_text} {c.metric} against {c.comparator}" if c.comparator
+                else f"{c.value_text} ({c.metric})")
         rows.append([
-            c.id, f"{c.value_text} {c.metric}{against}", c.subject,
+            c.id, text, c.subject,
             f"{c.document}; {c.date or 'undated'}; {c.location or 'document'}",
             f"{c.measured_by}; {c.origin}",
             ", ".join(c.missing_axes) if c.missing_axes else (
@@ -68,7 +69,7 @@ def check_lines(claims: ClaimsResult) -> list[str]:
 
 
 def check_points_table(claims: ClaimsResult) -> Table | None:
-    rows = [[c.claim, p.label, sig(p.subject_value), sig(p.comparator_value),
+    rows = [[c.claim, p.label, num(p.subject_value, 1), num(p.comparator_value, 1),
              f"{p.ratio:.2f}×", c.claimed]
             for c in claims.checks for p in c.points]
     if not rows:

@@ -675,7 +675,7 @@ class PlanPoint(Section):
 
     label: str
     batch: int  # closed loop: the concurrency; open loop: the mean requests in flight
-    open_loop: bool  # an open-loop point's throughput follows its offered rate
+    open_loop: bool = False  # an open-loop point's throughput follows its offered rate
     input_tokens: float
     output_tokens: float
     measured_tps_chip: float
