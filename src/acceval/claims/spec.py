@@ -13,13 +13,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-ClaimKind = Literal["up to", "more than", "at least", "average", "typical", "peak", "exact",
-                    "projected"]
+ClaimKind = Literal["up to", "more than", "at least", "about", "average", "typical", "peak",
+                    "exact", "projected"]
 #: What each kind of value means when it is read (the ledger prints it beside the value).
 KIND_MEANING: dict[str, str] = {
     "up to": "the best point the vendor observed, not the distribution of workloads",
     "more than": "a lower bound at the vendor's chosen point",
     "at least": "a lower bound at the vendor's chosen point",
+    "about": "an approximate figure ('almost', 'about')",
     "average": "a mean over workloads the source does not list",
     "typical": "a representative point the source chose",
     "peak": "a theoretical or system capacity, not a measured workload",

@@ -84,6 +84,25 @@ def inputs_table(plan: PlanResult) -> Table:
     return ["figure", "value", "origin", "source", "date"], rows
 
 
+_HUMAN = {"peak_flops": ("FLOP/s", "peak"), "memory_bandwidth": ("B/s", "memory bandwidth"),
+          "memory": ("B", "memory"), "link_bandwidth": ("B/s", "chip-to-chip")}
+
+
+def _si(v: float, unit: str) -> str:
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= factor:
+            return f"{v / factor:.3g} {prefix}{unit}"
+    return f"{v:.3g} {unit}"
+
+
+def figures_line(plan: PlanResult) -> str:
+    """The chip's figures the plan used, in one line with their origin."""
+    parts = [f"{label} {_si(sv.value, unit)} ({sv.origin})"
+             for key, (unit, label) in _HUMAN.items()
+             if (sv := plan.inputs.get(key)) is not None and sv.value is not None]
+    return "Figures: " + ("; ".join(parts) if parts else "none") + "."
+
+
 def _fits(c: PlanContextResult) -> str:
     need = c.weights_gb + c.kv_gb_per_sequence + c.activations_gb
     return ("yes" if c.fits else "NO") + f" ({need:,.3g} of {c.usable_gb:,.3g} GB)"

@@ -336,7 +336,8 @@ def _plan_html(result: RunResult) -> str:
         plan = t.plan
         if plan is None:
             continue
-        parts.append(f"<h3>{esc(cl.plan_heading(plan))}</h3>")
+        parts.append(f"<h3>{esc(cl.plan_heading(plan))}</h3>"
+                     f"<p>{esc(cl.figures_line(plan))}</p>")
         measured = cl.measured_table(plan)
         if measured is not None:
             parts.append("<p>Measured against planned, per load point:</p>"

@@ -318,7 +318,7 @@ def _plan(result: RunResult) -> list[str]:
         plan = t.plan
         if plan is None:
             continue
-        lines += [f"### {_esc(cl.plan_heading(plan))}", ""]
+        lines += [f"### {_esc(cl.plan_heading(plan))}", "", _esc(cl.figures_line(plan)), ""]
         measured = cl.measured_table(plan)
         if measured is not None:
             lines += ["Measured against planned:", "", *_esc_table(measured), ""]

@@ -138,9 +138,12 @@ def test_a_claim_naming_a_concurrency_finds_no_comparable_point_in_an_open_loop_
 
 
 def test_a_check_naming_an_unknown_target_is_a_study_error() -> None:
-    with pytest.raises(StudyError, match="claims.check"):
-        from acceval.study import study_from_dict
+    from acceval.study import study_from_dict
 
+    with pytest.raises(StudyError) as err:
         study_from_dict({"name": "s", "targets": [
             {"name": "a", "endpoint": {"base_url": "http://x/v1", "model": "m"}}],
             "claims": {"check": [{"claim": "x", "subject": "a", "comparator": "nope"}]}})
+    messages = [msg for _, msg, _ in err.value.problems]
+    assert any("claims.check[0].comparator names 'nope', which is not a target" in m
+               for m in messages), messages
