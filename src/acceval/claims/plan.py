@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from acceval.claims.roofline import (
+    PARALLELISMS,
     Bytes,
     Chip,
     Shape,
@@ -24,7 +25,6 @@ from acceval.claims.roofline import (
     ridge,
     serving_output_tps,
     usable_bytes,
-    weight_bytes,
 )
 from acceval.claims.spec import PRECISION_BYTES, Context, ModelShape, PlanSpec
 from acceval.economics.catalog import Fact, Hardware
@@ -63,7 +63,9 @@ def resolve_shape(model: ModelShape | str) -> Shape:
         return _builtin_shape(model)
     heads = model.heads
     return Shape(model.name, model.parameters, model.layers, model.hidden, heads,
-                 model.kv_heads or heads, model.head_dim or model.hidden // heads, model.vocab)
+                 model.kv_heads or heads, model.head_dim or model.hidden // heads, model.vocab,
+                 experts=model.experts or 0, active_experts=model.active_experts or 0,
+                 active_parameters=model.active_parameters)
 
 
 def _builtin_shape(spec: str) -> Shape:
@@ -155,9 +157,10 @@ def _chip(inputs: dict[str, SourcedValue]) -> Chip:
                 int(domain) if domain else None)
 
 
-def _replica_sizes(chip: Chip, chips: int) -> list[int]:
-    """Powers of two up to the scale-up domain, the domain itself and the target's size."""
-    top = max(chip.domain or chips, chips)
+def _replica_sizes(chip: Chip, chips: int, most: int | None = None) -> list[int]:
+    """Powers of two up to the scale-up domain (or ``most``, the experts of an
+    expert-parallel replica), the domain itself and the target's size."""
+    top = max(min(chip.domain or chips, most or chip.domain or chips), chips)
     sizes = {chips, top}
     n = 1
     while n <= top:
@@ -184,14 +187,16 @@ def best_chips(points: list[ScalePoint]) -> tuple[int | None, int | None]:
 def _scale(shape: Shape, b: Bytes, chip: Chip, ctx: Context, spec: PlanSpec,
            n: int) -> ScalePoint:
     lat = (spec.allreduce_latency_us or 0.0) * 1e-6
+    par = PARALLELISMS[spec.parallelism]
     mb = max_batch(shape, b, chip, n, ctx.input_tokens, ctx.output_tokens,
-                   spec.memory_utilization)
+                   spec.memory_utilization, par)
     if mb is None:
         return ScalePoint(chips=n, fits=False, batch=None, decode_tps_replica=None,
                           decode_tps_chip=None, step_ms=None, communication_share=None,
                           bound=None)
     batch = min(mb, spec.max_batch)
-    step = decode_step(shape, b, chip, n, batch, ctx.input_tokens, ctx.output_tokens, lat)
+    step = decode_step(shape, b, chip, n, batch, ctx.input_tokens, ctx.output_tokens, lat,
+                       par)
     if step is None:
         return ScalePoint(chips=n, fits=True, batch=batch, decode_tps_replica=None,
                           decode_tps_chip=None, step_ms=None, communication_share=None,
@@ -209,7 +214,8 @@ def _scaling_note(points: list[ScalePoint], chip: Chip, spec: PlanSpec) -> str:
     if len(points) == 1:
         return (f"one replica size planned ({first} chip{'s' if first > 1 else ''}): the "
                 "catalog gives no scale-up domain for this hardware")
-    held = f"{first} chips" if first == last else f"{first} chips and holds to {last}"
+    unit = "chip" if first == 1 else "chips"
+    held = f"{first} {unit}" if first == last else f"{first} {unit} and holds to {last}"
     beyond = [p for p in points if p.chips > last and p.decode_tps_chip is not None]
     latency = ("" if spec.allreduce_latency_us else " (communication counted by bandwidth "
                "only; plan.allreduce_latency_us adds the fixed cost of each all-reduce)")
@@ -233,17 +239,20 @@ def _context(shape: Shape, b: Bytes, chip: Chip, ctx: Context, spec: PlanSpec,
              t: PlanTarget) -> PlanContextResult:
     n = t.chips
     lat = (spec.allreduce_latency_us or 0.0) * 1e-6
+    par = PARALLELISMS[spec.parallelism]
     mb = max_batch(shape, b, chip, n, ctx.input_tokens, ctx.output_tokens,
-                   spec.memory_utilization)
+                   spec.memory_utilization, par)
     batch = None if mb is None else min(mb, spec.max_batch)
     usable = usable_bytes(chip, n, spec.memory_utilization)
     dec = pre = None
     if batch is not None:
-        dec = decode_step(shape, b, chip, n, batch, ctx.input_tokens, ctx.output_tokens, lat)
-        pre = prefill_step(shape, b, chip, n, ctx.input_tokens, lat)
-    scaling = [_scale(shape, b, chip, ctx, spec, k) for k in _replica_sizes(chip, n)]
+        dec = decode_step(shape, b, chip, n, batch, ctx.input_tokens, ctx.output_tokens, lat,
+                          par)
+        pre = prefill_step(shape, b, chip, n, ctx.input_tokens, lat, par)
+    sizes = _replica_sizes(chip, n, par.most_chips(shape))
+    scaling = [_scale(shape, b, chip, ctx, spec, k) for k in sizes]
     best = best_chips(scaling)[0]
-    comm = communication_seconds(shape, b, chip, n, batch or 1, lat)
+    comm = communication_seconds(shape, b, chip, n, batch or 1, lat, par)
     cost = correct = None
     acc, acc_origin = ((t.accuracy, "measured") if t.accuracy is not None
                        else (spec.accuracy, "assumption") if spec.accuracy is not None
@@ -254,7 +263,7 @@ def _context(shape: Shape, b: Bytes, chip: Chip, ctx: Context, spec: PlanSpec,
         correct = cost / acc if acc else None
     return PlanContextResult(
         input_tokens=ctx.input_tokens, output_tokens=ctx.output_tokens, chips=n,
-        weights_gb=weight_bytes(shape, b) / GB,
+        weights_gb=par.resident_weight_bytes(shape, b, n) / GB,
         kv_gb_per_sequence=kv_bytes_per_token(shape, b)
         * (ctx.input_tokens + ctx.output_tokens) / GB,
         activations_gb=activation_bytes(shape, b, ctx.input_tokens, batch or 1) / GB,
@@ -279,6 +288,7 @@ def _measured(shape: Shape, b: Bytes, chip: Chip, spec: PlanSpec,
     """Each trusted measured point beside the bound at its own batch and lengths."""
     out = []
     lat = (spec.allreduce_latency_us or 0.0) * 1e-6
+    par = PARALLELISMS[spec.parallelism]
     for p in t.points:
         s = p.summary
         if not p.trusted or not s.ok or s.output_token_throughput_tps is None \
@@ -288,8 +298,8 @@ def _measured(shape: Shape, b: Bytes, chip: Chip, spec: PlanSpec,
                  else max(1, round(s.mean_in_flight or 1.0)))
         t_in, t_out = s.prompt_tokens_total / s.ok, s.output_tokens_total / s.ok
         n_in, n_out = max(1, round(t_in)), max(1, round(t_out))
-        dec = decode_step(shape, b, chip, t.chips, batch, n_in, n_out, lat)
-        pre = prefill_step(shape, b, chip, t.chips, n_in, lat)
+        dec = decode_step(shape, b, chip, t.chips, batch, n_in, n_out, lat, par)
+        pre = prefill_step(shape, b, chip, t.chips, n_in, lat, par)
         bound = (serving_output_tps(batch, n_out, pre, dec) / t.chips
                  if dec is not None and pre is not None else None)
         measured = s.output_token_throughput_tps / t.chips
@@ -308,6 +318,11 @@ def plan_target(spec: PlanSpec, t: PlanTarget, hw: Hardware | None,
     measured efficiency."""
     over = spec.targets.get(t.name)
     shape = resolve_shape((over.model if over else None) or spec.model)
+    why = PARALLELISMS[spec.parallelism].problem(shape)
+    if why is not None:
+        raise StudyError(f"plan: target {t.name}: {why}",
+                         [("plan.parallelism", why, "use tensor, or give the model experts, "
+                           "active_experts and active_parameters")])
     weights, kv, compute = _precisions(spec, t)
     b = Bytes(PRECISION_BYTES[weights], PRECISION_BYTES[kv],
               4.0 if compute == "fp32" else 2.0)
@@ -320,6 +335,10 @@ def plan_target(spec: PlanSpec, t: PlanTarget, hw: Hardware | None,
         if chip.memory_bytes is not None and chip.memory_bw is not None else []
     if not contexts and hw is not None:
         notes.append("no memory size or bandwidth for this hardware: nothing to plan")
+    if shape.experts:
+        notes.append(f"mixture of experts ({shape.experts} experts, {shape.active_experts} "
+                     f"per token, {shape.active:,.0f} active parameters), {spec.parallelism} "
+                     "parallelism; routing taken as uniform")
     return PlanResult(target=t.name, hardware=t.hardware, model=shape.name,
                       parameters=shape.parameters, weights=weights, kv_cache=kv,
                       compute=compute, inputs=inputs, contexts=contexts,

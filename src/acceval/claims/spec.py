@@ -123,7 +123,7 @@ Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
 
 
 class ModelShape(_Model):
-    """The model the planner sizes (a dense decoder)."""
+    """The model the planner sizes: a dense decoder, or a mixture of experts."""
 
     name: str = Field(description="Model name, shown in the plan.")
     parameters: float = Field(gt=0, description="Parameter count (all weights).")
@@ -133,6 +133,25 @@ class ModelShape(_Model):
     kv_heads: int | None = Field(None, ge=1, description="Key/value heads (default: heads).")
     head_dim: int | None = Field(None, ge=1, description="Head size (default hidden/heads).")
     vocab: int = Field(ge=1, description="Vocabulary size.")
+    experts: int | None = Field(None, ge=2, description="Experts per MoE layer (a mixture of "
+                                "experts; leave out for a dense model).")
+    active_experts: int | None = Field(None, ge=1, description="Experts each token is routed "
+                                       "to (top-k).")
+    active_parameters: float | None = Field(None, gt=0, description="Parameters one token "
+                                            "uses (shared + k experts).")
+
+    @model_validator(mode="after")
+    def _moe(self) -> ModelShape:
+        moe = (self.experts, self.active_experts, self.active_parameters)
+        if any(v is not None for v in moe) and any(v is None for v in moe):
+            raise ValueError("a mixture of experts needs experts, active_experts and "
+                             "active_parameters together")
+        if self.experts is not None and self.active_experts is not None:
+            if self.active_experts >= self.experts:
+                raise ValueError("active_experts must be fewer than experts")
+            if (self.active_parameters or 0) >= self.parameters:
+                raise ValueError("active_parameters must be fewer than parameters")
+        return self
 
 
 class Context(_Model):
@@ -169,6 +188,10 @@ class PlanSpec(_Model):
                                       "the server may use (vLLM's default is 0.9).")
     max_batch: int = Field(256, ge=1, description="Largest batch the server runs (vLLM's "
                            "default max_num_seqs is 256).")
+    parallelism: Literal["tensor", "expert"] = Field(
+        "tensor", description="How a replica spreads over its chips: tensor (every matrix "
+        "split, two all-reduces per layer) or expert (experts spread, shared weights on "
+        "every chip, two all-to-alls per layer; a mixture of experts only).")
     allreduce_latency_us: float | None = Field(
         None, ge=0, description="Fixed cost of one all-reduce (an assumption; without it "
         "communication is bandwidth only, an optimistic bound).")

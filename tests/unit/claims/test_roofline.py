@@ -117,3 +117,27 @@ def test_a_catalog_entry_without_figures_plans_nothing_and_says_why() -> None:
     assert r.contexts == []
     assert any("measure_host" in n for n in r.notes)
     assert r.parameters == 1054336
+
+
+MIXTRAL = {"name": "8x7b", "parameters": 46.7e9, "layers": 32, "hidden": 4096, "heads": 32,
+           "kv_heads": 8, "head_dim": 128, "vocab": 32000, "experts": 8, "active_experts": 2,
+           "active_parameters": 12.9e9}
+
+
+def test_expert_parallelism_replicates_shared_weights_and_sends_tokens_to_experts() -> None:
+    c = _plan(MIXTRAL, "fp8", "h200", chips=8, parallelism="expert")
+    assert c.weights_gb == pytest.approx(58.1333, rel=1e-4)  # 8 x 1.633 shared + 45.07
+    eight = next(p for p in c.scaling if p.chips == 8)
+    assert eight.step_ms == pytest.approx(2.85607, rel=1e-4)
+    assert eight.communication_share == pytest.approx(0.02284, rel=1e-3)
+    assert c.decode_tps_chip == pytest.approx(11204.2, rel=1e-4)
+    assert [p.chips for p in c.scaling] == [1, 2, 4, 8]  # at most one chip per expert
+    tensor = _plan(MIXTRAL, "fp8", "h200", chips=8)
+    assert tensor.weights_gb == pytest.approx(46.7)
+
+
+def test_expert_parallelism_on_a_dense_model_is_a_study_error() -> None:
+    from acceval.errors import StudyError
+
+    with pytest.raises(StudyError, match="expert parallelism needs experts"):
+        _plan(LLAMA_7B, "bf16", "h200", parallelism="expert")
