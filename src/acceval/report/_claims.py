@@ -125,6 +125,7 @@ def contexts_table(plan: PlanResult) -> Table:
                      f"{c.weights_gb:,.3g} GB + {c.kv_gb_per_sequence:,.3g} GB per sequence",
                      str(c.max_batch) if c.max_batch is not None else "—",
                      str(c.batch) if c.batch is not None else "—", dec, pre,
+                     "none (one chip)" if c.chips == 1 else
                      num(c.communication_ms_per_token, 4), cost])
     return (["input / output tokens", "chips", "fits (weights + KV + activations)",
              "weights + KV cache", "largest batch", "batch planned",
