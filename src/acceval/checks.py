@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from acceval.claims import gather, resolve_shape
+from acceval.claims import PlanTarget, gather, plan_target
 from acceval.economics.catalog import Catalog, load_study_catalog
 from acceval.economics.inputs import resolve_rate
 from acceval.engines.base import check_engine
@@ -121,12 +121,16 @@ def _claims(study: Study, base_dir: Path) -> list[Problem]:
             for i, c in enumerate(study.claims.check) if c.claim not in ids]
 
 
-def _plan(study: Study) -> list[Problem]:
+def _plan(study: Study, catalog: Catalog) -> list[Problem]:
+    """Every target's plan can be made: its model resolves and its precisions are known
+    (the plan is computed here without a run, so the analysis cannot fail on it later)."""
     if study.plan is None:
         return []
-    models = [study.plan.model, *(t.model for t in study.plan.targets.values() if t.model)]
-    for m in models:
-        resolve_shape(m)
+    for t in study.targets:
+        plan_target(study.plan, PlanTarget(
+            name=t.name, hardware=t.platform.hardware, chips=t.platform.chips,
+            precision=t.platform.precision or (t.serve.precision if t.serve else None)),
+            catalog.chip(t.platform.hardware))
     return []
 
 
@@ -291,7 +295,8 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _prompts(study, tasks)
     problems += _economics(study, base_dir)
     problems += _guarded("claims", lambda: _claims(study, base_dir), "")
-    problems += _guarded("plan.model", lambda: _plan(study), "")
+    problems += _guarded("plan", lambda: _plan(study, load_study_catalog(
+        study.costs.catalog, base_dir)), "")
     problems += _guarded("demand.profile", lambda: _demand(study, base_dir),
                          "a CSV has the header hour,rps or hour,weight (docs/capacity.md)")
     problems += _interruption(study)

@@ -76,3 +76,14 @@ def test_validate_rejects_a_claim_check_on_an_unknown_claim(tmp_path: Path) -> N
     res = run_cli("validate", str(write_study(tmp_path / "s.yaml", study)), cwd=tmp_path)
     assert res.returncode == 2
     assert "claims.check[0].claim" in res.stderr and "no claim 'nope'" in res.stderr
+
+
+def test_validate_rejects_a_plan_it_could_not_make_after_the_run(tmp_path: Path) -> None:
+    study = _study()
+    study["targets"][0]["platform"]["precision"] = "w4a16"  # type: ignore[index]
+    res = run_cli("validate", str(write_study(tmp_path / "s.yaml", study)), cwd=tmp_path)
+    assert res.returncode == 2
+    assert "plan.targets.gpu.weights" in res.stderr and "'w4a16'" in res.stderr
+    study["plan"]["weights"] = "bf16"  # type: ignore[index]
+    res = run_cli("validate", str(write_study(tmp_path / "s.yaml", study)), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
