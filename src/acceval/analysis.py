@@ -28,8 +28,10 @@ import pyarrow.compute as pc
 
 from acceval._version import __version__
 from acceval.capacity import availability_without_demand
+from acceval.claims import PlanTarget, Side, check_claim, gather, ledger_rows, plan_target
 from acceval.economics import Catalog, load_catalog
 from acceval.economics.apply import Priced, price_target
+from acceval.economics.inputs import resolve_rate
 from acceval.economics.sensitivity import sensitivity
 from acceval.errors import AccevalError, StudyError
 from acceval.loadgen.runner import PointSpec
@@ -45,6 +47,7 @@ from acceval.results.runlog import (
     JOURNAL_FILE,
     EndpointLog,
     FaultLog,
+    HostBenchLog,
     Journal,
     PointLog,
     ResumeLog,
@@ -55,9 +58,12 @@ from acceval.results.runlog import (
 from acceval.results.sections import (
     AvailabilityResult,
     CapacityResult,
+    ClaimsResult,
     LevelVerdict,
+    PlanResult,
     RunEconomics,
     SensitivityResult,
+    SourcedValue,
 )
 from acceval.results.store import ANALYSIS_COLUMNS, read_records
 from acceval.scenarios import point_result, scenario_sections
@@ -181,6 +187,62 @@ def _run_economics(study: Study, priced: dict[str, Priced],
                                         "sensitivity": sens.to_dict()})
 
 
+def slo_text(study: Study) -> str:
+    """The study's SLO as one line (``ttft_ms<=50, e2e_ms<=100 at p95``)."""
+    slo = study.slo.model_dump(exclude_none=True)
+    pct = slo.pop("percentile", None)
+    bounds = ", ".join(f"{k}<={v:g}" for k, v in slo.items() if isinstance(v, int | float))
+    return (bounds or "no latency bound") + (f" at p{pct:g}" if pct is not None else "")
+
+
+def _side(study: Study, t: TargetResult) -> Side:
+    spec = next(s for s in study.targets if s.name == t.name)
+    model = spec.serve.model if spec.serve else spec.endpoint.model if spec.endpoint else None
+    precision = spec.platform.precision or (spec.serve.precision if spec.serve else None)
+    return Side(name=t.name, hardware=spec.platform.hardware, model=model,
+                precision=precision, software=spec.platform.software, points=t.points)
+
+
+def _claims(study: Study, targets: list[TargetResult],
+            base_dir: Path | None) -> ClaimsResult | None:
+    """The claim ledger, its conflicts, and each ratio claim against the two targets the
+    study maps it to."""
+    if study.claims is None:
+        return None
+    found = gather(study.claims, base_dir)
+    rows, clashes = ledger_rows(found)
+    by_id = {c.id: c for c, _ in found}
+    sides = {t.name: _side(study, t) for t in targets}
+    checks = [check_claim(by_id[c.claim], c, sides[c.subject], sides[c.comparator],
+                          slo_text=slo_text(study))
+              for c in study.claims.check if c.claim in by_id]
+    return ClaimsResult(claims=rows, conflicts=clashes, checks=checks)
+
+
+def plan_study(study: Study, catalog: Catalog, host: HostBenchLog | None = None,
+               targets: list[TargetResult] | None = None) -> list[PlanResult]:
+    """The roofline plan of every target (``acceval plan``), with each target's measured
+    points and accuracy beside it when ``targets`` come from a run."""
+    if study.plan is None:
+        return []
+    measured = {t.name: t for t in targets or []}
+    out = []
+    for spec in study.targets:
+        rate = None
+        if spec.price is not None:
+            r = resolve_rate(spec.name, spec.price, catalog, spec.platform.hardware)
+            u = r.usd_per_chip_hour
+            rate = SourcedValue(value=u.value, origin=u.origin, source=u.source, date=u.date)
+        t = measured.get(spec.name)
+        acc = t.accuracy.accuracy if t is not None and t.accuracy is not None else None
+        out.append(plan_target(study.plan, PlanTarget(
+            name=spec.name, hardware=spec.platform.hardware, chips=spec.platform.chips,
+            precision=spec.platform.precision or (spec.serve.precision if spec.serve else None),
+            usd_per_chip_hour=rate, accuracy=acc, points=t.points if t else []),
+            catalog.chip(spec.platform.hardware), host))
+    return out
+
+
 Records: TypeAlias = pa.Table | Callable[[str], pa.Table]
 # The columns the migration ledger's warm-up reads, kept per target after its first pass.
 _WARM_COLUMNS = ["target", "sent_ns", "first_token_ns", "done_ns", "error_kind"]
@@ -245,6 +307,9 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
             t.energy = priced[t.name].energy.get(label) if label else None
     qualified = {s.target for s in rows if s.qualified}
     economics = _run_economics(study, priced, operating, qualified)
+    claims = _claims(study, targets, base_dir)
+    for t, plan in zip(targets, plan_study(study, catalog, log.host, targets), strict=False):
+        t.plan = plan
     verdict = decide(targets, rules, _sensitivity(economics), rows=rows)
     checks = artifact_checks or {}
     for t in targets:
@@ -267,7 +332,8 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
         software=software(), seeds={"study": study.seed, "tasks": study.tasks.seed},
         tasks={"source": study.tasks.source, "count": study.tasks.count,
                "attempts": study.tasks.attempts},
-        targets=targets, economics=economics, verdict=verdict, warnings=warnings, log=log)
+        targets=targets, economics=economics, claims=claims, verdict=verdict, warnings=warnings,
+        log=log)
 
 
 def _cheapest(p: Priced) -> str | None:
@@ -492,5 +558,5 @@ def _journal(run_dir: Path) -> Journal | None:
         return None  # torn or foreign: fall back to the records alone
 
 
-__all__ = ["analysis_records", "analyze", "endpoint_log", "environment", "load_result", "software",
-           "study_catalog"]
+__all__ = ["analysis_records", "analyze", "endpoint_log", "environment", "load_result",
+           "plan_study", "slo_text", "software", "study_catalog"]

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from acceval.claims import PlanTarget, gather, plan_target
 from acceval.economics.catalog import Catalog, load_study_catalog
 from acceval.economics.inputs import resolve_rate
 from acceval.engines.base import check_engine
@@ -93,12 +94,45 @@ def _prices(study: Study, catalog: Catalog) -> list[Problem]:
     return out
 
 
+def _hardware(study: Study, catalog: Catalog) -> list[Problem]:
+    out = []
+    for i, t in enumerate(study.targets):
+        hw = t.platform.hardware
+        why = None if hw is None else catalog.hardware_problem(hw)
+        if why is not None:
+            out.append((f"targets[{i}].platform.hardware", why.split(";")[0],
+                        why.partition("; ")[2]))
+    return out
+
+
 def _economics(study: Study, base_dir: Path) -> list[Problem]:
     try:
         catalog = load_study_catalog(study.costs.catalog, base_dir)
     except StudyError as exc:
         return _problems_of(exc, "costs.catalog", "fix the catalog file named here")
-    return _prices(study, catalog)
+    return _hardware(study, catalog) + _prices(study, catalog)
+
+
+def _claims(study: Study, base_dir: Path) -> list[Problem]:
+    if study.claims is None:
+        return []
+    ids = {c.id for c, _ in gather(study.claims, base_dir)}
+    return [(f"claims.check[{i}].claim", f"no claim '{c.claim}' in the ledger",
+             f"known ids: {', '.join(sorted(ids))}")
+            for i, c in enumerate(study.claims.check) if c.claim not in ids]
+
+
+def _plan(study: Study, catalog: Catalog) -> list[Problem]:
+    """Every target's plan can be made: its model resolves and its precisions are known
+    (the plan is computed here without a run, so the analysis cannot fail on it later)."""
+    if study.plan is None:
+        return []
+    for t in study.targets:
+        plan_target(study.plan, PlanTarget(
+            name=t.name, hardware=t.platform.hardware, chips=t.platform.chips,
+            precision=t.platform.precision or (t.serve.precision if t.serve else None)),
+            catalog.chip(t.platform.hardware))
+    return []
 
 
 def _demand(study: Study, base_dir: Path) -> list[Problem]:
@@ -283,6 +317,9 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     tasks, problems = _tasks(study, base_dir)
     problems += _prompts(study, tasks)
     problems += _economics(study, base_dir)
+    problems += _guarded("claims", lambda: _claims(study, base_dir), "")
+    problems += _guarded("plan", lambda: _plan(study, load_study_catalog(
+        study.costs.catalog, base_dir)), "")
     problems += _guarded("demand.profile", lambda: _demand(study, base_dir),
                          "a CSV has the header hour,rps or hour,weight (docs/capacity.md)")
     problems += _interruption(study)

@@ -268,6 +268,76 @@ def demo(quick: bool, out_dir: Path, no_progress: bool, print_study: bool) -> No
     print_summary(result, run_dir)
 
 
+@main.command()
+@click.argument("study_file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Output format.")
+def plan(study_file: Path, fmt: str) -> None:
+    """Plan before renting: for each target, from the catalog and the study's `plan:` model,
+    whether the model fits, the largest batch at the study's context lengths, prefill and
+    decode upper bounds per chip (compute- or memory-bound), where adding chips stops
+    paying, and the cost per task at those bounds. Every number is planned, not measured
+    (docs/planning.md); `plan.measure_host` measures this CPU's figures first."""
+    from acceval.analysis import plan_study, study_catalog
+    from acceval.claims.host import measure_host
+    from acceval.report._claims import plan_lines
+    from acceval.study import load_study
+
+    study = load_study(study_file)
+    if study.plan is None:
+        raise UsageError(f"{study_file}: no `plan:` section (the model to size: parameters, "
+                         "layers, hidden, heads, vocab, contexts; docs/planning.md)")
+    host = measure_host() if study.plan.measure_host else None
+    plans = plan_study(study, study_catalog(study, study_file.parent), host)
+    if fmt == "json":
+        click.echo(json.dumps([p.model_dump(mode="json") for p in plans], indent=2))
+        return
+    click.echo("\n".join(plan_lines(plans)))
+
+
+@main.command()
+@click.argument("hardware_id", required=False)
+@click.option("--catalog", "catalog_file", default=None,
+              type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="A user catalog file, merged over the shipped one (as costs.catalog).")
+def catalog(hardware_id: str | None, catalog_file: Path | None) -> None:
+    """List the hardware catalog, or show one entry with every figure's source and date and
+    its prices. A study's platform.hardware must be one of these ids."""
+    from acceval.economics import load_catalog
+    from acceval.results.catalog import format_rows
+
+    cat = load_catalog(catalog_file)
+    if hardware_id is None:
+        cols = ["id", "name", "memory", "bandwidth", "fp8", "bf16", "scale-up", "per node",
+                "domain"]
+
+        def f(hw: Any, name: str) -> str:
+            fact = getattr(hw, name)
+            return "—" if fact is None else f"{fact.value:g} {fact.unit}"
+
+        rows = [(hw.id, hw.name, f(hw, "memory"), f(hw, "memory_bandwidth"),
+                 f(hw, "peak_fp8"), f(hw, "peak_bf16"), f(hw, "scale_up_bandwidth"),
+                 f(hw, "chips_per_node"), f(hw, "chips_per_domain"))
+                for hw in cat.hardware.values()]
+        click.echo(format_rows(cols, rows))
+        click.echo(f"\n{len(cat.prices)} prices; `acceval catalog ID` shows an entry")
+        return
+    why = cat.hardware_problem(hardware_id)
+    if why is not None:
+        raise UsageError(why)
+    hw = cat.hardware[hardware_id]
+    click.echo(f"{hw.id}: {hw.name} ({hw.vendor}, {hw.kind})")
+    for name, fact in hw.facts():
+        extra = "".join(f"; {x}" for x in (fact.date, fact.note) if x)
+        click.echo(f"  {name}: {fact.value:g} {fact.unit} [{fact.grade}] ({fact.source}"
+                   f"{extra})")
+    if hw.note:
+        click.echo(f"  note: {hw.note}")
+    for p in cat.prices_for(hw.id):
+        click.echo(f"  price {p.id}: {p.chip_rate_usd_per_hour:.4g} USD per chip-hour, "
+                   f"{p.pricing}, {p.provider} [{p.grade}] ({p.source}; {p.date or 'undated'})")
+
+
 @main.command("artifact-check")
 @click.argument("artifact")
 @click.option("--runtime-a", default="ortgenai", show_default=True, help="First runtime.")

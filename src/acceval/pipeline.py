@@ -35,6 +35,7 @@ from acceval.analysis import (
     with_problems,
 )
 from acceval.checks import check_runnable, in_flight_cap, preflight_study
+from acceval.claims.host import measure_host
 from acceval.errors import AccevalError, StudyError, UsageError
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Describes, Target
@@ -233,6 +234,9 @@ def resume(run_dir: Path, *, progress: bool = True,
 
 def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
                  base_dir: Path, progress: bool, session: int = 0) -> tuple[RunResult, Path]:
+    if log.host is None and study.plan is not None and study.plan.measure_host:
+        # Before any server starts, so that the micro-benchmark has the host to itself.
+        log.host = measure_host()
     guard = _DiskGuard()
     writer = RecordWriter(run_dir, on_error=guard.fail)
     kept = read_records(run_dir, [*ANALYSIS_COLUMNS, "request_id"]) if session else None
@@ -398,7 +402,7 @@ def resume_plan(study: Study, prior: RunLog) -> ResumePlan:
     search: a partial one starts again); the demand replay and the interruption each on its
     own. A target that failed, or was never reached, is measured again from its start."""
     log = RunLog(run_id=prior.run_id, created_utc=prior.created_utc,
-                 resumes=list(prior.resumes))
+                 resumes=list(prior.resumes), host=prior.host)
     keep: dict[str, set[int]] = {}
     kept: list[str] = []
     remeasure: list[str] = []

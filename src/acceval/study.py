@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from acceval.capacity.spec import Availability, Demand
+from acceval.claims.spec import Claims, PlanSpec
 from acceval.economics.spec import Energy, Platform, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
 from acceval.input_files import read_yaml
@@ -163,6 +164,15 @@ class Study(_Model):
         None, description="A fault injected into one target during one load point, and its "
         "recovery measured (docs/demand-and-faults.md)."
     )
+    claims: Claims | None = Field(
+        None, description="Vendor claims shown beside the run (the ledger), and ratio claims "
+        "checked against two of its targets (docs/planning.md)."
+    )
+    plan: PlanSpec | None = Field(
+        None, description="The model the roofline planner sizes on each target's hardware: "
+        "fit, largest batch, prefill and decode bounds, replica size, cost at the bound "
+        "(docs/planning.md)."
+    )
 
 
     @model_validator(mode="after")
@@ -179,6 +189,16 @@ class Study(_Model):
         ref = self.portability.reference if self.portability else None
         if ref and ref not in names:
             raise ValueError(f"portability.reference names '{ref}', which is not a target "
+                             f"(targets: {', '.join(names)})")
+        checks = self.claims.check if self.claims else []
+        for i, c in enumerate(checks):
+            for role in ("subject", "comparator"):
+                if getattr(c, role) not in names:
+                    raise ValueError(f"claims.check[{i}].{role} names '{getattr(c, role)}', "
+                                     f"which is not a target (targets: {', '.join(names)})")
+        unknown = sorted(set(self.plan.targets) - set(names)) if self.plan else []
+        if unknown:
+            raise ValueError(f"plan.targets names {', '.join(unknown)}, not a target "
                              f"(targets: {', '.join(names)})")
         if self.interruption is not None:
             check_interruption(self.interruption, {t.name: t.serve is not None
@@ -349,9 +369,9 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 
 __all__ = [
-    "SLO", "ArrivalKind", "Availability", "Concurrency", "Demand", "Endpoint", "Energy",
-    "ExitSpec", "Interruption", "LoadFamily", "LoadPoint", "LocalServer", "Output", "Platform",
-    "Price", "Quality", "Study", "StudyCosts", "StudyPortability", "Sweep", "Target",
-    "TargetCosts", "TargetPortability", "Tasks", "apply_overrides", "load_study",
+    "SLO", "ArrivalKind", "Availability", "Claims", "Concurrency", "Demand", "Endpoint",
+    "Energy", "ExitSpec", "Interruption", "LoadFamily", "LoadPoint", "LocalServer", "Output",
+    "PlanSpec", "Platform", "Price", "Quality", "Study", "StudyCosts", "StudyPortability",
+    "Sweep", "Target", "TargetCosts", "TargetPortability", "Tasks", "apply_overrides", "load_study",
     "study_from_dict", "study_to_yaml",
 ]

@@ -25,6 +25,23 @@ def test_demo_quick_runs_end_to_end(tmp_path: Path) -> None:
     assert result["verdict"]["headline"] in res.stdout  # the console says the same
     html = (run_dir / "report.html").read_text()
     assert "<script src=" not in html  # self-contained
+    # The claim ledger (the launch articles' claims, missing axes flagged) and the plan
+    # against measured for the demo's own targets.
+    claims = result["claims"]
+    ids = {c["id"]: c for c in claims["claims"]}
+    assert ids["trn3-us-performance"]["missing_axes"][:2] == ["model", "precision"]
+    assert any(set(c["claims"]) == {"trn4-fp4-double", "trn4-fp4-6x"}
+               for c in claims["conflicts"])
+    compared, refused = claims["checks"]
+    assert compared["status"] == "compared" and compared["points"]
+    assert refused["status"] == "refused" and "cpu-2core" in refused["differs"][0]
+    assert result["log"]["host"]["peak_fp32_tflops"] > 0
+    for t in result["targets"]:
+        plan = t["plan"]
+        assert plan["inputs"]["peak_flops"]["origin"] == "measured"
+        assert plan["measured"] and all(p["efficiency"] > 0 for p in plan["measured"])
+    assert '<section id="claims">' in html and '<section id="plan">' in html
+    assert "claim: claimed up to 2×" in res.stdout
 
 
 def test_demo_prints_its_study(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ entries by id or adds new ones.
 
 from __future__ import annotations
 
+import difflib
 import functools
 from importlib import resources
 from pathlib import Path
@@ -54,7 +55,30 @@ class Hardware(_Model):
     allin_power: Fact | None = Field(
         None, description="All-in provisioned power per chip incl. host, network, facility (L4).",
     )
+    peak_fp32: Fact | None = Field(None, description="Dense FP32 peak (CPU hosts).")
+    scale_up_bandwidth: Fact | None = Field(
+        None, description="Chip-to-chip (scale-up) bandwidth per chip, as published; the note "
+        "says the direction. The planner reads it as one direction.")
+    chips_per_node: Fact | None = Field(
+        None, description="Chips in one server (node) joined by the scale-up links.")
+    chips_per_domain: Fact | None = Field(
+        None, description="Chips in the largest scale-up domain (an UltraServer, an NVL "
+        "rack); absent where it is the node.")
     note: str | None = Field(None, description="Caveats.")
+
+    def facts(self) -> list[tuple[str, Fact]]:
+        """Every published figure of this entry, by field name."""
+        out = []
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, Fact):
+                out.append((name, value))
+        return out
+
+    def peak(self, precision: str) -> Fact | None:
+        """The dense peak for a compute precision (fp8, bf16, fp32), if published."""
+        return {"fp8": self.peak_fp8, "bf16": self.peak_bf16, "fp16": self.peak_bf16,
+                "fp32": self.peak_fp32}.get(precision)
 
     @property
     def memory_gb(self) -> float | None:
@@ -133,6 +157,19 @@ class Catalog(_Model):
 
     def chip(self, hardware_id: str | None) -> Hardware | None:
         return None if hardware_id is None else self.hardware.get(hardware_id)
+
+    def prices_for(self, hardware_id: str) -> list[PriceEntry]:
+        return [p for p in self.prices.values() if p.hardware == hardware_id]
+
+    def hardware_problem(self, hardware_id: str) -> str | None:
+        """Why ``hardware_id`` is not a catalog entry (with the closest id), or None."""
+        if hardware_id in self.hardware:
+            return None
+        close = difflib.get_close_matches(hardware_id, list(self.hardware), n=1)
+        guess = f"did you mean '{close[0]}'? " if close else ""
+        return (f"no hardware '{hardware_id}' in the catalog; {guess}known ids: "
+                f"{', '.join(sorted(self.hardware))} (acceval catalog lists them; add one "
+                "in a costs.catalog file)")
 
 
 _SECTIONS: dict[str, type[_Model]] = {

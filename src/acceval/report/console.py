@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from acceval.report._claims import console_lines
 from acceval.report._fmt import gate, num, pct, trusted
 from acceval.results.result import RunResult
 
@@ -37,7 +38,8 @@ def _table(result: RunResult) -> Table:
 def render_console(result: RunResult) -> str:
     buf = io.StringIO()
     Console(file=buf, width=140, force_terminal=False).print(_table(result))
-    return buf.getvalue()
+    extra = console_lines(result)
+    return buf.getvalue() + "".join(f"{line}\n" for line in extra)
 
 
 def verdict_text(result: RunResult) -> list[str]:
@@ -60,6 +62,8 @@ def print_summary(result: RunResult, run_dir: Path) -> None:
         console.print("[yellow]load generator fell behind (points not trusted): "
                       f"{escape(', '.join(untrusted))}[/yellow]")
     for line in verdict_text(result):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for line in console_lines(result):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(f"run folder: {run_dir}", markup=False, highlight=False)
     if (run_dir / "report.html").exists():

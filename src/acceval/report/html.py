@@ -26,6 +26,7 @@ from acceval._version import __version__
 from acceval.errors import MissingExtra
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
+from acceval.report import _claims as cl
 from acceval.report import _portability as port
 from acceval.report import _telemetry as tm
 from acceval.report._charts import Chart, all_charts, demand_vs_capacity
@@ -313,6 +314,61 @@ def _batching_html(result: RunResult) -> str:
             "</section>")
 
 
+# --- claims and the plan -----------------------------------------------------------------------
+
+def _claims_html(result: RunResult) -> str:
+    claims = result.claims
+    if claims is None:
+        return ""
+    parts = ['<section id="claims"><h2>Vendor claims against this run</h2>',
+             f"<p>{esc(cl.CLAIMS_INTRO)}</p>"]
+    checks = "".join(f"<li>{esc(line)}</li>" for line in cl.check_lines(claims))
+    if checks:
+        parts.append(f"<h3>Claims checked against the run</h3><ul>{checks}</ul>")
+        table = cl.check_points_table(claims)
+        if table is not None:
+            parts.append(f'<div class="scroll">{_table(*table)}</div>')
+    conflicts = "".join(f'<li class="warn">{esc(line)}</li>'
+                        for line in cl.conflict_lines(claims))
+    if conflicts:
+        parts.append(f"<h3>Sources that disagree</h3><ul>{conflicts}</ul>")
+    parts.append(f'<h3>The ledger</h3><div class="scroll">{_table(*cl.ledger_table(claims))}'
+                 "</div>")
+    quotes = "".join(f"<li>{esc(q)}</li>" for q in cl.quotes(claims))
+    parts.append(f"<details><summary>The claims as published</summary><ul>{quotes}</ul>"
+                 "</details></section>")
+    return "".join(parts)
+
+
+def _plan_html(result: RunResult) -> str:
+    if not cl.has_plan(result):
+        return ""
+    parts = ['<section id="plan"><h2>Plan: what each chip could do (planned)</h2>',
+             f"<p>{esc(cl.PLAN_INTRO)}</p>"]
+    for t in result.targets:
+        plan = t.plan
+        if plan is None:
+            continue
+        parts.append(f"<h3>{esc(cl.plan_heading(plan))}</h3>"
+                     f"<p>{esc(cl.figures_line(plan))}</p>")
+        measured = cl.measured_table(plan)
+        if measured is not None:
+            parts.append("<p>Measured against planned, per load point:</p>"
+                         f'<div class="scroll">{_table(*measured)}</div>')
+        parts.append(f'<div class="scroll">{_table(*cl.contexts_table(plan))}</div>')
+        for c in plan.contexts:
+            parts.append(f"<p>Replica size at {c.input_tokens} / {c.output_tokens} tokens: "
+                         f"{esc(c.scaling_note)}.</p>"
+                         f'<details><summary>Planned decode bound by replica size</summary>'
+                         f'<div class="scroll">{_table(*cl.scaling_table(c))}</div></details>')
+        notes = "".join(f"<li>{esc(n)}</li>" for n in plan.notes)
+        parts.append(f'<details><summary>Figures used and their sources</summary>'
+                     f'<div class="scroll">{_table(*cl.inputs_table(plan))}</div>'
+                     + (f"<ul>{notes}</ul>" if notes else "") + "</details>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
 # --- sample outputs -----------------------------------------------------------------------------
 
 def _pick_samples(records: pa.Table, target: str, cols: list[str]) -> list[dict[str, Any]]:
@@ -483,6 +539,7 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
         _verdict(result, econ, run), _decision(result, econ), _charts_html(charts),
         _capacity_html(capacity, cap_chart), _batching_html(result), _telemetry_html(result),
+        _claims_html(result), _plan_html(result),
         _portability_html(result), _samples(result, records), _provenance(result),
         "<footer>Self-contained report: every number is computed from this run's stored "
         "records; nothing on this page is fetched from the network.</footer></main>",

@@ -8,6 +8,7 @@ import yaml
 
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
+from acceval.report import _claims as cl
 from acceval.report import _portability as port
 from acceval.report import _telemetry as tm
 from acceval.report._fmt import (
@@ -126,6 +127,8 @@ def render_markdown(result: RunResult) -> str:
     lines += _demand_and_faults(result)
     lines += _batching(result)
     lines += _telemetry(result)
+    lines += _claims(result)
+    lines += _plan(result)
     lines += _portability(result)
 
     lines += ["## Errors", ""]
@@ -288,6 +291,44 @@ def _portability(result: RunResult) -> list[str]:
         for table in (port.exit_cost_table(ex), port.exports_table(ex), port.service_table(ex)):
             if table is not None:
                 lines += [*_esc_table(table), ""]
+    return lines
+
+
+def _claims(result: RunResult) -> list[str]:
+    claims = result.claims
+    if claims is None:
+        return []
+    lines = ["## Vendor claims against this run", "", cl.CLAIMS_INTRO, ""]
+    checks = cl.check_lines(claims)
+    if checks:
+        lines += ["Claims checked against the run:", "", *(f"- {_esc(c)}" for c in checks), ""]
+        table = cl.check_points_table(claims)
+        if table is not None:
+            lines += [*_esc_table(table), ""]
+    conflicts = cl.conflict_lines(claims)
+    if conflicts:
+        lines += ["Sources that disagree:", "", *(f"- {_esc(c)}" for c in conflicts), ""]
+    lines += [*_esc_table(cl.ledger_table(claims)), ""]
+    return lines
+
+
+def _plan(result: RunResult) -> list[str]:
+    if not cl.has_plan(result):
+        return []
+    lines = ["## Plan: what each chip could do (planned)", "", cl.PLAN_INTRO, ""]
+    for t in result.targets:
+        plan = t.plan
+        if plan is None:
+            continue
+        lines += [f"### {_esc(cl.plan_heading(plan))}", "", _esc(cl.figures_line(plan)), ""]
+        measured = cl.measured_table(plan)
+        if measured is not None:
+            lines += ["Measured against planned:", "", *_esc_table(measured), ""]
+        lines += [*_esc_table(cl.contexts_table(plan)), ""]
+        lines += [f"- Replica size at {c.input_tokens} / {c.output_tokens} tokens: "
+                  f"{_esc(c.scaling_note)}." for c in plan.contexts]
+        lines += [f"- Note: {_esc(n)}" for n in plan.notes]
+        lines += ["", "Figures used:", "", *_esc_table(cl.inputs_table(plan)), ""]
     return lines
 
 

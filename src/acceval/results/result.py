@@ -23,9 +23,11 @@ from acceval.results.runlog import EndpointLog, LocalServerInfo, RunLog
 from acceval.results.sections import (
     AvailabilityResult,
     CapacityResult,
+    ClaimsResult,
     EnergyResult,
     ExitResult,
     InterruptionResult,
+    PlanResult,
     PointResult,
     PortabilityResult,
     ReplayResult,
@@ -70,6 +72,7 @@ class TargetResult(Section):
     sweep: SweepResult | None = None
     replay: ReplayResult | None = None
     interruption: InterruptionResult | None = None
+    plan: PlanResult | None = None  # planned bounds (roofline), beside the measured points
 
     def point(self, label: str | None) -> PointResult | None:
         return next((p for p in self.points if p.label == label), None)
@@ -93,6 +96,7 @@ class RunResult(Section):
     tasks: dict[str, Any]
     targets: list[TargetResult]
     economics: RunEconomics | None = None
+    claims: ClaimsResult | None = None  # the claim ledger and the claims checked
     verdict: Verdict
     warnings: list[str] = Field(default_factory=list)
     log: RunLog

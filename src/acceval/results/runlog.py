@@ -115,6 +115,19 @@ class ResumeLog(Section):
     set_aside: int = 0  # records of unfinished points moved to superseded/ (not analysed)
 
 
+class HostBenchLog(Section):
+    """This host's peak FP32 FLOPS and memory bandwidth, measured by a short micro-benchmark
+    before the load (numpy matmul and a large array copy)."""
+
+    peak_fp32_tflops: float
+    memory_bandwidth_tbs: float
+    matmul_n: int
+    copy_bytes: int
+    seconds: float
+    method: str
+    memory_bytes: int | None = None  # physical memory of the host
+
+
 class RunLog(Section):
     run_id: str
     created_utc: str
@@ -124,6 +137,7 @@ class RunLog(Section):
     targets: list[TargetLog] = Field(default_factory=list)
     resumes: list[ResumeLog] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # what the checks before the load said
+    host: HostBenchLog | None = None  # the planner's measured CPU figures (plan.measure_host)
 
     def target(self, name: str) -> TargetLog | None:
         return next((t for t in self.targets if t.name == name), None)

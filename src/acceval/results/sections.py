@@ -582,3 +582,153 @@ class TelemetryResult(Section):
     # Gauges over the run, for the timeline: metric -> [[t_ns, value], ...] (run-relative,
     # at most a few hundred points each).
     series: dict[str, list[tuple[int, float]]] = Field(default_factory=dict)
+
+
+# --- claims and the roofline plan ------------------------------------------------------------
+
+class ClaimRow(Section):
+    """One claim in the ledger, with the axes it names and those it leaves out."""
+
+    id: str
+    subject: str
+    value: float
+    unit: str
+    kind: str
+    kind_meaning: str
+    metric: str
+    comparator: str | None
+    scope: str  # workload or hardware
+    measured_by: str
+    document: str
+    date: str | None
+    location: str | None
+    quote: str
+    axes: dict[str, str | None]  # every axis by name; None where the source does not say
+    missing_axes: list[str]  # the workload axes the source does not state
+    conflicts_with: list[str] = Field(default_factory=list)
+    origin: str  # shipped, study, or the claims file
+    note: str | None = None
+
+    @property
+    def value_text(self) -> str:
+        v = f"{self.value:g}"
+        return f"{self.kind} {v}×" if self.unit == "x" else f"{self.kind} {v} {self.unit}"
+
+
+class ClaimConflict(Section):
+    """Claims on the same subject and metric whose values disagree: both are kept."""
+
+    subject: str
+    metric: str
+    claims: list[str]
+    values: list[float]
+    sentence: str
+
+
+class RatioPoint(Section):
+    """One comparable load point of a claim check: the measured ratio there."""
+
+    label: str
+    subject_value: float
+    comparator_value: float
+    ratio: float
+
+
+class ClaimCheckResult(Section):
+    """A ratio claim against the run: compared point by point, or refused with the reasons."""
+
+    claim: str
+    claimed: str  # "up to 4.4×"
+    subject: str
+    comparator: str
+    measure: str
+    status: Literal["compared", "refused", "no comparable points"]
+    differs: list[str]  # axes on which the run is not the claim's conditions (the reasons)
+    unchecked: list[str]  # axes the run cannot confirm or deny
+    points: list[RatioPoint] = Field(default_factory=list)
+    measured_low: float | None = None
+    measured_high: float | None = None
+    above: int = 0  # points whose measured ratio is below the claim
+    sentence: str
+
+
+class ClaimsResult(Section):
+    """The claim ledger of a study, its conflicts, and the claims checked against the run."""
+
+    claims: list[ClaimRow]
+    conflicts: list[ClaimConflict] = Field(default_factory=list)
+    checks: list[ClaimCheckResult] = Field(default_factory=list)
+
+
+class ScalePoint(Section):
+    """The planned decode bound of one replica spread over ``chips`` by tensor parallelism."""
+
+    chips: int
+    fits: bool
+    batch: int | None
+    decode_tps_replica: float | None
+    decode_tps_chip: float | None
+    step_ms: float | None
+    communication_share: float | None  # communication time / step time
+    bound: str | None  # memory, compute or communication
+
+
+class PlanContextResult(Section):
+    """The plan at one input/output length (every number planned, none measured)."""
+
+    input_tokens: int
+    output_tokens: int
+    chips: int  # the target's chips per replica
+    weights_gb: float
+    kv_gb_per_sequence: float
+    activations_gb: float
+    usable_gb: float
+    fits: bool
+    max_batch: int | None  # largest batch whose KV cache fits (None: does not fit)
+    batch: int | None  # the batch the bounds are computed at (max_batch capped by plan)
+    decode_tps_replica: float | None
+    decode_tps_chip: float | None
+    decode_bound: str | None  # memory, compute or communication
+    decode_intensity: float | None  # FLOP per byte at that batch
+    prefill_tps_chip: float | None
+    prefill_bound: str | None
+    prefill_intensity: float | None
+    ridge: float | None  # peak FLOP/s over memory bytes/s
+    communication_ms_per_token: float | None
+    scaling: list[ScalePoint] = Field(default_factory=list)
+    best_chips: int | None = None  # the replica size with the highest decode bound per chip
+    scaling_note: str = ""
+    cost_per_attempt_usd: float | None = None
+    cost_per_correct_usd: float | None = None
+    accuracy: float | None = None
+    accuracy_origin: str | None = None  # measured (this run) or assumption (plan.accuracy)
+
+
+class PlanPoint(Section):
+    """A measured load point beside its planned bound: measured efficiency."""
+
+    label: str
+    batch: int  # closed loop: the concurrency; open loop: the mean requests in flight
+    open_loop: bool = False  # an open-loop point's throughput follows its offered rate
+    input_tokens: float
+    output_tokens: float
+    measured_tps_chip: float
+    bound_tps_chip: float | None
+    efficiency: float | None  # measured / planned bound
+
+
+class PlanResult(Section):
+    """The roofline plan of one target: what its hardware could do, labelled planned."""
+
+    target: str
+    hardware: str | None
+    model: str
+    parameters: float
+    weights: str
+    kv_cache: str
+    compute: str
+    inputs: dict[str, SourcedValue]  # peak FLOPS, memory, bandwidths, with provenance
+    contexts: list[PlanContextResult] = Field(default_factory=list)
+    measured: list[PlanPoint] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    origin: str = "planned"

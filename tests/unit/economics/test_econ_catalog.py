@@ -85,3 +85,24 @@ def test_owned_tco_rate_includes_energy_but_capex_does_not() -> None:
     owned = resolve_rate("a", Price(pricing="owned", capex_usd=30_000), cat, "h100")
     assert not owned.includes_energy
     assert owned.power_kw.value == 1.73 and owned.power_kw.origin == "catalog"
+
+
+def test_scale_up_figures_carry_sources_and_dates_and_gaps_stay_missing() -> None:
+    cat = load_catalog()
+    scale = {hid: (hw.scale_up_bandwidth, hw.chips_per_node, hw.chips_per_domain)
+             for hid, hw in cat.hardware.items()}
+    for hid in ("trn2", "trn3", "h100", "h200", "b200", "mi300x", "mi355x"):
+        node = scale[hid][1]
+        assert node is not None and node.source and node.date, hid
+    for hid in ("trn2", "trn3", "h100", "h200", "b200", "mi300x"):
+        link = scale[hid][0]
+        assert link is not None and link.source and link.date and link.note, hid
+    assert (cat.hardware["trn3"].chips_per_domain.value,  # type: ignore[union-attr]
+            cat.hardware["trn2"].chips_per_domain.value) == (144, 64)  # type: ignore[union-attr]
+    assert cat.hardware["h200"].scale_up_bandwidth.value == 450  # type: ignore[union-attr]
+    mi355x = cat.hardware["mi355x"]
+    # No primary source gave MI355X's dense peaks or its XGMI bandwidth: absent, not guessed.
+    assert mi355x.peak_fp8 is None and mi355x.peak_bf16 is None
+    assert mi355x.scale_up_bandwidth is None
+    assert cat.hardware_problem("h200") is None
+    assert "did you mean 'h200'" in (cat.hardware_problem("h20") or "")

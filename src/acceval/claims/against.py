@@ -1,0 +1,153 @@
+"""A ratio claim against a run: the measured ratio at every comparable point, and where the
+claim falls in that distribution; or, where the run is not the claim's conditions, which axes
+differ instead of a comparison (docs/planning.md, "Claims against a run")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from acceval.claims.spec import MEASURES, Claim, ClaimCheck
+from acceval.results.sections import ClaimCheckResult, PointResult, RatioPoint
+
+#: A point's mean prompt or output length matches a claim's within this relative distance.
+LENGTH_TOLERANCE = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One target of the run as a claim check sees it."""
+
+    name: str
+    hardware: str | None
+    model: str | None
+    precision: str | None
+    software: str | None
+    points: list[PointResult]
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    return a is not None and b is not None and a.strip().lower() == b.strip().lower()
+
+
+def _hardware(claim: Claim, subject: Side, comparator: Side) -> list[str]:
+    out = []
+    for role, want, side in (("subject", claim.subject_hardware, subject),
+                             ("comparator", claim.comparator_hardware, comparator)):
+        if want is not None and not _same(want, side.hardware):
+            what = claim.subject if role == "subject" else claim.comparator
+            out.append(f"{role} hardware: the claim's {role} is {what} ({want}); target "
+                       f"{side.name} runs on {side.hardware or 'undeclared hardware'}")
+    return out
+
+
+def _axes(claim: Claim, subject: Side, comparator: Side,
+          slo_text: str) -> tuple[list[str], list[str]]:
+    """(axes that differ, axes the run cannot confirm)."""
+    differs = _hardware(claim, subject, comparator)
+    unchecked = []
+    ax = claim.axes
+    sides = (subject, comparator)
+    if ax.model is not None:
+        differs += [f"model: the claim's is {ax.model}; {s.name} serves "
+                    f"{s.model or 'an undeclared model'}" for s in sides
+                    if not _same(ax.model, s.model)]
+    elif not _same(subject.model, comparator.model):
+        differs.append(f"model: {subject.name} serves {subject.model}, {comparator.name} "
+                       f"serves {comparator.model}; a ratio across two models is not a "
+                       "ratio of platforms")
+    if ax.precision is not None:
+        differs += [f"precision: the claim's is {ax.precision}; {s.name} runs "
+                    f"{s.precision or 'an undeclared precision'}" for s in sides
+                    if not _same(ax.precision, s.precision)]
+    if ax.software is not None:
+        differs += [f"software: the claim's is {ax.software}; {s.name} runs "
+                    f"{s.software or 'undeclared software'}" for s in sides
+                    if not (s.software and ax.software.lower() in s.software.lower())]
+    if ax.batch_size is not None:
+        unchecked.append(f"batch size {ax.batch_size}: the run records requests in flight, "
+                         "not the server's batch")
+    if ax.latency_target is not None:
+        unchecked.append(f"latency target '{ax.latency_target}': the run judges its points "
+                         f"against its own SLO ({slo_text})")
+    if ax.quality is not None:
+        unchecked.append(f"quality '{ax.quality}': the run's quality level is its own")
+    return differs, unchecked
+
+
+def _comparable(claim: Claim, p: PointResult) -> bool:
+    ax = claim.axes
+    s = p.summary
+    if ax.concurrency is not None and (p.requested_rate_rps is not None
+                                       or int(p.level) != ax.concurrency):
+        return False
+    for want, total in ((ax.input_tokens, s.prompt_tokens_total),
+                        (ax.output_tokens, s.output_tokens_total)):
+        if want is None:
+            continue
+        if total is None or not s.ok:
+            return False
+        if abs(total / s.ok - want) > LENGTH_TOLERANCE * want:
+            return False
+    return p.trusted
+
+
+def _position(claim: Claim, ratios: list[float]) -> tuple[int, str]:
+    below = sum(1 for r in ratios if r < claim.value)
+    if below == len(ratios):
+        where = "the claim is above every measured point"
+    elif below == 0:
+        where = "every measured point reaches the claim"
+    else:
+        where = f"the claim is above {below} of the {len(ratios)} measured points"
+    return below, where
+
+
+def check_claim(claim: Claim, check: ClaimCheck, subject: Side, comparator: Side, *,
+                slo_text: str) -> ClaimCheckResult:
+    """Compare ``claim`` with the measured ratio subject/comparator at every comparable point,
+    or refuse with the axes that differ."""
+    claimed = f"{claim.kind} {claim.value:g}×"
+    base = {"claim": claim.id, "claimed": claimed, "subject": subject.name,
+            "comparator": comparator.name, "measure": check.measure}
+    if claim.unit != "x":
+        return ClaimCheckResult(**base, status="refused", differs=[
+            f"the claim is {claim.value:g} {claim.unit}, not a ratio of two systems"],
+            unchecked=[], sentence=f"{claim.id}: not compared: it is not a ratio claim.")
+    differs, unchecked = _axes(claim, subject, comparator, slo_text)
+    if differs:
+        return ClaimCheckResult(
+            **base, status="refused", differs=differs, unchecked=unchecked,
+            sentence=(f"claimed {claimed} ({claim.metric}, {claim.subject} against "
+                      f"{claim.comparator}); not compared with {subject.name}/"
+                      f"{comparator.name}: " + "; ".join(differs)))
+    field = MEASURES[check.measure]
+    theirs = {p.label: p for p in comparator.points}
+    points = []
+    for p in subject.points:
+        q = theirs.get(p.label)
+        if q is None or not (_comparable(claim, p) and _comparable(claim, q)):
+            continue
+        a, b = getattr(p.summary, field), getattr(q.summary, field)
+        if a is None or b is None or b <= 0:
+            continue
+        points.append(RatioPoint(label=p.label, subject_value=a, comparator_value=b,
+                                 ratio=a / b))
+    if not points:
+        return ClaimCheckResult(
+            **base, status="no comparable points", differs=[], unchecked=unchecked,
+            sentence=(f"claimed {claimed}; no load point of {subject.name} and "
+                      f"{comparator.name} meets the claim's conditions (same label, trusted, "
+                      "measured, and the claim's concurrency and lengths where it names them)"))
+    ratios = [p.ratio for p in points]
+    below, where = _position(claim, ratios)
+    low, high = min(ratios), max(ratios)
+    span = f"{low:.2f}×" if len(ratios) == 1 else f"{low:.2f}–{high:.2f}×"
+    return ClaimCheckResult(
+        **base, status="compared", differs=[], unchecked=unchecked, points=points,
+        measured_low=low, measured_high=high, above=below,
+        sentence=(f"claimed {claimed}; measured {span} ({check.measure.replace('_', ' ')}, "
+                  f"{subject.name} over {comparator.name}) over {len(points)} point"
+                  f"{'s' if len(points) != 1 else ''}; {where}"))
+
+
+__all__ = ["LENGTH_TOLERANCE", "Side", "check_claim"]
