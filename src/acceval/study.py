@@ -29,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from acceval.agents.spec import Agents
 from acceval.capacity.spec import Availability, Demand
 from acceval.economics.spec import Energy, Platform, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
@@ -157,6 +158,10 @@ class Study(_Model):
     interruption: Interruption | None = Field(
         None, description="A fault injected into one target during one load point, and its "
         "recovery measured (docs/demand-and-faults.md)."
+    )
+    agents: Agents | None = Field(
+        None, description="Agent workflows on the built-in shop, measured end to end "
+        "against their own agent targets (docs/agents.md)."
     )
 
 

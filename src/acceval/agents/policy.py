@@ -30,9 +30,9 @@ from typing import Any
 from aiohttp import web
 
 from acceval.agents.scenarios import PASSWORD, PRODUCTS, SCENARIOS, USER, Intent, Scenario
-from acceval.agents.spec import ScriptedPolicy
+from acceval.agents.spec import SCRIPTED_LABEL, ScriptedPolicy
 
-LABEL = "scripted policy"
+LABEL = SCRIPTED_LABEL
 _LINE = re.compile(r'^(\s*)\[(\d+)\] (\w+) "([^"]*)"')
 _SCENARIO = re.compile(r"Task \(scenario ([\w.-]+)\)")
 

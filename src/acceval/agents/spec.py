@@ -19,6 +19,8 @@ from acceval.targets.spec import Endpoint
 
 Perturbation = Literal["expired_session", "popup", "layout", "language"]
 PERTURBATIONS: tuple[Perturbation, ...] = ("expired_session", "popup", "layout", "language")
+#: How every report names the built-in scripted policy.
+SCRIPTED_LABEL = "scripted policy"
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 
@@ -124,5 +126,5 @@ class Agents(_Model):
         return self
 
 
-__all__ = ["PERTURBATIONS", "AgentTarget", "Agents", "Perturbation", "Perturbations",
-           "ScriptedPolicy"]
+__all__ = ["PERTURBATIONS", "SCRIPTED_LABEL", "AgentTarget", "Agents", "Perturbation",
+           "Perturbations", "ScriptedPolicy"]

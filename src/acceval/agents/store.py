@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from acceval.agents.loop import Episode
+if TYPE_CHECKING:
+    from acceval.agents.loop import Episode
 
 AGENTS_DIR = "agents"
 STEPS_FILE = "steps.parquet"
