@@ -9,6 +9,7 @@ import yaml
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
 from acceval.report import _portability as port
+from acceval.report._agents import agents_markdown
 from acceval.report._fmt import (
     NOT_MEASURED,
     gate,
@@ -125,6 +126,7 @@ def render_markdown(result: RunResult) -> str:
     lines += _demand_and_faults(result)
     lines += _batching(result)
     lines += _portability(result)
+    lines += agents_markdown(result)
 
     lines += ["## Errors", ""]
     rows = []
