@@ -11,13 +11,13 @@ TESTSTAMP := $(VENV)/.installed-test-stamp
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[local,report]'
+	$(BIN)/python -m pip install -q -e '.[local,report,agents]'
 	touch $(STAMP)
 
 # What the tests need on top: dev tools and the torch extra (the transformers engine tests).
 # torch is pinned to 2.13.0, the CPU build this project's machines carry locally.
 $(TESTSTAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[dev,local,report,torch]'
+	$(BIN)/python -m pip install -q -e '.[dev,local,report,agents,torch]'
 	touch $(TESTSTAMP)
 
 demo: $(STAMP)

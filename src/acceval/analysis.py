@@ -27,6 +27,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acceval._version import __version__
+from acceval.agents.analyze import agents_section
+from acceval.agents.store import AgentRecords
+from acceval.agents.store import read as read_agent_records
 from acceval.capacity import availability_without_demand
 from acceval.claims import PlanTarget, Side, check_claim, gather, ledger_rows, plan_target
 from acceval.economics import Catalog, load_catalog
@@ -69,7 +72,7 @@ from acceval.results.store import ANALYSIS_COLUMNS, read_records
 from acceval.scenarios import point_result, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
 from acceval.telemetry.summary import telemetry_section
-from acceval.verdict import Rules, decide, standings
+from acceval.verdict import Rules, decide, standings, workflow_lines
 
 _SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
              "onnxruntime-genai", "torch", "transformers")
@@ -261,9 +264,11 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
             base_dir: Path | None = None,
             artifact_checks: dict[str, ArtifactCheck] | None = None,
             run_artifact_checks: bool = False,
-            kept_artifact_levels: dict[str, LevelVerdict] | None = None) -> RunResult:
+            kept_artifact_levels: dict[str, LevelVerdict] | None = None,
+            agent_records: AgentRecords | None = None) -> RunResult:
     """Every number from stored records and the run log (pure apart from reading the files
-    the study names, and loading models when ``run_artifact_checks``)."""
+    the study names, and loading models when ``run_artifact_checks``). ``agent_records``
+    are the agents part's step and episode records, when the study has one."""
     kept_artifact_levels = kept_artifact_levels or {}
     rows_of = _by_target(records)
     targets: list[TargetResult] = []
@@ -311,6 +316,9 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     for t, plan in zip(targets, plan_study(study, catalog, log.host, targets), strict=False):
         t.plan = plan
     verdict = decide(targets, rules, _sensitivity(economics), rows=rows)
+    agents = (agents_section(study.agents, agent_records, study, catalog)
+              if study.agents is not None else None)
+    verdict.lines += workflow_lines(agents)
     checks = artifact_checks or {}
     for t in targets:
         t.portability, t.exit = assess_target(
@@ -333,7 +341,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
         tasks={"source": study.tasks.source, "count": study.tasks.count,
                "attempts": study.tasks.attempts},
         targets=targets, economics=economics, claims=claims, verdict=verdict, warnings=warnings,
-        log=log)
+        log=log, agents=agents)
 
 
 def _cheapest(p: Priced) -> str | None:
@@ -421,7 +429,8 @@ def load_result(run_dir: Path, *, recompute: bool = False,
     problems: list[str] = []
     fresh = with_problems(analyze(study, stored.log, analysis_records(run_dir, problems),
                                   read_samples(run_dir), base_dir=base,
-                                  kept_artifact_levels=kept), problems)
+                                  kept_artifact_levels=kept,
+                                  agent_records=read_agent_records(run_dir)), problems)
     fresh.environment = stored.environment
     fresh.software = stored.software
     if overrides:
@@ -526,7 +535,8 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
     if journal is not None:
         log = journal.log.model_copy(update={"interrupted": True})
         result = with_problems(analyze(study, log, rows_of, read_samples(run_dir),
-                                       base_dir=Path(journal.study_dir)), problems)
+                                       base_dir=Path(journal.study_dir),
+                                       agent_records=read_agent_records(run_dir)), problems)
         result.warnings.insert(0, "rebuilt from the run's journal and records: the run ended "
                                "before writing result.json (killed, or its disk was full); "
                                f"`acceval run --resume {run_dir}` measures what it did not "

@@ -43,4 +43,8 @@ def demo_study(*, quick: bool = False) -> Study:
                                                            "compress_to_s": 4}}
         if data.get("interruption"):
             data["interruption"] = {**data["interruption"], "at_s": 1.5, "down_s": 1.0}
+        if data.get("agents"):
+            # One trial of three scenarios (1, 4 and 11 steps) still compares the two agents.
+            data["agents"] = {**data["agents"], "trials": 1,
+                              "only": ["switch-language", "buy-one", "update-and-buy"]}
     return study_from_dict(data, source=f"built-in {DEMO_STUDY}")

@@ -26,6 +26,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from acceval.agents.store import AgentRecords
+from acceval.agents.store import read as read_agent_records
 from acceval.analysis import (
     analysis_records,
     analyze,
@@ -251,6 +253,7 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
         scorer.seen = int(pc.max(kept["request_id"]).as_py() or 0) + 1
     journal = _journal(run_dir, base_dir, log, writer, guard)
     journal()
+    agents = read_agent_records(run_dir)  # a resumed run keeps the episodes it has
     with _signals_stop_the_run() as saving:
         try:
             for t_index, tspec in enumerate(study.targets):
@@ -270,6 +273,7 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
                     if id(entry) not in before:
                         entry.session = session
                 journal()
+            agents = _agents(study, run_dir, prog)
             log.interrupted = False
         except KeyboardInterrupt:
             log.interrupted = True
@@ -284,7 +288,8 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
         problems: list[str] = []
         result = with_problems(
             analyze(study, log, analysis_records(run_dir, problems), read_samples(run_dir),
-                    base_dir=base_dir, run_artifact_checks=not log.interrupted), problems)
+                    base_dir=base_dir, run_artifact_checks=not log.interrupted,
+                    agent_records=agents), problems)
         disk = _disk_message(run_dir, writer, guard)
         if disk is not None:
             result.warnings.insert(0, disk)
@@ -575,6 +580,20 @@ def _signals_stop_the_run() -> Iterator[Callable[[], None]]:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def _agents(study: Study, run_dir: Path, prog: Progress) -> AgentRecords | None:
+    """The agents part, after the targets (a resumed run that has its episodes keeps them)."""
+    if study.agents is None:
+        return None
+    kept = read_agent_records(run_dir)
+    if kept is not None and kept.episodes.num_rows:
+        return kept
+    from acceval.agents.run import execute_agents
+
+    if prog.active:
+        prog.console.print("agents: workflows on the built-in shop in headless Chromium")
+    return execute_agents(study.agents, run_dir)
 
 
 def _write_outputs(result: RunResult, run_dir: Path) -> None:

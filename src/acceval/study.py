@@ -29,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from acceval.agents.spec import Agents
 from acceval.capacity.spec import Availability, Demand
 from acceval.claims.spec import Claims, PlanSpec
 from acceval.economics.spec import Energy, Platform, Price, StudyCosts, TargetCosts
@@ -173,7 +174,10 @@ class Study(_Model):
         "fit, largest batch, prefill and decode bounds, replica size, cost at the bound "
         "(docs/planning.md)."
     )
-
+    agents: Agents | None = Field(
+        None, description="Agent workflows on the built-in shop, measured end to end "
+        "against their own agent targets (docs/agents.md)."
+    )
 
     @model_validator(mode="after")
     def _cross(self) -> Study:

@@ -15,6 +15,10 @@ This is the only module that ranks targets. Its rules, each tested:
    below the runner-up's; otherwise the targets whose intervals overlap the cheapest's
    **tie**. The ratio quoted is runner-up cost / winner cost, at the operating points.
 
+6. **Agent workflows** get their own lines: the cost per correct workflow of each agent
+   target (:func:`workflow_lines`). They never enter the inference ranking above; the
+   cheapest correct workflow is named only when its interval lies below every other's.
+
 Every format prints :attr:`Verdict.headline` and :attr:`Verdict.lines` as they are.
 """
 
@@ -24,6 +28,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from acceval.agents.result import AgentsResult, AgentTargetResult
 from acceval.results.result import TargetResult
 from acceval.results.sections import (
     PointCost,
@@ -245,5 +250,43 @@ def _sensitivity_lines(priced: list[Standing], sens: SensitivityResult | None) -
     return ["The ranking holds across every declared sensitivity range."]
 
 
+def workflow_lines(agents: AgentsResult | None) -> list[str]:
+    """Rule 6: cost per correct workflow per agent target, in the study's order."""
+    if agents is None:
+        return []
+    if agents.skipped:
+        return [f"Agent workflows: {agents.skipped}."]
+    lines, priced = [], []
+    for t in agents.targets:
+        who = f"{t.name} ({t.source})" if t.scripted else t.name
+        done = t.completion
+        share = (f"{done.k}/{done.n} workflows correct" if done.n else "no workflow run")
+        if t.cost is None:
+            lines.append(f"Agent workflows, {who}: {share}; no price declared, so no cost per "
+                         "correct workflow.")
+            continue
+        lines.append(f"Agent workflows, {who}: "
+                     f"{money_per(t.cost.cost_per_correct_usd, 'correct workflow')} "
+                     f"{usd_interval(t.cost.cost_per_correct_ci_usd)} ({share}).")
+        if math.isfinite(t.cost.cost_per_correct_usd):
+            priced.append(t)
+    priced.sort(key=lambda t: (t.cost.cost_per_correct_usd if t.cost else math.inf, t.name))
+    if len(priced) >= 2:
+        best, rest = priced[0], priced[1:]
+        hi = _ci_end(best, 1)
+        if hi is not None and all((lo := _ci_end(o, 0)) is not None and hi < lo for o in rest):
+            lines.append(f"Cheapest correct workflow: {best.name} (its interval lies below the "
+                         "others'); agent workflows do not enter the inference ranking.")
+        else:
+            lines.append("No agent target is named cheapest per correct workflow: the "
+                         "intervals overlap.")
+    return lines
+
+
+def _ci_end(t: AgentTargetResult, end: int) -> float | None:
+    ci = t.cost.cost_per_correct_ci_usd if t.cost is not None else None
+    return ci[end] if ci is not None else None
+
+
 __all__ = ["Rules", "decide", "eligible_points", "operating_point", "point_problems",
-           "standings"]
+           "standings", "workflow_lines"]

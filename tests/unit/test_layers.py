@@ -145,3 +145,17 @@ def test_every_module_imports_on_its_own() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == ""
+
+
+# The agents concept: its spec is a leaf, and no agents module reaches up into the composers
+# or sideways into the report (the report reads the agents' result, never the reverse).
+AGENTS_MODULES = {n for n in MODULES if n.startswith("acceval.agents")}
+
+
+def test_the_agents_modules_stay_below_the_composers_and_the_report() -> None:
+    assert {"acceval.agents.spec", "acceval.agents.app", "acceval.agents.loop",
+            "acceval.agents.analyze", "acceval.agents.result"} <= AGENTS_MODULES
+    assert _is_leaf("acceval.agents.spec")
+    offenders = {n: sorted(m for m in IMPORTS[n] if m in COMPOSERS
+                           or m.startswith("acceval.report")) for n in AGENTS_MODULES}
+    assert {n: m for n, m in offenders.items() if m} == {}

@@ -29,6 +29,7 @@ from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
 from acceval.report import _portability as port
 from acceval.report import _telemetry as tm
+from acceval.report._agents import agents_html
 from acceval.report._charts import Chart, all_charts, demand_vs_capacity
 from acceval.report._econ import (
     RunEcon,
@@ -540,7 +541,8 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         _verdict(result, econ, run), _decision(result, econ), _charts_html(charts),
         _capacity_html(capacity, cap_chart), _batching_html(result), _telemetry_html(result),
         _claims_html(result), _plan_html(result),
-        _portability_html(result), _samples(result, records), _provenance(result),
+        _portability_html(result), agents_html(result), _samples(result, records),
+        _provenance(result),
         "<footer>Self-contained report: every number is computed from this run's stored "
         "records; nothing on this page is fetched from the network.</footer></main>",
         f'<script type="application/json" id="acceval-charts">{json_for_script(specs)}</script>',

@@ -11,6 +11,7 @@ from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
 from acceval.report import _portability as port
 from acceval.report import _telemetry as tm
+from acceval.report._agents import agents_markdown
 from acceval.report._fmt import (
     NOT_MEASURED,
     gate,
@@ -130,6 +131,7 @@ def render_markdown(result: RunResult) -> str:
     lines += _claims(result)
     lines += _plan(result)
     lines += _portability(result)
+    lines += agents_markdown(result)
 
     lines += ["## Errors", ""]
     rows = []

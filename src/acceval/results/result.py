@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
+from acceval.agents.result import AgentsResult
 from acceval.errors import AccevalError, GateFailed
 from acceval.metrics import Accuracy, PassAt1
 from acceval.metrics.spec import SLO, Quality
@@ -100,6 +101,7 @@ class RunResult(Section):
     verdict: Verdict
     warnings: list[str] = Field(default_factory=list)
     log: RunLog
+    agents: AgentsResult | None = None  # agent workflows (docs/agents.md)
 
     @property
     def slo(self) -> SLO:

@@ -1,0 +1,133 @@
+"""Workflow metrics: pure functions over counts and per-episode values (docs/agents.md).
+
+- a rate with its 95 % Wilson interval (:func:`rate`);
+- pass^k over repeated trials, τ-bench's definition (:func:`pass_hat_k`);
+- per-step success fitted to the completion curve, completion(n) = p^n (:func:`per_step_success`);
+- summaries of steps, tokens, latency and recovery times (:func:`stats`).
+
+A metric with nothing to count is ``None``, never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from acceval.metrics import wilson_interval
+
+#: χ²(1) at 95 %: the likelihood-ratio interval of the per-step success.
+_CHI2_95 = 3.841458820694124
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    k: int
+    n: int
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+def rate(k: int, n: int) -> Rate:
+    """k of n, with the 95 % Wilson interval (all None when n == 0)."""
+    if n <= 0:
+        return Rate(k, n, None, None, None)
+    lo, hi = wilson_interval(k, n)
+    return Rate(k, n, k / n, lo, hi)
+
+
+def pass_hat_k(tasks: Sequence[tuple[int, int]], k: int) -> float | None:
+    """pass^k = mean over tasks of C(c, k) / C(n, k): the chance that k trials of a task,
+    drawn without replacement from its n, all succeed (τ-bench, arXiv 2406.12045).
+
+    ``tasks`` holds (c, n) per task: c successes in n trials. Tasks with fewer than k
+    trials are left out; None when none is left."""
+    if k < 1:
+        raise ValueError(f"pass^k needs k >= 1 (got {k})")
+    terms = [math.comb(c, k) / math.comb(n, k) for c, n in tasks if n >= k]
+    return float(np.mean(terms)) if terms else None
+
+
+def _loglik(p: float, points: Sequence[tuple[int, int, int]]) -> float:
+    total = 0.0
+    for steps, n, c in points:
+        q = p ** steps
+        if c:
+            total += c * steps * math.log(p) if p > 0 else -math.inf
+        if n - c:
+            total += (n - c) * math.log1p(-q) if q < 1 else -math.inf
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class StepSuccess:
+    value: float | None        # the fitted p
+    ci_low: float | None       # 95 % likelihood-ratio interval
+    ci_high: float | None
+
+
+def per_step_success(points: Sequence[tuple[int, int, int]]) -> StepSuccess:
+    """The per-step success p that best explains completion against the number of steps,
+    if each of a workflow's steps succeeds independently with p: completion(s) = p^s.
+
+    ``points`` holds (steps, episodes, completed) per workflow length. Maximum likelihood
+    over the binomial counts, with the 95 % likelihood-ratio interval; None without data.
+    The log-likelihood is concave in p, so a bounded search finds its maximum."""
+    points = [(s, n, c) for s, n, c in points if n > 0 and s > 0]
+    if not points:
+        return StepSuccess(None, None, None)
+    total_n = sum(n for _, n, _ in points)
+    total_c = sum(c for _, _, c in points)
+    if total_c == 0:
+        return StepSuccess(0.0, 0.0, _bound(points, 0.0, lower=False, top=0.0))
+    if total_c == total_n:
+        return StepSuccess(1.0, _bound(points, 1.0, lower=True, top=0.0), 1.0)
+    a, b = 0.0, 1.0
+    for _ in range(200):  # golden-section search
+        m1, m2 = a + (b - a) * 0.382, a + (b - a) * 0.618
+        if _loglik(m1, points) < _loglik(m2, points):
+            a = m1
+        else:
+            b = m2
+    p = (a + b) / 2
+    top = _loglik(p, points)
+    return StepSuccess(p, _bound(points, p, lower=True, top=top),
+                       _bound(points, p, lower=False, top=top))
+
+
+def _bound(points: Sequence[tuple[int, int, int]], p: float, *, lower: bool,
+           top: float) -> float:
+    """Where the log-likelihood falls χ²/2 below its top, on one side of ``p`` (bisection:
+    ``inside`` is within the interval, ``outside`` beyond it)."""
+    inside, outside = p, (0.0 if lower else 1.0)
+    for _ in range(100):
+        mid = (inside + outside) / 2
+        if 2 * (top - _loglik(mid, points)) <= _CHI2_95:
+            inside = mid
+        else:
+            outside = mid
+    return inside
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    n: int
+    mean: float | None
+    p50: float | None
+    p90: float | None
+    max: float | None
+
+
+def stats(values: Sequence[float]) -> Stats:
+    """Count, mean, median, 90th percentile and maximum (None without values)."""
+    arr = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    if not arr.size:
+        return Stats(0, None, None, None, None)
+    return Stats(int(arr.size), float(arr.mean()), float(np.percentile(arr, 50)),
+                 float(np.percentile(arr, 90)), float(arr.max()))
+
+
+__all__ = ["Rate", "Stats", "StepSuccess", "pass_hat_k", "per_step_success", "rate", "stats"]

@@ -1,0 +1,152 @@
+"""The agents section of a :class:`~acceval.results.result.RunResult` (``result.agents``).
+
+Typed models only, filled by :func:`acceval.agents.analyze.agents_section` from the raw
+step and episode records; every renderer reads these attributes and computes nothing.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from acceval.results.sections import BillResult, Section
+
+
+class RateResult(Section):
+    """k of n, with its 95 % Wilson interval (None when n == 0)."""
+
+    k: int
+    n: int
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+class StatsResult(Section):
+    n: int
+    mean: float | None
+    p50: float | None
+    p90: float | None
+    max: float | None
+
+
+class StepSuccessResult(Section):
+    """Per-step success fitted to completion(steps) = p^steps, with its 95 % interval."""
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+class PassK(Section):
+    k: int
+    value: float | None
+
+
+class CurvePoint(Section):
+    """Completion of the workflows of one length, and what the fitted p predicts there."""
+
+    steps: int
+    completion: RateResult
+    predicted: float | None
+
+
+class ScenarioResult(Section):
+    scenario: str
+    steps: int
+    irreversible: bool
+    completion: RateResult
+    pass_hat_k: list[PassK]
+
+
+class RecoveryResult(Section):
+    """Episodes that met one kind of perturbation: how many got past it, and how fast
+    (from the observation that showed it to the step that overcame it)."""
+
+    perturbation: str
+    episodes: int
+    recovered: RateResult
+    recovery_s: StatsResult
+    recovery_steps: StatsResult
+    completion: RateResult
+
+
+class TranscriptStep(Section):
+    step: int
+    tool: str
+    arguments: str
+    result: str          # the tool result's first line (ok / error ...)
+    irreversible: str | None = None
+    confirmed: bool | None = None
+
+
+class Transcript(Section):
+    """A failed episode, step by step (the texts are the model's and the page's: escape
+    them when rendering)."""
+
+    scenario: str
+    trial: int
+    perturbation: str | None
+    why: str
+    steps: list[TranscriptStep]
+
+
+class WorkflowCost(Section):
+    """The target's bill over its episodes' wall time: cost per correct workflow."""
+
+    bill: BillResult
+    cost_per_correct_usd: float          # inf when no workflow was correct
+    cost_per_correct_ci_usd: tuple[float | None, float | None] | None = None
+
+
+class AgentTargetResult(Section):
+    name: str
+    source: str                          # "scripted policy" or the endpoint's URL and model
+    scripted: bool
+    declared: dict[str, float] = Field(default_factory=dict)  # a scripted policy's error rates
+    failure: str | None = None
+    episodes: int
+    completion: RateResult               # correct: final state right, nothing forbidden
+    state_right: RateResult              # final state right (forbidden actions aside)
+    per_step_success: StepSuccessResult
+    action_errors: RateResult            # browser actions whose tool result was an error
+    pass_hat_k: list[PassK]
+    curve: list[CurvePoint]
+    scenarios: list[ScenarioResult]
+    silent_errors: RateResult            # said done, state wrong (of all episodes)
+    premature_done_per_step: RateResult  # silent errors / (browser actions + silent errors)
+    unconfirmed_irreversible: RateResult  # of irreversible actions, those without confirm
+    forbidden_episodes: RateResult       # episodes with an irreversible action unconfirmed
+    interventions: int                   # ask_human calls
+    intervention_episodes: RateResult    # episodes with at least one
+    recoveries: list[RecoveryResult]
+    steps_per_task: StatsResult
+    tokens_per_task: StatsResult
+    latency_s_per_task: StatsResult
+    model_ms_per_step: StatsResult
+    stopped_by: dict[str, int]
+    cost: WorkflowCost | None = None
+    transcripts: list[Transcript] = Field(default_factory=list)
+
+
+class AgentsResult(Section):
+    """Agent workflows on the built-in shop, per agent target."""
+
+    scenario_set: str
+    trials: int
+    perturbations: list[str]
+    perturbation_share: float
+    max_steps: int
+    timeout_s: float
+    skipped: str | None = None
+    browser: str | None = None
+    wall_s: float | None = None
+    targets: list[AgentTargetResult] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    def target(self, name: str) -> AgentTargetResult | None:
+        return next((t for t in self.targets if t.name == name), None)
+
+
+__all__ = ["AgentTargetResult", "AgentsResult", "CurvePoint", "PassK", "RateResult",
+           "RecoveryResult", "ScenarioResult", "StatsResult", "StepSuccessResult",
+           "Transcript", "TranscriptStep", "WorkflowCost"]

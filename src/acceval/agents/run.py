@@ -1,0 +1,115 @@
+"""Running the ``agents:`` section: the shop, one server per scripted policy, one Chromium,
+and every planned episode against every agent target, one after the other.
+
+The episode plan (which perturbation after which step) is drawn once from the section's
+seed and is the same for every target. A target that cannot be reached is noted and the
+others still run; a missing browser skips the whole part with a one-line note.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from pathlib import Path
+
+import aiohttp
+
+from acceval.agents.app import Shop, ShopServer
+from acceval.agents.browser import Browser, BrowserError, unavailable
+from acceval.agents.loop import ChatClient, Episode, EpisodePlan, ModelError, run_episode
+from acceval.agents.policy import LABEL, PolicyServer
+from acceval.agents.scenarios import selected
+from acceval.agents.spec import Agents, AgentTarget
+from acceval.agents.store import AgentRecords, AgentsLog, tables, write
+from acceval.targets.spec import Endpoint
+
+
+def plan(spec: Agents) -> list[EpisodePlan]:
+    """Every episode of the section, in order; seeded, the same for every target."""
+    rng = random.Random(f"agents:{spec.seed}")
+    out: list[EpisodePlan] = []
+    for scenario in selected(spec.only):
+        kinds = [k for k in spec.perturbations.kinds if k in scenario.perturbations]
+        for trial in range(spec.trials):
+            kind = None
+            if kinds and rng.random() < spec.perturbations.share:
+                kind = rng.choice(kinds)
+            after = rng.randrange(0, scenario.steps) if kind else 0
+            out.append(EpisodePlan(scenario, trial, len(out), kind, after,
+                                   rng.randrange(2**31)))
+    return out
+
+
+def execute_agents(spec: Agents, run_dir: Path) -> AgentRecords:
+    """Run the section and write its records into ``run_dir/agents/``."""
+    started = time.perf_counter()
+    why = unavailable()
+    if why is not None:
+        log = AgentsLog(skipped=f"agents part skipped: {why}")
+        empty = tables([])
+        write(run_dir, *empty, log)
+        return AgentRecords(*empty, log)
+    log = AgentsLog()
+    try:
+        done = asyncio.run(_run(spec, log))
+    except BrowserError as exc:
+        log.skipped = f"agents part skipped: {exc}"
+        done = []
+    log.wall_s = time.perf_counter() - started
+    steps, episodes = tables(done)
+    write(run_dir, steps, episodes, log)
+    return AgentRecords(steps, episodes, log)
+
+
+async def _run(spec: Agents, log: AgentsLog) -> list[tuple[str, Episode]]:
+    shop = Shop()
+    server = ShopServer(shop)
+    base = await server.start()
+    browser = Browser()
+    out: list[tuple[str, Episode]] = []
+    try:
+        await browser.start()
+        log.browser = browser.version
+        episodes = plan(spec)
+        async with aiohttp.ClientSession() as session:
+            for target in spec.targets:
+                out += await _target(spec, target, episodes, shop, browser, base, session, log)
+    finally:
+        await browser.stop()
+        await server.stop()
+    return out
+
+
+async def _target(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan], shop: Shop,
+                  browser: Browser, base: str, session: aiohttp.ClientSession,
+                  log: AgentsLog) -> list[tuple[str, Episode]]:
+    policy = PolicyServer(target.policy) if target.policy is not None else None
+    try:
+        if policy is not None:
+            url = await policy.start()
+            endpoint = Endpoint(base_url=url, model=policy.model, api="chat", stream=False)
+            log.targets[target.name] = LABEL
+        else:
+            assert target.endpoint is not None
+            endpoint = target.endpoint
+            log.targets[target.name] = f"{endpoint.base_url} ({endpoint.model})"
+        client = ChatClient(endpoint, session)
+        out = []
+        for p in episodes:
+            ep = await run_episode(p, client, shop, browser, base, max_steps=spec.max_steps,
+                                   timeout_s=spec.timeout_s)
+            out.append((target.name, ep))
+            if ep.stopped_by == "model_error" and not ep.steps:
+                log.failures[target.name] = ep.error or "the endpoint did not answer"
+                break  # an endpoint that answers nothing would fail every episode alike
+        return out
+    except (OSError, ModelError) as exc:
+        log.failures[target.name] = str(exc)
+        return []
+    finally:
+        if policy is not None:
+            await policy.stop()
+
+
+__all__ = ["execute_agents", "plan"]

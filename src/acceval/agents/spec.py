@@ -1,0 +1,130 @@
+"""The study-file section the agents own: ``agents:``, workflows measured end to end.
+
+Which scenarios run, how often, under which perturbations and limits, and against which
+agent targets. An agent target is reached through the OpenAI chat API with tools (any
+endpoint serving a tool-calling model), or is the built-in scripted policy, which acceval
+serves itself through the same API. Each target has its own price, so a correct workflow is
+billed like every other correct task (docs/agents.md).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from acceval.economics.spec import Platform, Price, TargetCosts
+from acceval.targets.spec import Endpoint
+
+Perturbation = Literal["expired_session", "popup", "layout", "language"]
+PERTURBATIONS: tuple[Perturbation, ...] = ("expired_session", "popup", "layout", "language")
+#: How every report names the built-in scripted policy.
+SCRIPTED_LABEL = "scripted policy"
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+def _name(v: str) -> str:
+    if not _NAME_RE.fullmatch(v):
+        raise ValueError("use letters, digits, '-', '_' or '.' only, starting with a letter "
+                         "or digit (at most 100 characters)")
+    return v
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class ScriptedPolicy(_Model):
+    """The built-in scripted policy: it follows each scenario's reference path, recovers from
+    the perturbations it recognises, and errs at the declared rates per step. It is a test
+    double for a tool-calling model, and every report labels it as one."""
+
+    wrong_click: float = Field(0.0, ge=0, le=1, description="Chance per browser action of "
+                               "acting on another element than the intended one, unnoticed.")
+    skip_confirm: float = Field(0.0, ge=0, le=1, description="Chance per irreversible action "
+                                "of performing it without calling `confirm` first.")
+    premature_done: float = Field(0.0, ge=0, le=1, description="Chance per browser action of "
+                                  "saying `done` instead of acting (a premature done).")
+    think_ms: float = Field(0.0, ge=0, le=10_000, description="Declared thinking time per "
+                            "reply, in ms (the server waits this long before answering).")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of the policy's own errors.")
+
+
+class AgentTarget(_Model):
+    """One agent under test: a model behind an endpoint, or the scripted policy."""
+
+    name: Annotated[str, AfterValidator(_name)] = Field(
+        description="Short unique name used in records and reports.")
+    endpoint: Endpoint | None = Field(None, description="An OpenAI-compatible endpoint "
+                                      "serving a tool-calling model (chat API with tools).")
+    policy: ScriptedPolicy | None = Field(None, description="Serve the built-in scripted "
+                                          "policy for this target instead of an endpoint.")
+    platform: Platform = Field(default_factory=Platform, description="Hardware facts.")
+    price: Price | None = Field(None, description="What a chip costs per hour; without it "
+                                "the target gets no cost per correct workflow.")
+    costs: TargetCosts = Field(default_factory=TargetCosts,
+                               description="Bill items beyond chip-hours, utilization.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> AgentTarget:
+        if (self.endpoint is None) == (self.policy is None):
+            raise ValueError("an agent target needs exactly one of `endpoint` (a tool-calling "
+                             "model) or `policy` (the built-in scripted policy)")
+        return self
+
+    # What the bill reads of a target beyond its price (acceval.economics.inputs.BilledTarget).
+    @property
+    def portability(self) -> None:
+        return None
+
+    @property
+    def availability(self) -> None:
+        return None
+
+
+class Perturbations(_Model):
+    """Which perturbations episodes meet, and how many episodes meet one."""
+
+    kinds: list[Perturbation] = Field(
+        default_factory=list, description="Any of expired_session, popup, layout, language.")
+    share: float = Field(0.5, ge=0, le=1, description="Share of episodes that meet one "
+                         "perturbation (drawn from `kinds`) after a random step.")
+
+
+class Agents(_Model):
+    """Agent workflows on the built-in web application, measured end to end."""
+
+    scenarios: Literal["builtin:shop"] = Field(
+        "builtin:shop", description="The scenario set (the built-in shop: docs/agents.md).")
+    only: list[str] = Field(default_factory=list,
+                            description="Run only these scenario ids (default: all).")
+    trials: int = Field(3, ge=1, le=1000, description="Trials per scenario and target "
+                        "(pass^k is reported for k up to this).")
+    perturbations: Perturbations = Field(default_factory=Perturbations,
+                                         description="Perturbations switched on.")
+    max_steps: int = Field(30, ge=1, le=500, description="Tool calls per episode before it "
+                           "is stopped.")
+    timeout_s: float = Field(120.0, gt=0, le=3600, description="Wall time per episode before "
+                             "it is stopped.")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of the episode plan (which "
+                      "perturbation after which step); the same for every target.")
+    targets: list[AgentTarget] = Field(min_length=1, description="The agents to compare.")
+
+    @model_validator(mode="after")
+    def _check(self) -> Agents:
+        from acceval.agents.scenarios import SCENARIOS
+
+        unknown = [s for s in self.only if s not in SCENARIOS]
+        if unknown:
+            raise ValueError(f"agents.only names unknown scenario(s) {', '.join(unknown)}; "
+                             f"known: {', '.join(SCENARIOS)}")
+        names = [t.name for t in self.targets]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"agent target names must be unique; repeated: {', '.join(dupes)}")
+        return self
+
+
+__all__ = ["PERTURBATIONS", "SCRIPTED_LABEL", "AgentTarget", "Agents", "Perturbation",
+           "Perturbations", "ScriptedPolicy"]

@@ -1,0 +1,127 @@
+"""The agents part of a run folder: raw per-step and per-episode records and a small log.
+
+``agents/steps.parquet`` has one row per tool call, ``agents/episodes.parquet`` one row per
+episode (its plan, the perturbation's stamps, the checker's reading of the server state),
+``agents/log.json`` what ran (or why nothing did). ``acceval report --recompute`` re-analyses
+them like the request records.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    from acceval.agents.loop import Episode
+
+AGENTS_DIR = "agents"
+STEPS_FILE = "steps.parquet"
+EPISODES_FILE = "episodes.parquet"
+LOG_FILE = "log.json"
+
+STEP_SCHEMA = pa.schema([
+    ("target", pa.string()), ("scenario", pa.string()), ("trial", pa.int32()),
+    ("episode", pa.int32()), ("step", pa.int32()), ("tool", pa.string()),
+    ("arguments", pa.string()), ("ok", pa.bool_()), ("error", pa.string()),
+    ("irreversible", pa.string()), ("confirmed", pa.bool_()), ("model_ms", pa.float64()),
+    ("action_ms", pa.float64()), ("prompt_tokens", pa.int64()),
+    ("completion_tokens", pa.int64()), ("started_ns", pa.int64()), ("done_ns", pa.int64()),
+    ("observation", pa.string()), ("content", pa.string()),
+])
+EPISODE_SCHEMA = pa.schema([
+    ("target", pa.string()), ("scenario", pa.string()), ("steps_required", pa.int32()),
+    ("irreversible_scenario", pa.bool_()), ("trial", pa.int32()), ("episode", pa.int32()),
+    ("perturbation", pa.string()), ("perturb_after", pa.int32()), ("onset_ns", pa.int64()),
+    ("onset_step", pa.int32()), ("resolved_ns", pa.int64()), ("resolved_step", pa.int32()),
+    ("state_ok", pa.bool_()), ("state_problem", pa.string()), ("said_done", pa.bool_()),
+    ("stopped_by", pa.string()), ("started_ns", pa.int64()), ("done_ns", pa.int64()),
+    ("error", pa.string()),
+])
+
+
+@dataclass(slots=True)
+class AgentsLog:
+    """What the agents part ran, or why it did not."""
+
+    skipped: str | None = None
+    browser: str | None = None                       # Chromium's version
+    targets: dict[str, str] = field(default_factory=dict)  # name -> "scripted policy" / URL
+    failures: dict[str, str] = field(default_factory=dict)  # name -> why it was not run
+    wall_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"skipped": self.skipped, "browser": self.browser, "targets": self.targets,
+                "failures": self.failures, "wall_s": self.wall_s}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> AgentsLog:
+        return cls(skipped=d.get("skipped"), browser=d.get("browser"),
+                   targets=dict(d.get("targets") or {}), failures=dict(d.get("failures") or {}),
+                   wall_s=d.get("wall_s"))
+
+
+@dataclass(slots=True)
+class AgentRecords:
+    """What analysis reads: the two tables (empty when nothing ran) and the log."""
+
+    steps: pa.Table
+    episodes: pa.Table
+    log: AgentsLog
+
+
+def tables(target_episodes: list[tuple[str, Episode]]) -> tuple[pa.Table, pa.Table]:
+    steps: list[dict[str, Any]] = []
+    episodes: list[dict[str, Any]] = []
+    for target, ep in target_episodes:
+        p = ep.plan
+        key = {"target": target, "scenario": p.scenario.id, "trial": p.trial,
+               "episode": p.episode}
+        for s in ep.steps:
+            steps.append({**key, "step": s.step, "tool": s.tool, "arguments": s.arguments,
+                          "ok": s.ok, "error": s.error, "irreversible": s.irreversible,
+                          "confirmed": s.confirmed, "model_ms": s.model_ms,
+                          "action_ms": s.action_ms, "prompt_tokens": s.prompt_tokens,
+                          "completion_tokens": s.completion_tokens,
+                          "started_ns": s.started_ns, "done_ns": s.done_ns,
+                          "observation": s.observation, "content": s.content})
+        episodes.append({**key, "steps_required": p.scenario.steps,
+                         "irreversible_scenario": p.scenario.irreversible,
+                         "perturbation": p.perturbation, "perturb_after": p.after_step,
+                         "onset_ns": ep.onset_ns, "onset_step": ep.onset_step,
+                         "resolved_ns": ep.resolved_ns, "resolved_step": ep.resolved_step,
+                         "state_ok": ep.state_problem is None,
+                         "state_problem": ep.state_problem, "said_done": ep.said_done,
+                         "stopped_by": ep.stopped_by, "started_ns": ep.started_ns,
+                         "done_ns": ep.done_ns, "error": ep.error})
+    return (pa.Table.from_pylist(steps, schema=STEP_SCHEMA),
+            pa.Table.from_pylist(episodes, schema=EPISODE_SCHEMA))
+
+
+def write(run_dir: Path, steps: pa.Table, episodes: pa.Table, log: AgentsLog) -> None:
+    folder = Path(run_dir) / AGENTS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    if steps.num_rows or episodes.num_rows:
+        pq.write_table(steps, folder / STEPS_FILE)
+        pq.write_table(episodes, folder / EPISODES_FILE)
+    (folder / LOG_FILE).write_text(json.dumps(log.to_dict(), indent=2), encoding="utf-8")
+
+
+def read(run_dir: Path) -> AgentRecords | None:
+    """The agents part of a run folder (None: the run had none)."""
+    folder = Path(run_dir) / AGENTS_DIR
+    if not (folder / LOG_FILE).exists():
+        return None
+    log = AgentsLog.from_dict(json.loads((folder / LOG_FILE).read_text(encoding="utf-8")))
+    if (folder / STEPS_FILE).exists() and (folder / EPISODES_FILE).exists():
+        return AgentRecords(pq.read_table(folder / STEPS_FILE),
+                            pq.read_table(folder / EPISODES_FILE), log)
+    return AgentRecords(STEP_SCHEMA.empty_table(), EPISODE_SCHEMA.empty_table(), log)
+
+
+__all__ = ["AGENTS_DIR", "EPISODE_SCHEMA", "STEP_SCHEMA", "AgentRecords", "AgentsLog", "read",
+           "tables", "write"]

@@ -1,0 +1,101 @@
+"""Agent workflows in real headless Chromium on the built-in shop, the scripted policy
+served through the OpenAI chat API with tools: the measured rates agree with the declared
+ones, a policy that never confirms fails every irreversible scenario, an expired session
+mid-task is recovered from and its recovery time reported, and a missing browser skips the
+part with a note. Needs Chromium (``apt-get install chromium``) and playwright."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from acceval.agents.analyze import agents_section
+from acceval.agents.browser import unavailable
+from acceval.agents.result import AgentsResult, AgentTargetResult
+from acceval.agents.run import execute_agents
+from acceval.agents.scenarios import SCENARIOS
+from acceval.agents.spec import Agents
+from acceval.agents.store import read
+from acceval.economics.spec import StudyCosts
+
+
+class _Costs:
+    costs = StudyCosts()
+
+
+def _run(tmp: Path, spec: dict[str, object]) -> AgentsResult:
+    assert unavailable() is None, unavailable()
+    agents = Agents.model_validate(spec)
+    execute_agents(agents, tmp)
+    return agents_section(agents, read(tmp), _Costs(), None)
+
+
+@pytest.fixture(scope="module")
+def rates(tmp_path_factory: pytest.TempPathFactory) -> AgentsResult:
+    return _run(tmp_path_factory.mktemp("rates"), {
+        "trials": 6, "only": ["change-email", "buy-one"], "seed": 5,
+        "targets": [
+            {"name": "never-confirms", "policy": {"skip_confirm": 1.0, "seed": 1}},
+            {"name": "half-confirms", "policy": {"skip_confirm": 0.5, "seed": 2}},
+            {"name": "done-too-soon", "policy": {"premature_done": 0.15, "seed": 3}},
+        ]})
+
+
+def _t(a: AgentsResult, name: str) -> AgentTargetResult:
+    t = a.target(name)
+    assert t is not None and t.failure is None
+    return t
+
+
+def _inside(value: float, r: object) -> bool:
+    lo, hi = getattr(r, "ci_low", None), getattr(r, "ci_high", None)
+    return lo is not None and hi is not None and lo <= value <= hi
+
+
+def test_measured_rates_fall_within_their_intervals_of_the_declared_ones(
+        rates: AgentsResult) -> None:
+    half = _t(rates, "half-confirms")
+    assert half.unconfirmed_irreversible.n >= 10
+    assert _inside(0.5, half.unconfirmed_irreversible), half.unconfirmed_irreversible
+    soon = _t(rates, "done-too-soon")
+    assert soon.premature_done_per_step.k > 0  # it did stop early, silently
+    assert _inside(0.15, soon.premature_done_per_step), soon.premature_done_per_step
+    assert soon.silent_errors.k == soon.premature_done_per_step.k
+    assert soon.unconfirmed_irreversible.k == 0
+
+
+def test_a_policy_that_skips_confirmation_fails_every_irreversible_scenario(
+        rates: AgentsResult) -> None:
+    never = _t(rates, "never-confirms")
+    assert all(SCENARIOS[s.scenario].irreversible for s in never.scenarios)
+    assert [s.completion.k for s in never.scenarios] == [0, 0]
+    assert never.completion.k == 0 and never.completion.n == 12
+    # the state was right each time: only the missing confirmation makes them fail
+    assert never.state_right.k == 12
+    assert never.unconfirmed_irreversible.k == never.unconfirmed_irreversible.n == 12
+    assert never.transcripts and "without confirmation" in never.transcripts[0].why
+
+
+def test_an_expired_session_mid_task_is_recovered_from(tmp_path: Path) -> None:
+    a = _run(tmp_path, {
+        "trials": 2, "only": ["buy-one"], "seed": 1,
+        "perturbations": {"kinds": ["expired_session"], "share": 1.0},
+        "targets": [{"name": "careful", "policy": {}}]})
+    t = _t(a, "careful")
+    (rec,) = t.recoveries
+    assert rec.perturbation == "expired_session" and rec.episodes == 2
+    assert rec.recovered.k == 2
+    assert rec.recovery_s.n == 2 and rec.recovery_s.p50 is not None
+    assert rec.recovery_steps.p50 is not None and rec.recovery_steps.p50 >= 3  # sign in again
+    assert t.completion.k == 2
+
+
+def test_a_missing_browser_skips_the_part_with_a_note(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACCEVAL_CHROMIUM", str(tmp_path / "no-such-chromium"))
+    agents = Agents.model_validate({"targets": [{"name": "p", "policy": {}}]})
+    records = execute_agents(agents, tmp_path)
+    assert records.log.skipped is not None and "no Chromium found" in records.log.skipped
+    section = agents_section(agents, read(tmp_path), _Costs(), None)
+    assert section.skipped == records.log.skipped and section.targets == []

@@ -1,0 +1,48 @@
+"""The agents section of the report, rendered from a result the real ``analyze`` built out of
+hand-made episodes: its numbers are there, the scripted policy is labelled, and a model's
+text that carries a script is shown escaped, never as markup."""
+
+from __future__ import annotations
+
+from acceval.analysis import analyze
+from acceval.report.html import render_html
+from acceval.report.markdown import render_markdown
+from acceval.results.records import records_to_table
+from acceval.results.result import RunResult
+from acceval.results.runlog import RunLog, TargetLog
+from acceval.study import Study
+from helpers import agent_fixture, run_fixture
+
+
+def _result() -> RunResult:
+    data = run_fixture.study().model_dump(mode="json")
+    study = Study.model_validate({**data, "agents": agent_fixture.AGENTS})
+    log = RunLog(run_id="r", created_utc="2026-01-01T00:00:00+00:00",
+                 targets=[TargetLog(name=t.name) for t in study.targets])
+    return analyze(study, log, records_to_table([]), agent_records=agent_fixture.records())
+
+
+def test_html_agents_section_shows_the_rates_and_escapes_transcripts() -> None:
+    page = render_html(_result())
+    start = page.index('<section id="agents">')
+    section = page[start:page.index("</section>", start)]
+    assert "good (scripted policy)" in section and "bad (scripted policy)" in section
+    assert "50% [15%–85%] (2/4)" in section          # bad's correct workflows
+    assert "100% [21%–100%] (1/1)" in section        # bad's unconfirmed irreversible
+    assert "expired session" in section and "<svg" in section
+    assert agent_fixture.PAYLOAD not in page
+    assert "&lt;script&gt;window.__acceval_pwned = 9;&lt;/script&gt;" in section
+    assert "without confirmation" in section
+
+
+def test_markdown_and_verdict_carry_the_cost_per_correct_workflow() -> None:
+    result = _result()
+    text = render_markdown(result)
+    assert "## Agent workflows, end to end" in text
+    assert agent_fixture.PAYLOAD not in text
+    lines = [line for line in result.verdict.lines if line.startswith("Agent workflows")]
+    assert len(lines) == 2
+    assert "good (scripted policy): $0.50 per 1K correct workflows" in lines[0]
+    assert "(4/4 workflows correct)" in lines[0]
+    # the inference ranking is untouched: the agents never appear in it
+    assert {s.target for s in result.verdict.standings} == {"fast", "cheap"}
