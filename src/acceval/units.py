@@ -288,6 +288,17 @@ def money_per_interval(low: float | None, high: float | None, unit: str = "corre
     return f"{interval(low, high, lambda v: s.amount(v, unit))} {s.per(unit)}"
 
 
+def money_per_with_interval(usd_per_unit: float | None,
+                            ci: tuple[float | None, float | None] | None,
+                            unit: str = "correct task") -> str:
+    """A figure and its interval at one scale: ``$0.266 per 1K correct workflows
+    [$0.0658–$1.49]``; the interval is left out when an end is unknown."""
+    scale = pick_scale([usd_per_unit, *(ci or ())])
+    text = money_per(usd_per_unit, unit, scale=scale)
+    bounds = usd_interval(ci, scale=scale)
+    return f"{text} {bounds}" if bounds else text
+
+
 def _ratio_decimals(exp: int) -> int:
     return 0 if exp >= 1 else (1 if exp == 0 else 1 - exp)
 

@@ -37,7 +37,7 @@ from acceval.results.sections import (
     Standing,
     Verdict,
 )
-from acceval.units import ONE, money_per, times, usd_interval
+from acceval.units import ONE, money_per, money_per_with_interval, times, usd_interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,9 +265,9 @@ def workflow_lines(agents: AgentsResult | None) -> list[str]:
             lines.append(f"Agent workflows, {who}: {share}; no price declared, so no cost per "
                          "correct workflow.")
             continue
-        lines.append(f"Agent workflows, {who}: "
-                     f"{money_per(t.cost.cost_per_correct_usd, 'correct workflow')} "
-                     f"{usd_interval(t.cost.cost_per_correct_ci_usd)} ({share}).")
+        cost = money_per_with_interval(t.cost.cost_per_correct_usd,
+                                       t.cost.cost_per_correct_ci_usd, "correct workflow")
+        lines.append(f"Agent workflows, {who}: {cost} ({share}).")
         if math.isfinite(t.cost.cost_per_correct_usd):
             priced.append(t)
     priced.sort(key=lambda t: (t.cost.cost_per_correct_usd if t.cost else math.inf, t.name))

@@ -249,3 +249,14 @@ def test_an_interval_reads_low_then_high_in_one_format(a: float, b: float) -> No
     text = money_per_interval(lo, hi)
     scale = pick_scale([lo])
     assert text == f"[{scale.amount(lo)}–{scale.amount(hi)}] {scale.per()}"
+
+
+def test_a_figure_and_its_interval_are_said_at_one_scale() -> None:
+    from acceval.units import money_per_with_interval
+
+    # Alone the figure would pick "per 1K" ($0.266) and its interval "per 1M" ($65.82-$1,488);
+    # together both are per 1M, where every amount shows at least $0.10.
+    text = money_per_with_interval(2.66e-4, (6.582e-5, 1.488e-3), "correct workflow")
+    assert text == "$266 per 1M correct workflows [$65.82–$1,488]"
+    assert money_per_with_interval(2.66e-4, None, "correct workflow") == (
+        "$0.266 per 1K correct workflows")

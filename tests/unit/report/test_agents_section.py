@@ -46,3 +46,18 @@ def test_markdown_and_verdict_carry_the_cost_per_correct_workflow() -> None:
     assert "(4/4 workflows correct)" in lines[0]
     # the inference ranking is untouched: the agents never appear in it
     assert {s.target for s in result.verdict.standings} == {"fast", "cheap"}
+
+
+def test_a_workflow_cost_and_its_interval_share_one_scale() -> None:
+    import re
+
+    for line in _result().verdict.lines:
+        if not line.startswith("Agent workflows,") or "[" not in line:
+            continue
+        # "$X per 1K correct workflows [$a–$b]": the interval is in the figure's unit, so
+        # the figure lies inside it.
+        m = re.search(r"\$([\d.,]+) per (1[KMB]? ?)?correct workflows? \[\$([\d.,]+)–\$([\d.,]+)\]",
+                      line)
+        assert m, line
+        value, low, high = (float(m.group(i).replace(",", "")) for i in (1, 3, 4))
+        assert low <= value <= high, line
