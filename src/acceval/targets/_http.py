@@ -127,6 +127,10 @@ class Connection(asyncio.Protocol):
                 self._fd = sock.fileno()
         self.pool.all.add(self)
 
+    def usable(self) -> bool:
+        """Open on both sides as far as the event loop knows (no socket check)."""
+        return not self.closed and self.transport is not None and not self.transport.is_closing()
+
     def stale(self) -> bool:
         """Whether an idle connection has something to read: the server's FIN (it closed the
         connection after its last answer) or stray bytes. Either way it must not carry the

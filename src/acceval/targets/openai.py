@@ -426,6 +426,11 @@ class OpenAITarget:
             rec.done_ns = rec.sent_ns = _now() - t0_ns
             return
         loop = asyncio.get_running_loop()
+        # The connection is chosen before the send is stamped: checking an idle one at its
+        # socket is a system call, during which another thread (the records writer) may take
+        # the interpreter for a while. That is the client's time, not the target's, so it
+        # must not fall inside TTFT. (A new connection's connect time does: a user waits it.)
+        ready = self._pool.take_idle()
         rec.sent_ns = _now() - t0_ns
         deadline = loop.time() + self.timeout_s
         policy = self.endpoint.retry
@@ -433,7 +438,8 @@ class OpenAITarget:
         while True:
             sends += 1
             rec.http_attempts = sends
-            retry_after_s = await self._send_once(request, rec, t0_ns, deadline)
+            retry_after_s = await self._send_once(request, rec, t0_ns, deadline, ready)
+            ready = None
             if policy is None:
                 return
             wait, why_not = wait_before_next(policy, rec, sends, retry_after_s,
@@ -446,7 +452,7 @@ class OpenAITarget:
             clear_outcome(rec)
 
     async def _send_once(self, request: bytes, rec: Record, t0_ns: int,
-                         deadline: float) -> float | None:
+                         deadline: float, ready: Connection | None = None) -> float | None:
         """One send of ``request`` (and one more on a fresh connection when a reused one
         turns out closed); the response's Retry-After in seconds, if it had one."""
         loop = asyncio.get_running_loop()
@@ -455,7 +461,9 @@ class OpenAITarget:
             # The resend takes a fresh connection: the other idle ones may be just as dead
             # (a server restart closes them all), and a second stale one used to leave the
             # record cleared, with neither an answer nor an error.
-            conn = pool.take_idle() if attempt == 0 else None
+            conn = None
+            if attempt == 0:
+                conn = ready if ready is not None and ready.usable() else pool.take_idle()
             if conn is None:
                 try:
                     conn = await pool.connect()
