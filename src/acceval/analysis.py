@@ -62,7 +62,8 @@ from acceval.results.sections import (
 from acceval.results.store import ANALYSIS_COLUMNS, read_records
 from acceval.scenarios import point_result, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
-from acceval.verdict import Rules, decide, standings
+from acceval.training.analyze import training_section
+from acceval.verdict import Rules, decide, decide_training, standings
 
 _SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
              "onnxruntime-genai", "torch", "transformers")
@@ -198,9 +199,11 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
             base_dir: Path | None = None,
             artifact_checks: dict[str, ArtifactCheck] | None = None,
             run_artifact_checks: bool = False,
-            kept_artifact_levels: dict[str, LevelVerdict] | None = None) -> RunResult:
+            kept_artifact_levels: dict[str, LevelVerdict] | None = None,
+            run_dir: Path | None = None) -> RunResult:
     """Every number from stored records and the run log (pure apart from reading the files
-    the study names, and loading models when ``run_artifact_checks``)."""
+    the study names, and loading models when ``run_artifact_checks``). ``run_dir`` holds the
+    logs the training section's commands wrote."""
     kept_artifact_levels = kept_artifact_levels or {}
     rows_of = _by_target(records)
     targets: list[TargetResult] = []
@@ -258,6 +261,13 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     warnings = [f"{tl.name}: energy probe {probe}: {why}"
                 for tl in log.targets for probe, why in tl.probe_notes.items()]
     warnings += log.notes + [_resume_note(r) for r in log.resumes]
+    training = None
+    if study.training is not None:
+        training = training_section(study.training, base_dir=base_dir or Path.cwd(),
+                                    run_dir=run_dir, study_costs=study.costs, catalog=catalog)
+        training.verdict = decide_training(training.platforms)
+        verdict.lines += [training.verdict.headline, *training.verdict.lines]
+        warnings += [f"training {n}" for n in training.notes]
     return RunResult(
         run_id=log.run_id, study_name=study.name, created_utc=log.created_utc,
         finished_utc=log.finished_utc, interrupted=log.interrupted,
@@ -265,7 +275,8 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
         software=software(), seeds={"study": study.seed, "tasks": study.tasks.seed},
         tasks={"source": study.tasks.source, "count": study.tasks.count,
                "attempts": study.tasks.attempts},
-        targets=targets, economics=economics, verdict=verdict, warnings=warnings, log=log)
+        targets=targets, economics=economics, verdict=verdict, warnings=warnings, log=log,
+        training=training)
 
 
 def _cheapest(p: Priced) -> str | None:
@@ -353,7 +364,7 @@ def load_result(run_dir: Path, *, recompute: bool = False,
     problems: list[str] = []
     fresh = with_problems(analyze(study, stored.log, analysis_records(run_dir, problems),
                                   read_samples(run_dir), base_dir=base,
-                                  kept_artifact_levels=kept), problems)
+                                  kept_artifact_levels=kept, run_dir=run_dir), problems)
     fresh.environment = stored.environment
     fresh.software = stored.software
     if overrides:
@@ -458,7 +469,8 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
     if journal is not None:
         log = journal.log.model_copy(update={"interrupted": True})
         result = with_problems(analyze(study, log, rows_of, read_samples(run_dir),
-                                       base_dir=Path(journal.study_dir)), problems)
+                                       base_dir=Path(journal.study_dir), run_dir=run_dir),
+                               problems)
         result.warnings.insert(0, "rebuilt from the run's journal and records: the run ended "
                                "before writing result.json (killed, or its disk was full); "
                                f"`acceval run --resume {run_dir}` measures what it did not "

@@ -66,6 +66,7 @@ from acceval.study import Target as TargetSpec
 from acceval.targets import make_target
 from acceval.targets.preflight import served_model
 from acceval.tasks import Task, score, to_prompt, write_answers_jsonl
+from acceval.training.execute import run_training
 
 
 def check_study(path: Path, *, out_dir: Path | None = None) -> tuple[Study, list[str]]:
@@ -263,6 +264,9 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
                     if id(entry) not in before:
                         entry.session = session
                 journal()
+            if study.training is not None:
+                run_training(study.training, run_dir, base_dir,
+                             echo=prog.console.print if prog.active else None)
             log.interrupted = False
         except KeyboardInterrupt:
             log.interrupted = True
@@ -277,7 +281,8 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
         problems: list[str] = []
         result = with_problems(
             analyze(study, log, analysis_records(run_dir, problems), read_samples(run_dir),
-                    base_dir=base_dir, run_artifact_checks=not log.interrupted), problems)
+                    base_dir=base_dir, run_artifact_checks=not log.interrupted,
+                    run_dir=run_dir), problems)
         disk = _disk_message(run_dir, writer, guard)
         if disk is not None:
             result.warnings.insert(0, disk)

@@ -41,6 +41,7 @@ from acceval.seeds import Seed
 from acceval.serve.spec import LocalServer
 from acceval.targets.spec import Endpoint
 from acceval.tasks.spec import Tasks
+from acceval.training.spec import Training
 
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 #: Names become folder and file names (``<name>-<UTC time>``): short enough for any file system.
@@ -157,6 +158,10 @@ class Study(_Model):
     interruption: Interruption | None = Field(
         None, description="A fault injected into one target during one load point, and its "
         "recovery measured (docs/demand-and-faults.md)."
+    )
+    training: Training | None = Field(
+        None, description="Training platforms trained to one quality target: time and cost "
+        "to target, stability, restarts, goodput, MFU (docs/training.md)."
     )
 
 
@@ -347,6 +352,6 @@ __all__ = [
     "SLO", "ArrivalKind", "Availability", "Concurrency", "Demand", "Endpoint", "Energy",
     "ExitSpec", "Interruption", "LoadFamily", "LoadPoint", "LocalServer", "Output", "Platform",
     "Price", "Quality", "Study", "StudyCosts", "StudyPortability", "Sweep", "Target",
-    "TargetCosts", "TargetPortability", "Tasks", "apply_overrides", "load_study",
+    "TargetCosts", "TargetPortability", "Tasks", "Training", "apply_overrides", "load_study",
     "study_from_dict", "study_to_yaml",
 ]

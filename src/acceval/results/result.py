@@ -35,6 +35,7 @@ from acceval.results.sections import (
     TargetEconomics,
     Verdict,
 )
+from acceval.training.result import TrainingResult
 
 SCHEMA_VERSION = 2
 RESULT_FILE = "result.json"
@@ -92,6 +93,7 @@ class RunResult(Section):
     targets: list[TargetResult]
     economics: RunEconomics | None = None
     verdict: Verdict
+    training: TrainingResult | None = None  # the study's training section (docs/training.md)
     warnings: list[str] = Field(default_factory=list)
     log: RunLog
 
