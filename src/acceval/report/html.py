@@ -47,6 +47,7 @@ from acceval.report._fmt import (
     trusted,
     usd,
 )
+from acceval.report._training import training_html
 from acceval.results.result import RunResult, TargetResult
 from acceval.units import money_per, pick_scale, usd_interval
 
@@ -442,7 +443,8 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
     charts = all_charts(result, econ, run, records)
     capacity = cap.run_capacity(result)
     cap_chart = demand_vs_capacity(result, capacity)
-    specs = [{"id": c.id, "figure": c.figure} for c in [*charts, cap_chart]
+    training, training_charts = training_html(result, _figure_html)
+    specs = [{"id": c.id, "figure": c.figure} for c in [*charts, cap_chart, *training_charts]
              if c.figure is not None]
     plotly_js = _plotly_js() if specs else ""
     boot = _asset("report.js")
@@ -466,7 +468,7 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         f"acceval {esc(__version__)}</p>{banner}"
         f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
         _verdict(result, econ, run), _decision(result, econ), _charts_html(charts),
-        _capacity_html(capacity, cap_chart), _batching_html(result),
+        _capacity_html(capacity, cap_chart), _batching_html(result), training,
         _portability_html(result), _samples(result, records), _provenance(result),
         "<footer>Self-contained report: every number is computed from this run's stored "
         "records; nothing on this page is fetched from the network.</footer></main>",

@@ -21,6 +21,7 @@ from acceval.report._fmt import (
     usd,
     yesno,
 )
+from acceval.report._training import training_markdown
 from acceval.results.result import RunResult, TargetResult
 from acceval.results.sections import BillResult, EnergyResult, PointResult
 from acceval.units import ONE, money_per, pick_scale, usd_interval
@@ -124,6 +125,7 @@ def render_markdown(result: RunResult) -> str:
     lines += _capacity(result)
     lines += _demand_and_faults(result)
     lines += _batching(result)
+    lines += training_markdown(result)
     lines += _portability(result)
 
     lines += ["## Errors", ""]
