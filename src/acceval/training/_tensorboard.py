@@ -46,7 +46,8 @@ def read_tensorboard(path: Path, cols: Columns) -> RunLog:
             else:
                 st = steps.setdefault(e.step, Step(e.step, e.wall_time))
                 setattr(st, field, float(e.value))
-    for kind in ("histograms", "images", "audio", "tensors", "distributions"):
+    # "distributions" are the histograms again, compressed: not counted twice.
+    for kind in ("histograms", "images", "audio", "tensors"):
         for tag in tags.get(kind, []) or []:
             log.unread.add(f"{kind[:-1]} {tag!r} (not a scalar)")
     origin = first_wall or 0.0

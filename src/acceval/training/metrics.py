@@ -80,8 +80,10 @@ def mlperf_score(times_s: Sequence[float | None], *, min_runs: int = 3) -> Score
     vals = [slow[i] for i in kept]
     why = (f"mean of {len(kept)} runs after dropping the fastest and the slowest"
            + ("; the run that never converged counts as the slowest" if failed else ""))
-    return Score(sum(vals) / len(vals), True, why, n, len(done), tuple(kept), dropped, lo, hi,
-                 sd, (min(vals), max(vals)))
+    window = (min(vals), max(vals))
+    # A mean of equal floats can round just outside them: keep it inside the scored runs.
+    mean = min(max(statistics.fmean(vals), window[0]), window[1])
+    return Score(mean, True, why, n, len(done), tuple(kept), dropped, lo, hi, sd, window)
 
 
 # --- stability ---------------------------------------------------------------------------------
@@ -312,7 +314,8 @@ class Saturation:
 
 def saturation(splits: Sequence[StepSplit], input_share: float | None) -> Saturation | None:
     """The largest of compute, exposed communication and input waiting decides the bound;
-    when idle time is larger than all three, nothing saturates (the step waits on the host)."""
+    when idle time (net of the input waiting, which a trace shows as idle) is larger than all
+    three, nothing saturates: the step waits on the host."""
     total = sum(s.duration_ms for s in splits)
     if total <= 0:
         return None
@@ -325,7 +328,8 @@ def saturation(splits: Sequence[StepSplit], input_share: float | None) -> Satura
     shares = {"compute-bound": comp, "communication-bound": exposed,
               "input-bound": input_share or 0.0}
     bound = max(shares, key=lambda k: shares[k])
-    if idle > shares[bound]:
+    # Waiting for input shows in a trace as idle time: idle is judged net of it.
+    if idle - (input_share or 0.0) > shares[bound]:
         bound = "idle (host overhead or waiting)"
     inp = "not logged" if input_share is None else f"{input_share:.0%}"
     evidence = (f"over {len(splits)} traced step(s): compute {comp:.0%}, communication "
