@@ -136,7 +136,7 @@ def step_breakdown(tr: TrainingResult) -> Chart:
         parts["compute"].append(sum(s.compute_ms for s in cc.steps) / n)
         parts["exposed communication"].append(comm - over)
         parts["idle"].append(sum(s.idle_ms for s in cc.steps) / n)
-        names.append(_e(f"{p.name} ({cc.bound})"))
+        names.append(_e(p.name))
     if not names:
         return Chart("chart-training-steps", title, None, "no profiler trace was given")
     data = [{"type": "bar", "orientation": "h", "y": names, "x": parts[k], "name": _e(k),
@@ -144,10 +144,17 @@ def step_breakdown(tr: TrainingResult) -> Chart:
             for k, c in _SPLIT]
     layout = _layout(title, barmode="stack", height=140 + 70 * len(names),
                      xaxis={"title": {"text": "ms per traced step"}})
+    bounds = "; ".join(f"{p.name}: {p.compute_comm.bound}" for p in tr.platforms
+                       if p.compute_comm is not None and p.compute_comm.bound)
     return Chart("chart-training-steps", title, {"data": data, "layout": layout},
                  "HTA's temporal breakdown on the trace's events; communication that overlaps "
                  "compute is inside the compute bar, exposed communication is what adds to the "
-                 "step")
+                 f"step. {bounds}")
+
+
+_GOODPUT_COLOURS = {"productive": "#009E73", "startup": "#E69F00", "data_loading": "#56B4E9",
+                    "checkpoint_save": "#0072B2", "checkpoint_restore": "#CC79A7",
+                    "lost_work": "#D55E00", "other": "#BBBBBB"}
 
 
 def goodput_bars(tr: TrainingResult) -> Chart:
@@ -165,9 +172,9 @@ def goodput_bars(tr: TrainingResult) -> Chart:
     if not names:
         return Chart("chart-training-goodput", title, None, "no run had a wall time")
     data = [{"type": "bar", "orientation": "h", "y": names, "x": v, "name": _e(k),
-             "marker": {"color": _colour(i) if k != "productive" else "#009E73"},
+             "marker": {"color": _GOODPUT_COLOURS.get(k, "#999999")},
              "hovertemplate": f"{_e(k)} %{{x:.2f}} s<extra></extra>"}
-            for i, (k, v) in enumerate(cols.items())]
+            for k, v in cols.items()]
     layout = _layout(title, barmode="stack", height=140 + 70 * len(names),
                      xaxis={"title": {"text": "seconds per run"}})
     return Chart("chart-training-goodput", title, {"data": data, "layout": layout},
