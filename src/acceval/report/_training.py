@@ -16,7 +16,7 @@ from acceval.report._fmt import NOT_MEASURED, num, pct, sig
 from acceval.results.result import RunResult
 from acceval.training.metrics import BADPUT
 from acceval.training.result import PlatformTrainingResult, TrainingResult
-from acceval.units import money_per, pick_scale, usd_interval
+from acceval.units import MoneyScale, money_per, pick_scale, usd_interval
 
 
 def _e(s: object) -> str:
@@ -188,10 +188,9 @@ def training_charts(tr: TrainingResult) -> list[Chart]:
 
 # --- the metrics table (shared by HTML and Markdown) -------------------------------------------
 
-def _cost(p: PlatformTrainingResult) -> str:
+def _cost(p: PlatformTrainingResult, scale: MoneyScale) -> str:
     if p.cost is None:
         return NOT_MEASURED
-    scale = pick_scale([p.cost.cost_per_run_usd])
     return (money_per(p.cost.cost_per_run_usd, "training run", scale=scale) + " "
             + usd_interval(p.cost.interval_usd, scale=scale)).strip()
 
@@ -279,8 +278,10 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
 
     prov = {p.name: p.provenance for p in ps}
     first = next(iter(prov.values()), {})
+    # One scale for every platform, so that the amounts compare at a glance.
+    scale = pick_scale([p.cost.cost_per_run_usd for p in ps if p.cost is not None])
     rows = [
-        row("cost per run to target", _cost, first.get("cost", "")),
+        row("cost per run to target", lambda p: _cost(p, scale), first.get("cost", "")),
         row("time to target", ttt, first.get("time to target", "")),
         row("energy per run to target", energy, first.get("energy", "")),
         row("stability", spikes, f"rolling z-score above {tr.spike_z:g} over "
