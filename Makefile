@@ -7,17 +7,18 @@ TESTSTAMP := $(VENV)/.installed-test-stamp
 
 .PHONY: demo test lint typecheck unit bench clean docs
 
-# What the demo needs: the package with its local runtimes (no torch, no build step).
+# What the demo needs: the package with its local runtimes and torch (the built-in training
+# workload; without torch the demo skips training with a note). No build step.
+# torch is pinned to 2.13.0, the CPU build this project's machines carry locally.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[local,report,agents]'
+	$(BIN)/python -m pip install -q -e '.[local,report,agents,torch]'
 	touch $(STAMP)
 
-# What the tests need on top: dev tools and the torch extra (the transformers engine tests).
-# torch is pinned to 2.13.0, the CPU build this project's machines carry locally.
+# What the tests need on top: dev tools and the training extra (TensorBoard event files).
 $(TESTSTAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[dev,local,report,agents,torch]'
+	$(BIN)/python -m pip install -q -e '.[dev,local,report,agents,torch,training]'
 	touch $(TESTSTAMP)
 
 demo: $(STAMP)

@@ -72,7 +72,8 @@ from acceval.results.store import ANALYSIS_COLUMNS, read_records
 from acceval.scenarios import point_result, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
 from acceval.telemetry.summary import telemetry_section
-from acceval.verdict import Rules, decide, standings, workflow_lines
+from acceval.training.analyze import training_section
+from acceval.verdict import Rules, decide, decide_training, standings, workflow_lines
 
 _SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
              "onnxruntime-genai", "torch", "transformers")
@@ -265,10 +266,12 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
             artifact_checks: dict[str, ArtifactCheck] | None = None,
             run_artifact_checks: bool = False,
             kept_artifact_levels: dict[str, LevelVerdict] | None = None,
-            agent_records: AgentRecords | None = None) -> RunResult:
+            agent_records: AgentRecords | None = None,
+            run_dir: Path | None = None) -> RunResult:
     """Every number from stored records and the run log (pure apart from reading the files
     the study names, and loading models when ``run_artifact_checks``). ``agent_records``
-    are the agents part's step and episode records, when the study has one."""
+    are the agents part's step and episode records, when the study has one; ``run_dir``
+    holds the logs the training section's commands wrote."""
     kept_artifact_levels = kept_artifact_levels or {}
     rows_of = _by_target(records)
     targets: list[TargetResult] = []
@@ -333,6 +336,13 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     warnings = [f"{tl.name}: energy probe {probe}: {why}"
                 for tl in log.targets for probe, why in tl.probe_notes.items()]
     warnings += log.notes + [_resume_note(r) for r in log.resumes]
+    training = None
+    if study.training is not None:
+        training = training_section(study.training, base_dir=base_dir or Path.cwd(),
+                                    run_dir=run_dir, study_costs=study.costs, catalog=catalog)
+        training.verdict = decide_training(training.platforms)
+        verdict.lines += [training.verdict.headline, *training.verdict.lines]
+        warnings += [f"training {n}" for n in training.notes]
     return RunResult(
         run_id=log.run_id, study_name=study.name, created_utc=log.created_utc,
         finished_utc=log.finished_utc, interrupted=log.interrupted,
@@ -341,7 +351,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
         tasks={"source": study.tasks.source, "count": study.tasks.count,
                "attempts": study.tasks.attempts},
         targets=targets, economics=economics, claims=claims, verdict=verdict, warnings=warnings,
-        log=log, agents=agents)
+        log=log, agents=agents, training=training)
 
 
 def _cheapest(p: Priced) -> str | None:
@@ -430,7 +440,8 @@ def load_result(run_dir: Path, *, recompute: bool = False,
     fresh = with_problems(analyze(study, stored.log, analysis_records(run_dir, problems),
                                   read_samples(run_dir), base_dir=base,
                                   kept_artifact_levels=kept,
-                                  agent_records=read_agent_records(run_dir)), problems)
+                                  agent_records=read_agent_records(run_dir),
+                                  run_dir=run_dir), problems)
     fresh.environment = stored.environment
     fresh.software = stored.software
     if overrides:
@@ -536,7 +547,8 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
         log = journal.log.model_copy(update={"interrupted": True})
         result = with_problems(analyze(study, log, rows_of, read_samples(run_dir),
                                        base_dir=Path(journal.study_dir),
-                                       agent_records=read_agent_records(run_dir)), problems)
+                                       agent_records=read_agent_records(run_dir),
+                                       run_dir=run_dir), problems)
         result.warnings.insert(0, "rebuilt from the run's journal and records: the run ended "
                                "before writing result.json (killed, or its disk was full); "
                                f"`acceval run --resume {run_dir}` measures what it did not "

@@ -47,4 +47,12 @@ def demo_study(*, quick: bool = False) -> Study:
             # One trial of three scenarios (1, 4 and 11 steps) still compares the two agents.
             data["agents"] = {**data["agents"], "trials": 1,
                               "only": ["switch-language", "buy-one", "update-and-buy"]}
+        if data.get("training"):
+            # Still three seeds (MLPerf scoring needs them) and the killed rank; a smaller
+            # held-out evaluation and a shorter profiled window.
+            tr = data["training"]
+            for p in tr.get("platforms", []):
+                if p.get("builtin"):
+                    p["builtin"] = {**p["builtin"], "eval_sequences": 128,
+                                    "profile_steps": [6, 7]}
     return study_from_dict(data, source=f"built-in {DEMO_STUDY}")

@@ -72,6 +72,7 @@ from acceval.study import Target as TargetSpec
 from acceval.targets import make_target
 from acceval.targets.preflight import served_model
 from acceval.tasks import Task, score, to_prompt, write_answers_jsonl
+from acceval.training.execute import run_training
 
 
 def check_study(path: Path, *, out_dir: Path | None = None) -> tuple[Study, list[str]]:
@@ -274,6 +275,9 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
                         entry.session = session
                 journal()
             agents = _agents(study, run_dir, prog)
+            if study.training is not None:
+                run_training(study.training, run_dir, base_dir,
+                             echo=prog.console.print if prog.active else None)
             log.interrupted = False
         except KeyboardInterrupt:
             log.interrupted = True
@@ -289,7 +293,7 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
         result = with_problems(
             analyze(study, log, analysis_records(run_dir, problems), read_samples(run_dir),
                     base_dir=base_dir, run_artifact_checks=not log.interrupted,
-                    agent_records=agents), problems)
+                    agent_records=agents, run_dir=run_dir), problems)
         disk = _disk_message(run_dir, writer, guard)
         if disk is not None:
             result.warnings.insert(0, disk)

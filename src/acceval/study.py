@@ -44,6 +44,7 @@ from acceval.serve.spec import LocalServer
 from acceval.targets.spec import Endpoint
 from acceval.tasks.spec import Tasks
 from acceval.telemetry.spec import Telemetry
+from acceval.training.spec import Training
 
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 #: Names become folder and file names (``<name>-<UTC time>``): short enough for any file system.
@@ -177,6 +178,10 @@ class Study(_Model):
     agents: Agents | None = Field(
         None, description="Agent workflows on the built-in shop, measured end to end "
         "against their own agent targets (docs/agents.md)."
+    )
+    training: Training | None = Field(
+        None, description="Training platforms trained to one quality target: time and cost "
+        "to target, stability, restarts, goodput, MFU (docs/training.md)."
     )
 
     @model_validator(mode="after")
@@ -376,6 +381,7 @@ __all__ = [
     "SLO", "ArrivalKind", "Availability", "Claims", "Concurrency", "Demand", "Endpoint",
     "Energy", "ExitSpec", "Interruption", "LoadFamily", "LoadPoint", "LocalServer", "Output",
     "PlanSpec", "Platform", "Price", "Quality", "Study", "StudyCosts", "StudyPortability",
-    "Sweep", "Target", "TargetCosts", "TargetPortability", "Tasks", "apply_overrides", "load_study",
+    "Sweep", "Target", "TargetCosts", "TargetPortability", "Tasks", "Training",
+    "apply_overrides", "load_study",
     "study_from_dict", "study_to_yaml",
 ]

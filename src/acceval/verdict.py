@@ -37,7 +37,19 @@ from acceval.results.sections import (
     Standing,
     Verdict,
 )
-from acceval.units import ONE, money_per, money_per_with_interval, times, usd_interval
+from acceval.training.result import (
+    PlatformTrainingResult,
+    TrainingStanding,
+    TrainingVerdict,
+)
+from acceval.units import (
+    ONE,
+    money_per,
+    money_per_with_interval,
+    number,
+    times,
+    usd_interval,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,5 +300,96 @@ def _ci_end(t: AgentTargetResult, end: int) -> float | None:
     return ci[end] if ci is not None else None
 
 
-__all__ = ["Rules", "decide", "eligible_points", "operating_point", "point_problems",
-           "standings", "workflow_lines"]
+# --- training: cost per run to target ---------------------------------------------------------
+
+def _training_reasons(p: PlatformTrainingResult) -> list[str]:
+    """Rule 1 for a training platform: measured, a valid time to target, and not diverged."""
+    out = []
+    if p.failure:
+        out.append(f"could not be measured: {p.failure}")
+    ttt = p.time_to_target
+    if not p.failure and (ttt is None or not ttt.valid):
+        out.append("no valid time to target (" + (ttt.reason if ttt else "no runs") + ")")
+    diverged = [r.index for r in p.runs if r.stability.diverged and not r.reached]
+    if diverged:
+        out.append(f"run(s) {', '.join(map(str, diverged))} diverged")
+    return out
+
+
+def _training_separates(win: TrainingStanding, other: TrainingStanding) -> bool:
+    """Rule 5: the winner's interval (its converged runs' spread) lies wholly below the
+    other's."""
+    w = win.interval_usd[1] if win.interval_usd else win.cost_per_run_usd
+    o = other.interval_usd[0] if other.interval_usd else other.cost_per_run_usd
+    return w is not None and o is not None and w < o
+
+
+def decide_training(platforms: Sequence[PlatformTrainingResult]) -> TrainingVerdict:
+    """Cost per training run to target, with the inference rules: a platform qualifies when
+    it has a valid MLPerf-style time to target; the cheapest is named a winner only when its
+    cost interval (at its fastest and slowest converged runs) lies below the
+    runner-up's, else the overlapping ones tie; nothing qualifies, nothing is named."""
+    rows = []
+    for p in platforms:
+        reasons = _training_reasons(p)
+        cost = p.cost.cost_per_run_usd if p.cost is not None else None
+        rows.append(TrainingStanding(
+            platform=p.name, qualified=not reasons, reasons=reasons, cost_per_run_usd=cost,
+            interval_usd=p.cost.interval_usd if p.cost is not None else None,
+            time_to_target_s=p.time_to_target.value_s if p.time_to_target else None))
+    qualified = sorted((s for s in rows if s.qualified),
+                       key=lambda s: (math.inf if s.cost_per_run_usd is None
+                                      else s.cost_per_run_usd, s.platform))
+    for i, s in enumerate(qualified, 1):
+        s.rank = i
+    rows = qualified + [s for s in rows if not s.qualified]
+    lines = [f"Training {s.platform} does not qualify: {'; '.join(s.reasons)}."
+             for s in rows if not s.qualified]
+    priced = [s for s in qualified if s.cost_per_run_usd is not None]
+    winner, tied, ratio = None, [], None
+    if not qualified:
+        status = "none-qualify"
+        headline = ("Training: no platform qualifies, so none is named cheapest: "
+                    + "; ".join(f"{s.platform} {s.reasons[0]}" for s in rows) + ".")
+    elif not priced:
+        status = "not-priced"
+        headline = (f"Training: qualified {', '.join(s.platform for s in qualified)}; no cost "
+                    "per run to target (no price declared).")
+    else:
+        best, rest = priced[0], priced[1:]
+        per = money_per(best.cost_per_run_usd, "training run")
+        if rest:
+            ratio = _training_ratio(rest[0], best)
+        if not rest:
+            status, winner = "winner", best.platform
+            headline = (f"Cheapest training run to target: {best.platform} at {per}; the only "
+                        "platform that qualifies.")
+        elif _training_separates(best, rest[0]):
+            status, winner = "winner", best.platform
+            headline = (f"Cheapest training run to target: {best.platform} at {per}, "
+                        f"{times(ratio)} cheaper than {rest[0].platform}.")
+        else:
+            status = "tie"
+            tied = [best.platform] + [s.platform for s in rest
+                                      if not _training_separates(best, s)]
+            headline = (f"Tie on the cheapest training run to target: {', '.join(tied)} "
+                        f"(the run-to-run spreads overlap; {best.platform} is lowest at {per}, "
+                        f"{times(ratio)} below {rest[0].platform}).")
+        for s in priced:
+            said = money_per_with_interval(s.cost_per_run_usd, s.interval_usd, "training run")
+            lines.append(f"Training {s.platform}: {said} to target (time to "
+                         f"target {number(s.time_to_target_s)} s, MLPerf scoring; the "
+                         "interval spans its fastest and slowest converged run).")
+    return TrainingVerdict(status=status, winner=winner, tied=tied, headline=headline,
+                           lines=lines, standings=rows, ratio_to_runner_up=ratio)
+
+
+def _training_ratio(other: TrainingStanding, best: TrainingStanding) -> float | None:
+    a, b = other.cost_per_run_usd, best.cost_per_run_usd
+    if a is None or b is None or b <= 0:
+        return None
+    return a / b
+
+
+__all__ = ["Rules", "decide", "decide_training", "eligible_points", "operating_point",
+           "point_problems", "standings", "workflow_lines"]

@@ -93,11 +93,13 @@ def records(*, n: int = 40, seed: int = 0, slow: float = 1.0) -> list[Record]:
 
 
 def build(run_dir: Path, *, economics: bool = True, seed: int = 0, slow: float = 1.0,
-          run_id: str | None = None) -> RunResult:
+          run_id: str | None = None, with_study: Study | None = None,
+          base_dir: Path | None = None) -> RunResult:
     """Write records.parquet and result.json into ``run_dir`` and return the RunResult that
-    the real ``analyze`` makes of them and of the run log the runner would have written."""
+    the real ``analyze`` makes of them and of the run log the runner would have written.
+    ``with_study`` replaces the fixture study (its targets must be the fixture's)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    s = study(economics=economics)
+    s = with_study or study(economics=economics)
     table = records_to_table(records(seed=seed, slow=slow))
     pq.write_table(table, run_dir / RECORDS_FILE)
     log = RunLog(run_id=run_id or run_dir.name, created_utc="2025-01-02T03:04:05+00:00",
@@ -114,7 +116,7 @@ def build(run_dir: Path, *, economics: bool = True, seed: int = 0, slow: float =
                 started_ns=min(r["sent_ns"] for r in rows),
                 ended_ns=max(r["done_ns"] for r in rows)))
         log.targets.append(tl)
-    result = analyze(s, log, table, None, base_dir=run_dir)
+    result = analyze(s, log, table, None, base_dir=base_dir or run_dir, run_dir=run_dir)
     # A known machine, so that snapshots do not depend on the one running the tests.
     result.environment = {"host": "fixture-host", "cpu_count": 2}
     result.software = {"acceval": "0.1.0", "python": "3.11"}

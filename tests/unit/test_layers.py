@@ -159,3 +159,21 @@ def test_the_agents_modules_stay_below_the_composers_and_the_report() -> None:
     offenders = {n: sorted(m for m in IMPORTS[n] if m in COMPOSERS
                            or m.startswith("acceval.report")) for n in AGENTS_MODULES}
     assert {n: m for n, m in offenders.items() if m} == {}
+# The training concept: its spec is a leaf, its stages never reach up to the pipeline or the
+# renderers, and the report reads its result only.
+TRAINING_STAGES = {"acceval.training.ingest", "acceval.training.trace",
+                   "acceval.training.metrics", "acceval.training.analyze",
+                   "acceval.training.execute", "acceval.training.workload",
+                   "acceval.training.result"}
+
+
+def test_training_stays_below_the_composers_and_the_report() -> None:
+    assert set(MODULES) >= TRAINING_STAGES
+    forbidden = UPPER | {"acceval.analysis", "acceval.verdict", "acceval.report"}
+    offenders = {n: sorted(m for m in IMPORTS[n]
+                           if m in forbidden or m.startswith("acceval.report"))
+                 for n in TRAINING_STAGES}
+    assert {n: m for n, m in offenders.items() if m} == {}
+    assert _is_leaf("acceval.training.spec")
+    assert not {m for m in IMPORTS["acceval.training.metrics"]
+                if m.startswith("acceval.") and not m.startswith("acceval.training")}

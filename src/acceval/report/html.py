@@ -50,6 +50,7 @@ from acceval.report._fmt import (
     trusted,
     usd,
 )
+from acceval.report._training import training_html
 from acceval.results.result import RunResult, TargetResult
 from acceval.units import money_per, pick_scale, usd_interval
 
@@ -512,7 +513,8 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
     charts = all_charts(result, econ, run, records)
     capacity = cap.run_capacity(result)
     cap_chart = demand_vs_capacity(result, capacity)
-    specs = [{"id": c.id, "figure": c.figure} for c in [*charts, cap_chart]
+    training, training_charts = training_html(result, _figure_html)
+    specs = [{"id": c.id, "figure": c.figure} for c in [*charts, cap_chart, *training_charts]
              if c.figure is not None]
     telemetry = tm.chart(result)
     if telemetry is not None:
@@ -540,7 +542,7 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
         _verdict(result, econ, run), _decision(result, econ), _charts_html(charts),
         _capacity_html(capacity, cap_chart), _batching_html(result), _telemetry_html(result),
-        _claims_html(result), _plan_html(result),
+        _claims_html(result), _plan_html(result), training,
         _portability_html(result), agents_html(result), _samples(result, records),
         _provenance(result),
         "<footer>Self-contained report: every number is computed from this run's stored "

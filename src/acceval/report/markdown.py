@@ -24,6 +24,7 @@ from acceval.report._fmt import (
     usd,
     yesno,
 )
+from acceval.report._training import training_markdown
 from acceval.results.result import RunResult, TargetResult
 from acceval.results.sections import BillResult, EnergyResult, PointResult
 from acceval.units import ONE, money_per, pick_scale, usd_interval
@@ -130,6 +131,7 @@ def render_markdown(result: RunResult) -> str:
     lines += _telemetry(result)
     lines += _claims(result)
     lines += _plan(result)
+    lines += training_markdown(result)
     lines += _portability(result)
     lines += agents_markdown(result)
 

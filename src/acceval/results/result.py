@@ -39,6 +39,7 @@ from acceval.results.sections import (
     TelemetryResult,
     Verdict,
 )
+from acceval.training.result import TrainingResult
 
 SCHEMA_VERSION = 2
 RESULT_FILE = "result.json"
@@ -99,6 +100,7 @@ class RunResult(Section):
     economics: RunEconomics | None = None
     claims: ClaimsResult | None = None  # the claim ledger and the claims checked
     verdict: Verdict
+    training: TrainingResult | None = None  # the study's training section (docs/training.md)
     warnings: list[str] = Field(default_factory=list)
     log: RunLog
     agents: AgentsResult | None = None  # agent workflows (docs/agents.md)

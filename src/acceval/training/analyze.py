@@ -1,0 +1,377 @@
+"""``training_section``: the training scorecard of a run, from stored logs only.
+
+Reads each platform's run logs (ingested, or written into the run folder by
+:mod:`acceval.training.execute`), applies the pure metrics of :mod:`acceval.training.metrics`
+and prices one run to target with the same bill and energy boundary as an inference target
+(:mod:`acceval.economics`). Ranking is the verdict's (``acceval.verdict.decide_training``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from acceval.economics.bill import compute_bill
+from acceval.economics.catalog import Catalog
+from acceval.economics.energy import EnergyOutputs, energy_outputs
+from acceval.economics.inputs import Measured, build_cost_inputs, estimate_energy
+from acceval.economics.spec import StudyCosts
+from acceval.errors import AccevalError
+from acceval.models import resolve_model
+from acceval.results.sections import BillResult, EnergyResult
+from acceval.training import metrics as m
+from acceval.training.execute import read_execution, run_log_path
+from acceval.training.ingest import read_log
+from acceval.training.log import RunLog
+from acceval.training.result import (
+    MAX_POINTS,
+    ComputeCommResult,
+    Curve,
+    GoodputResult,
+    IngestResult,
+    InterruptionResult,
+    MfuResult,
+    PlatformTrainingResult,
+    RestartsResult,
+    SpikeResult,
+    StabilityResult,
+    StepSplitResult,
+    TimeToTargetResult,
+    TrainingCostResult,
+    TrainingResult,
+    TrainingRunResult,
+)
+from acceval.training.spec import Columns, ModelShape, Training, TrainingPlatform
+from acceval.training.trace import read_trace
+
+_PEAK_FIELD = {"bf16": "peak_bf16", "fp8": "peak_fp8"}
+
+
+# --- one run -----------------------------------------------------------------------------------
+
+def _every(n: int) -> int:
+    return max(1, math.ceil(n / MAX_POINTS))
+
+
+def _clean(v: float | None) -> float | None:
+    return v if v is not None and math.isfinite(v) else None
+
+
+def _curve(log: RunLog, metric: str) -> Curve:
+    k = _every(len(log.steps))
+    steps = log.steps[::k]
+    return Curve(step=[s.step for s in steps], t_s=[s.t_s for s in steps],
+                 loss=[_clean(s.loss) for s in steps],
+                 eval_step=[e.step for e in log.evals], eval_t_s=[e.t_s for e in log.evals],
+                 eval_value=[_clean(e.value(metric)) for e in log.evals])
+
+
+def _ingest(log: RunLog) -> IngestResult:
+    return IngestResult(source=log.source, format=log.format, records=log.lines,
+                        unread=log.unread.count, unread_examples=list(log.unread.examples),
+                        unused=dict(log.unused))
+
+
+def _spikes(sp: list[m.Spike]) -> list[SpikeResult]:
+    return [SpikeResult(metric=s.metric, step=s.step, t_s=s.t_s, value=s.value, z=s.z)
+            for s in sp]
+
+
+def _run_result(spec: Training, p: TrainingPlatform, index: int, log: RunLog,
+                catalog: Catalog | None) -> TrainingRunResult:
+    reached = m.first_reaching(log, spec.target)
+    st = m.stability(log.steps, z=spec.spike_z, window=spec.spike_window)
+    rs = m.restarts(log)
+    gp = m.goodput(log, rs)
+    ends = [e for e in log.events_of("run_end") if e.value is not None]
+    cpu_s = ends[-1].value if ends and p.builtin is not None else None
+    device_j = _device_energy(p, log, cpu_s)
+    last = next((e.value(spec.target.metric) for e in reversed(log.evals)
+                 if e.value(spec.target.metric) is not None), None)
+    return TrainingRunResult(
+        index=index, seed=log.seed, ingest=_ingest(log), reached=reached is not None,
+        time_to_target_s=reached.t_s if reached else None,
+        step_to_target=reached.step if reached else None,
+        value_at_target=reached.value if reached else None, last_value=_clean(last),
+        wall_s=log.end_s, cpu_s=cpu_s, device_energy_j=device_j,
+        energy_j=(_energy(p, device_j, log.end_s, catalog).joules
+                  if log.end_s else None),
+        stability=StabilityResult(loss_spikes=_spikes(st.loss_spikes),
+                                  grad_norm_spikes=_spikes(st.grad_norm_spikes),
+                                  nan_steps=st.nan_steps, diverged=st.diverged,
+                                  divergence=st.divergence),
+        restarts=RestartsResult(
+            count=rs.count, lost_s=rs.lost_s, checkpoint_saves=rs.checkpoint_saves,
+            checkpoint_save_s=rs.checkpoint_save_s, checkpoint_restores=rs.checkpoint_restores,
+            checkpoint_restore_s=rs.checkpoint_restore_s,
+            interruptions=[InterruptionResult(
+                t_s=i.t_s, checkpoint_step=i.checkpoint_step, reached_step=i.reached_step,
+                lost_steps=i.lost_steps, lost_s=i.lost_s, time_to_resume_s=i.time_to_resume_s,
+                time_to_recover_s=i.time_to_recover_s, detail=i.detail)
+                for i in rs.interruptions]),
+        goodput=None if gp is None else GoodputResult(
+            wall_s=gp.wall_s, productive_s=gp.productive_s, goodput=gp.goodput,
+            badput_s=gp.badput_s, step_time_from=gp.step_time_from),
+        curve=_curve(log, spec.target.metric))
+
+
+def _device_energy(p: TrainingPlatform, log: RunLog, cpu_s: float | None) -> float | None:
+    """A run's energy at the device: its ``energy`` events' joules (measured), else the
+    ranks' CPU time x watts per core (the cpu probe's estimate); None otherwise (the bill
+    then falls back to TDP x time, as for inference)."""
+    logged = [e.value for e in log.events_of("energy") if e.value is not None]
+    if logged:
+        return sum(logged)
+    if cpu_s is not None and p.energy.probe == "cpu" and p.energy.watts_per_core is not None:
+        return cpu_s * p.energy.watts_per_core
+    return None
+
+
+def _energy(p: TrainingPlatform, device_j: float | None, duration_s: float,
+            catalog: Catalog | None) -> EnergyOutputs:
+    est = estimate_energy(p.energy, device_j=device_j, duration_s=duration_s,
+                          chips=p.platform.chips, catalog=catalog, hardware=p.platform.hardware)
+    return energy_outputs(est, correct=1, output_tokens=None, duration_s=duration_s)
+
+
+# --- a platform --------------------------------------------------------------------------------
+
+def _logs(spec: Training, p: TrainingPlatform, base_dir: Path,
+          run_dir: Path | None) -> tuple[list[RunLog], str | None]:
+    if p.logs is not None:
+        out = []
+        for r in p.logs.runs:
+            trace = str(base_dir / r.trace) if r.trace else None
+            out.append(read_log(base_dir / r.path, p.logs.format, p.logs.columns,
+                                seed=r.seed, trace=trace))
+        return out, None
+    if run_dir is None:
+        return [], "not run: no run folder to read its logs from"
+    ex = read_execution(run_dir)
+    done = ex.platforms.get(p.name) if ex is not None else None
+    if done is None:
+        return [], "not run (the run ended before it)"
+    if done.status == "skipped":
+        return [], done.detail
+    fmt = p.command.format if p.command is not None else "jsonl"
+    cols = p.command.columns if p.command is not None else None
+    out = []
+    for i in range(spec.runs):
+        path = run_log_path(run_dir, p.name, i)
+        if p.command is not None:
+            path = path.with_name(f"steps.{fmt}")
+        if not path.exists():
+            continue
+        traced = path.parent / "trace.json.gz"
+        out.append(read_log(path, fmt, cols or Columns(), seed=spec.seed + i,
+                            trace=str(traced) if traced.exists() else None))
+    failure = None
+    if done.status != "ok":
+        last = done.output_tail.strip().splitlines()[-1:] if done.output_tail else []
+        failure = f"{done.detail or done.status}" + (f": {last[0][-300:]}" if last else "")
+    if not out and failure is None:
+        failure = "the command wrote no log"
+    return out, failure
+
+
+def _compute_comm(runs: list[RunLog]) -> ComputeCommResult | None:
+    log = next((r for r in runs if r.trace), None)
+    if log is None or log.trace is None:
+        return None
+    try:
+        tr = read_trace(Path(log.trace))
+    except (OSError, ValueError) as exc:
+        return ComputeCommResult(source=log.trace, kind="unread", note=f"not read: {exc}")
+    pairs = [(s.data_s, s.step_s) for s in log.steps if s.step_s and s.data_s is not None]
+    step_total = sum(b for _, b in pairs)
+    share = sum(a for a, _ in pairs) / step_total if step_total > 0 else None
+    sat = m.saturation(tr.steps, share)
+    note = ("no ProfilerStep marks: the busiest thread's whole span is one window"
+            if tr.whole_span else "")
+    return ComputeCommResult(
+        source=tr.source, kind=tr.kind, backend=tr.backend, world_size=tr.world_size,
+        steps=[StepSplitResult(step=s.step, duration_ms=s.duration_ms, compute_ms=s.compute_ms,
+                               communication_ms=s.communication_ms, overlap_ms=s.overlap_ms,
+                               memory_ms=s.memory_ms, idle_ms=s.idle_ms) for s in tr.steps],
+        compute_share=sat.compute_share if sat else None,
+        communication_share=sat.communication_share if sat else None,
+        exposed_communication_share=sat.exposed_communication_share if sat else None,
+        overlap_share=sat.overlap_share if sat else None,
+        idle_share=sat.idle_share if sat else None, input_share=share,
+        bound=sat.bound if sat else None, evidence=sat.evidence if sat else "no traced step",
+        events=tr.events, unread=tr.unread.count, note=note)
+
+
+def _builtin_shape(model: str) -> ModelShape:
+    """FLOPs-relevant size of the built-in workload's model, from its config.json."""
+    art = resolve_model(model)
+    assert art.hf_dir is not None
+    c = json.loads((art.hf_dir / "config.json").read_text())
+    h, layers, inter, v = (int(c["hidden_size"]), int(c["num_hidden_layers"]),
+                           int(c["intermediate_size"]), int(c["vocab_size"]))
+    heads, kv = int(c["num_attention_heads"]), int(c.get("num_key_value_heads") or
+                                                   c["num_attention_heads"])
+    hd = int(c.get("head_dim") or h // heads)
+    per_layer = h * heads * hd * 2 + h * kv * hd * 2 + 3 * h * inter + 2 * h
+    params = layers * per_layer + h + v * h   # the LM head counts; the input embedding not
+    return ModelShape(params=params, layers=layers, heads=heads, head_dim=hd, seq_len=13)
+
+
+def _mfu(p: TrainingPlatform, runs: list[RunLog], catalog: Catalog | None) -> MfuResult:
+    precision = p.platform.precision or (p.builtin.precision if p.builtin else None)
+    shape = _builtin_shape(p.builtin.model) if p.builtin is not None else p.model
+    if shape is None:
+        return MfuResult(status="not assessed", reason="the model's size is not declared "
+                         "(training.platforms[].model.params)", precision=precision)
+    steps = [s for r in runs for s in m.preserved_steps(r, m.restarts(r))]
+    tps = m.tokens_per_s(steps)
+    fpt = m.flops_per_token(shape.params, layers=shape.layers, heads=shape.heads,
+                            head_dim=shape.head_dim, seq_len=shape.seq_len)
+    peak, source = _peak(p, precision, catalog)
+    if tps is None:
+        return MfuResult(status="not assessed", reason="the logs give no tokens and step "
+                         "times", flops_per_token=fpt, precision=precision)
+    if peak is None:
+        return MfuResult(status="not assessed", reason=source, flops_per_token=fpt,
+                         tokens_per_s=tps, precision=precision)
+    value = m.mfu(fpt, tps, peak * 1e12, p.platform.chips)
+    hfu = None
+    if p.recompute:
+        hfu = m.mfu(m.flops_per_token(shape.params, layers=shape.layers, heads=shape.heads,
+                                      head_dim=shape.head_dim, seq_len=shape.seq_len,
+                                      recompute=True), tps, peak * 1e12, p.platform.chips)
+    return MfuResult(status="assessed", reason="", mfu=value, hfu=hfu, flops_per_token=fpt,
+                     tokens_per_s=tps, peak_tflops=peak, peak_source=source,
+                     precision=precision)
+
+
+def _peak(p: TrainingPlatform, precision: str | None,
+          catalog: Catalog | None) -> tuple[float | None, str]:
+    if p.peak_tflops is not None:
+        return p.peak_tflops, "declared peak_tflops (study file, an assumption)"
+    hw = p.platform.hardware
+    chip = catalog.chip(hw) if catalog is not None else None
+    if chip is None:
+        return None, (f"no catalog entry for hardware '{hw}' and no declared peak_tflops"
+                      if hw else "no platform.hardware and no declared peak_tflops")
+    fact_name = _PEAK_FIELD.get(precision or "")
+    fact = getattr(chip, fact_name) if fact_name else None
+    if fact is None:
+        have = [k.removeprefix("peak_") for k in ("peak_bf16", "peak_fp8")
+                if getattr(chip, k) is not None]
+        return None, (f"the catalog has no {precision or 'undeclared-precision'} peak for "
+                      f"{hw} (it lists: {', '.join(have) or 'none'}); declare peak_tflops")
+    dated = f", {fact.date}" if fact.date else ""
+    return float(fact.value), f"catalog peak_{precision} of {hw} ({fact.source}{dated})"
+
+
+def _cost(p: TrainingPlatform, score: TimeToTargetResult, runs: list[TrainingRunResult],
+          study_costs: StudyCosts, catalog: Catalog | None) -> TrainingCostResult | None:
+    if p.price is None or score.value_s is None:
+        return None
+    scored = [runs[i] for i in score.scored if i < len(runs)]
+    energy = _energy(p, _device_to_target(scored), score.value_s, catalog)
+
+    def bill(duration: float) -> BillResult:
+        measured = Measured(duration_s=duration, requests=1, correct=1,
+                            energy_j=energy.joules, energy_level=energy.level,
+                            energy_origin=energy.origin or "measured")
+        ci = build_cost_inputs(p.name, chips=p.platform.chips, price=p.price,  # type: ignore[arg-type]
+                               measured_values=measured, costs=p.costs,
+                               study_costs=study_costs, catalog=catalog,
+                               hardware=p.platform.hardware, load_label="one run to target")
+        return BillResult.model_validate(compute_bill(ci).to_dict())
+
+    b = bill(score.value_s)
+    interval = None
+    if score.min_s is not None and score.max_s is not None:
+        # The run-to-run spread: every converged run's time, not only the scored ones.
+        interval = (bill(score.min_s).total_usd, bill(score.max_s).total_usd)
+    rate = b.inputs.get("usd_per_chip_hour")
+    util = b.inputs.get("utilization")
+    ck = [r.restarts.checkpoint_save_s for r in scored]
+    ck_usd = None
+    if rate is not None and rate.value is not None and ck:
+        ck_usd = (sum(ck) / len(ck)) / 3600.0 * rate.value * p.platform.chips / (
+            util.value if util is not None and util.value else 1.0)
+    energy_result = (EnergyResult.model_validate({"load_label": "one run to target",
+                                                  **energy.to_dict()})
+                     if energy.joules is not None else None)
+    return TrainingCostResult(bill=b, cost_per_run_usd=b.total_usd, interval_usd=interval,
+                              checkpoint_usd_per_run=ck_usd, energy=energy_result)
+
+
+def _device_to_target(scored: list[TrainingRunResult]) -> float | None:
+    """Mean over the scored runs of each run's device energy up to its time to target (its
+    energy x time to target / wall time, when it went on past the target)."""
+    vals = [r.device_energy_j * min(1.0, (r.time_to_target_s or 0.0) / r.wall_s)
+            for r in scored if r.device_energy_j is not None and r.wall_s]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _provenance(p: TrainingPlatform, mfu: MfuResult) -> dict[str, str]:
+    src = {"logs": "ingested logs", "builtin": "measured by the built-in workload",
+           "command": "logs written by the study's command"}[_kind(p)]
+    energy = ("estimated: ranks' CPU time x energy.watts_per_core" if p.energy.probe == "cpu"
+              else "energy events in the log, else TDP x time (estimated)")
+    return {
+        "time to target": f"{src}: first evaluation at the target, MLPerf scoring",
+        "stability, restarts, goodput": f"{src}: step and event lines",
+        "compute vs communication": "profiler trace (Kineto JSON), HTA definitions on its "
+                                    "events",
+        "cost": "the inference bill: price and costs from the study file, duration = time "
+                "to target",
+        "energy": energy,
+        "MFU": (f"FLOPs/token 6N+12LHQT vs {mfu.peak_source}" if mfu.status == "assessed"
+                else f"not assessed: {mfu.reason}"),
+    }
+
+
+def _kind(p: TrainingPlatform) -> str:
+    return "logs" if p.logs is not None else "builtin" if p.builtin is not None else "command"
+
+
+def platform_result(spec: Training, p: TrainingPlatform, *, base_dir: Path,
+                    run_dir: Path | None, study_costs: StudyCosts,
+                    catalog: Catalog | None) -> PlatformTrainingResult:
+    out = PlatformTrainingResult(name=p.name, source=_kind(p),
+                                 platform=p.platform.model_dump(mode="json"))
+    try:
+        logs, failure = _logs(spec, p, base_dir, run_dir)
+    except (AccevalError, OSError) as exc:
+        logs, failure = [], str(exc)
+    out.failure = failure
+    if not logs:
+        out.failure = failure or "no run log"
+        return out
+    out.runs = [_run_result(spec, p, i, log, catalog) for i, log in enumerate(logs)]
+    sc = m.mlperf_score([r.time_to_target_s if r.reached else None for r in out.runs])
+    out.time_to_target = TimeToTargetResult(
+        value_s=sc.value_s, valid=sc.valid, reason=sc.reason, runs=sc.runs,
+        converged=sc.converged, scored=list(sc.scored), dropped=list(sc.dropped),
+        min_s=sc.min_s, max_s=sc.max_s, stdev_s=sc.stdev_s, window_s=sc.window)
+    out.compute_comm = _compute_comm(logs)
+    out.mfu = _mfu(p, logs, catalog)
+    out.cost = _cost(p, out.time_to_target, out.runs, study_costs, catalog)
+    out.provenance = _provenance(p, out.mfu)
+    return out
+
+
+def training_section(spec: Training, *, base_dir: Path, run_dir: Path | None,
+                     study_costs: StudyCosts, catalog: Catalog | None) -> TrainingResult:
+    """Every training number of a run, from its stored logs (the verdict is added by
+    ``analyze``)."""
+    res = TrainingResult(target=spec.target.text, metric=spec.target.metric,
+                         threshold=spec.target.threshold, runs_per_platform=spec.runs,
+                         spike_z=spec.spike_z, spike_window=spec.spike_window)
+    res.platforms = [platform_result(spec, p, base_dir=base_dir, run_dir=run_dir,
+                                     study_costs=study_costs, catalog=catalog)
+                     for p in spec.platforms]
+    for pr in res.platforms:
+        if pr.failure and pr.failure.startswith("skipped"):
+            res.notes.append(f"{pr.name}: {pr.failure}")
+    return res
+
+
+__all__ = ["platform_result", "training_section"]

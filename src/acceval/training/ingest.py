@@ -1,0 +1,272 @@
+"""Reading training logs: JSONL and CSV step logs with a column mapping, MLPerf ``:::MLLOG``
+lines, and TensorBoard event files (with tensorboard's own event reader).
+
+Every reader returns a :class:`~acceval.training.log.RunLog` on one clock (seconds since
+the run started; Unix stamps are made relative to the run's start) and counts every line it
+could not understand, with examples. Keys a reader understood but the metrics do not need
+are counted by name in ``unused``. Formats and mappings: docs/training.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from acceval.errors import StudyError
+from acceval.training.log import Eval, Event, RunLog, Step
+from acceval.training.spec import Columns, LogFormat
+
+#: A time above this is a Unix timestamp (2001-09-09), not seconds since the start.
+_UNIX_S = 1e9
+_MLLOG = ":::MLLOG"
+
+
+class _Bad(ValueError):
+    """A mapped field holds something that is not a number."""
+
+
+def _num(v: Any) -> float | None:
+    if v is None or v == "":
+        return None
+    if isinstance(v, bool):
+        raise _Bad(f"{v!r} is not a number")
+    if isinstance(v, int | float):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            raise _Bad(f"{v!r} is not a number") from None
+    raise _Bad(f"{type(v).__name__} is not a number")
+
+
+def _int(v: Any) -> int | None:
+    x = _num(v)
+    if x is None:
+        return None
+    if not math.isfinite(x) or x != int(x):
+        raise _Bad(f"step {v!r} is not an integer")
+    return int(x)
+
+
+def _get(d: Mapping[str, Any], key: str | None) -> Any:
+    return d.get(key) if key is not None else None
+
+
+def _record(d: Mapping[str, Any], cols: Columns, log: RunLog) -> bool:
+    """One JSONL object or CSV row into the log; False when nothing in it was understood."""
+    mapped = {k for k in cols.model_dump().values() if k is not None}
+    step = _int(_get(d, cols.step))
+    t = _num(_get(d, cols.time_s))
+    kind = _get(d, cols.event)
+    if kind is not None:
+        if not isinstance(kind, str) or not kind:
+            raise _Bad(f"event {kind!r} is not a name")
+        log.events.append(Event(kind, t, step, _num(_get(d, cols.duration_s)),
+                                _num(d.get("value")), str(d.get("detail") or "")))
+        return True
+    ev_loss, ev_acc = _num(_get(d, cols.eval_loss)), _num(_get(d, cols.eval_accuracy))
+    fields = {name: _num(_get(d, getattr(cols, name)))
+              for name in ("loss", "grad_norm", "tokens", "step_s", "data_s")}
+    understood = False
+    if step is not None and (ev_loss is not None or ev_acc is not None):
+        log.evals.append(Eval(step, t, ev_loss, ev_acc))
+        understood = True
+    if step is not None and any(v is not None for v in fields.values()):
+        log.steps.append(Step(step, t, **fields))
+        understood = True
+    if understood:
+        for k in d:
+            if k not in mapped and k not in ("value", "detail"):
+                log.unused[k] = log.unused.get(k, 0) + 1
+    return understood
+
+
+def _rows(log: RunLog, rows: Iterable[tuple[str, Mapping[str, Any] | None]],
+          cols: Columns) -> None:
+    for raw, d in rows:
+        log.lines += 1
+        if d is None:
+            log.unread.add(raw)
+            continue
+        try:
+            ok = _record(d, cols, log)
+        except _Bad as exc:
+            log.unread.add(f"{raw} ({exc})")
+            continue
+        if not ok:
+            log.unread.add(raw)
+
+
+def _jsonl_rows(path: Path) -> Iterable[tuple[str, Mapping[str, Any] | None]]:
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                d = json.loads(line)
+            except ValueError:
+                yield line, None
+                continue
+            yield line, d if isinstance(d, dict) else None
+
+
+def read_jsonl(path: Path, cols: Columns) -> RunLog:
+    log = RunLog(source=str(path), format="jsonl")
+    _rows(log, _jsonl_rows(path), cols)
+    return _relative_clock(log)
+
+
+def read_csv(path: Path, cols: Columns) -> RunLog:
+    log = RunLog(source=str(path), format="csv")
+    with path.open(encoding="utf-8", errors="replace", newline="") as f:
+        reader = csv.DictReader(f)
+        rows = ((",".join(str(v) for v in r.values()),
+                 {k: v for k, v in r.items() if k is not None and v not in (None, "")})
+                for r in reader)
+        _rows(log, rows, cols)
+    return _relative_clock(log)
+
+
+# --- MLPerf :::MLLOG ---------------------------------------------------------------------------
+
+#: MLPerf keys the metrics read, and what they become (the rest are counted as unused).
+_MLLOG_EVENTS = {"run_stop": "run_end", "checkpoint_save": "checkpoint_save",
+                 "checkpoint_restore": "checkpoint_restore"}
+_MLLOG_STEP_KEYS = ("step", "step_num", "samples_count", "epoch_num", "epoch_count")
+
+
+def _mllog_step(meta: Mapping[str, Any], cols: Columns) -> int | None:
+    for key in (cols.step, *_MLLOG_STEP_KEYS):
+        if key in meta:
+            return _int(meta[key])
+    return None
+
+
+def read_mllog(path: Path, cols: Columns) -> RunLog:
+    """MLPerf logging lines (mlcommons/logging): ``:::MLLOG {json}``; everything else on the
+    line before the marker (a launcher's prefix) is ignored.
+
+    The clock starts at ``run_start`` (MLPerf's timed region), ``init_start``..``init_stop``
+    is start-up, ``run_stop`` ends the run; ``eval_accuracy`` is the evaluation (mapped to
+    ``eval_loss`` instead when ``columns.eval_loss`` names it, as for the LLM benchmarks whose
+    "accuracy" is a log perplexity) and ``train_loss`` the step loss."""
+    log = RunLog(source=str(path), format="mllog")
+    stamps: dict[str, float] = {}
+    eval_loss_key = cols.eval_loss if cols.eval_loss != "eval_loss" else None
+    loss_key = cols.loss if cols.loss not in (None, "loss") else "train_loss"
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            log.lines += 1
+            at = line.find(_MLLOG)
+            if at < 0:
+                log.unread.add(line)
+                continue
+            try:
+                d = json.loads(line[at + len(_MLLOG):])
+                key, t_ms = d["key"], _num(d.get("time_ms"))
+                meta = d.get("metadata") or {}
+                if not isinstance(key, str) or not isinstance(meta, dict):
+                    raise _Bad("key or metadata of the wrong type")
+                t = None if t_ms is None else t_ms / 1000.0
+                if key in ("run_start", "init_start", "init_stop") and t is not None:
+                    stamps[key] = t
+                elif key in _MLLOG_EVENTS:
+                    log.events.append(Event(_MLLOG_EVENTS[key], t, _mllog_step(meta, cols),
+                                            detail=str(meta.get("status") or "")))
+                elif key == "eval_accuracy" or key == eval_loss_key:
+                    value = _num(d.get("value"))
+                    step = _mllog_step(meta, cols)
+                    if step is None:
+                        raise _Bad("an evaluation without a step, sample or epoch count")
+                    as_loss = key == eval_loss_key
+                    log.evals.append(Eval(step, t, value if as_loss else None,
+                                          None if as_loss else value))
+                elif key == loss_key:
+                    step = _mllog_step(meta, cols)
+                    if step is None:
+                        raise _Bad("a train loss without a step")
+                    log.steps.append(Step(step, t, loss=_num(d.get("value"))))
+                else:
+                    log.unused[key] = log.unused.get(key, 0) + 1
+            except (ValueError, KeyError, TypeError) as exc:
+                log.unread.add(f"{line} ({exc})")
+    if "init_start" in stamps and "init_stop" in stamps:
+        log.events.append(Event("startup", stamps["init_stop"], None,
+                                stamps["init_stop"] - stamps["init_start"]))
+    origin = stamps.get("init_start", stamps.get("run_start"))
+    return _relative_clock(log, origin)
+
+
+# --- the clock ---------------------------------------------------------------------------------
+
+def _stamped(log: RunLog) -> list[Any]:
+    return [*log.steps, *log.evals, *log.events]
+
+
+def _relative_clock(log: RunLog, origin: float | None = None) -> RunLog:
+    """Unix stamps become seconds since the run's start: its ``startup`` event's start, else
+    the first stamp. Relative stamps are kept as they are."""
+    stamps = [x.t_s for x in _stamped(log) if x.t_s is not None]
+    if origin is None:
+        if not stamps or max(stamps) < _UNIX_S:
+            return log
+        starts = [e.t_s - (e.duration_s or 0.0) for e in log.events_of("startup")
+                  if e.t_s is not None]
+        origin = min([*stamps, *starts])
+    for x in _stamped(log):
+        if x.t_s is not None:
+            x.t_s -= origin
+    return log
+
+
+Reader = Callable[[Path, Columns], RunLog]
+
+
+def _tensorboard(path: Path, cols: Columns) -> RunLog:
+    from acceval.training._tensorboard import read_tensorboard
+
+    return read_tensorboard(path, cols)
+
+
+READERS: dict[str, Reader] = {"jsonl": read_jsonl, "csv": read_csv, "mllog": read_mllog,
+                              "tensorboard": _tensorboard}
+
+
+def guess_format(path: Path) -> LogFormat:
+    name = path.name
+    if path.is_dir() or "tfevents" in name:
+        return "tensorboard"
+    if name.endswith(".csv"):
+        return "csv"
+    if name.endswith((".jsonl", ".json", ".ndjson")):
+        return "jsonl"
+    if name.endswith((".log", ".txt", ".mllog")):
+        return "mllog"
+    raise StudyError(f"{path}: cannot tell the log format from the name",
+                     [(str(path), "unknown log format", "set logs.format: jsonl, csv, "
+                       "tensorboard or mllog")])
+
+
+def read_log(path: Path, fmt: LogFormat | None, cols: Columns, *, seed: int | None = None,
+             trace: str | None = None) -> RunLog:
+    """One run's log, whatever its format, in the order it was logged (a restart logs some
+    steps twice: the metrics need that order to find the work lost)."""
+    if not path.exists():
+        raise StudyError(f"training log {path} does not exist",
+                         [(str(path), "no such file", "give a path relative to the study "
+                           "file")])
+    log = READERS[fmt or guess_format(path)](path, cols)
+    log.seed, log.trace = seed, trace
+    return log
+
+
+__all__ = ["READERS", "guess_format", "read_csv", "read_jsonl", "read_log", "read_mllog"]

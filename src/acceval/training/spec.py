@@ -1,0 +1,232 @@
+"""The study file's ``training`` section: platforms trained to one quality target.
+
+Each platform entry either ingests logs of runs that already happened (``logs``), runs the
+built-in workload (``builtin``), or runs the user's own script (``command``) that writes the
+same step log. Price, costs, energy and platform use the same fields as an inference target.
+Validated at the edge like the rest of the study (``extra="forbid"``, frozen). Formulas and
+log formats: docs/training.md.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from acceval.economics.spec import Energy, Platform, Price, TargetCosts
+
+LogFormat = Literal["jsonl", "csv", "tensorboard", "mllog"]
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+def _check_name(v: str) -> str:
+    if not _NAME_RE.fullmatch(v):
+        raise ValueError("use letters, digits, '-', '_' or '.' only (at most 100), starting "
+                         "with a letter or digit")
+    return v
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class QualityTarget(_Model):
+    """The quality a run must reach: one bound on the evaluation metric."""
+
+    max_eval_loss: float | None = Field(
+        None, gt=0, description="Reached at the first evaluation with eval loss <= this.")
+    min_accuracy: float | None = Field(
+        None, gt=0, le=1, description="Reached at the first evaluation with accuracy >= this.")
+
+    @model_validator(mode="after")
+    def _one(self) -> QualityTarget:
+        if (self.max_eval_loss is None) == (self.min_accuracy is None):
+            raise ValueError("give exactly one of max_eval_loss or min_accuracy")
+        return self
+
+    @property
+    def metric(self) -> Literal["eval_loss", "eval_accuracy"]:
+        return "eval_loss" if self.max_eval_loss is not None else "eval_accuracy"
+
+    @property
+    def threshold(self) -> float:
+        v = self.max_eval_loss if self.max_eval_loss is not None else self.min_accuracy
+        assert v is not None
+        return v
+
+    def reached(self, value: float) -> bool:
+        if self.max_eval_loss is not None:
+            return value <= self.max_eval_loss
+        return value >= self.threshold
+
+    @property
+    def text(self) -> str:
+        return (f"eval loss <= {self.max_eval_loss:g}" if self.max_eval_loss is not None
+                else f"accuracy >= {self.threshold:g}")
+
+
+class Columns(_Model):
+    """Which column (JSONL key, CSV header, TensorBoard tag, MLPerf key) holds each field.
+
+    ``None`` drops a field. Times are seconds since the run started, or Unix timestamps
+    (made relative to the run's start)."""
+
+    step: str = Field("step", description="Optimizer step (an integer).")
+    time_s: str | None = Field("t_s", description="Seconds since the run started (or a Unix "
+                               "timestamp).")
+    loss: str | None = Field("loss", description="Training loss of the step.")
+    grad_norm: str | None = Field("grad_norm", description="Gradient norm before clipping.")
+    tokens: str | None = Field("tokens", description="Tokens the step processed (all ranks).")
+    step_s: str | None = Field("step_s", description="Wall seconds of the whole step.")
+    data_s: str | None = Field("data_s", description="Seconds of the step spent waiting for "
+                               "input data.")
+    eval_loss: str | None = Field("eval_loss", description="Evaluation loss.")
+    eval_accuracy: str | None = Field("eval_accuracy", description="Evaluation accuracy (0-1).")
+    event: str | None = Field("event", description="Event name: startup, checkpoint_save, "
+                              "checkpoint_restore, interruption, restart, run_end.")
+    duration_s: str | None = Field("duration_s", description="Seconds an event took.")
+
+
+class LogRun(_Model):
+    """One run's log (and optionally its profiler trace)."""
+
+    path: str = Field(description="The log file (TensorBoard: the event file or its folder), "
+                      "relative to the study file.")
+    trace: str | None = Field(None, description="A PyTorch profiler (Kineto) JSON trace of a "
+                              "few steps of this run.")
+    seed: int | None = Field(None, description="The seed the run used, if known.")
+
+
+class Logs(_Model):
+    """Runs that already happened, one log per run."""
+
+    format: LogFormat | None = Field(
+        None, description="jsonl, csv, tensorboard or mllog; default from the file name.")
+    columns: Columns = Field(default_factory=Columns, description="Column mapping.")
+    runs: list[LogRun] = Field(min_length=1, max_length=100, description="One entry per run.")
+
+
+class Kill(_Model):
+    """The injected interruption of the built-in workload."""
+
+    run: int = Field(0, ge=0, description="Which run (0-based) is interrupted.")
+    rank: int = Field(1, ge=0, description="The rank killed (SIGKILL).")
+    at_step: int = Field(ge=1, description="The step at which that rank is killed.")
+
+
+class Builtin(_Model):
+    """The built-in workload: the shipped tiny model trained data-parallel on the arithmetic
+    task (torch.distributed: gloo on CPU, NCCL on CUDA)."""
+
+    model: str = Field("builtin:tiny", description="The model whose architecture is trained "
+                       "from a seeded initialisation.")
+    processes: int = Field(1, ge=1, le=64, description="Data-parallel processes (ranks).")
+    device: Literal["cpu", "cuda"] = Field("cpu", description="cpu (gloo) or cuda (NCCL).")
+    precision: Literal["fp32", "bf16"] = Field("fp32", description="fp32, or bf16 autocast.")
+    global_batch: int = Field(32, ge=1, description="Sequences per step over all ranks.")
+    max_steps: int = Field(200, ge=1, le=1_000_000, description="Steps after which a run that "
+                           "has not reached the target stops.")
+    lr: float = Field(2e-3, gt=0, description="AdamW learning rate (linear warm-up).")
+    eval_every: int = Field(5, ge=1, description="Steps between evaluations.")
+    eval_sequences: int = Field(256, ge=1, description="Held-out sequences per evaluation.")
+    checkpoint_every: int = Field(10, ge=1, description="Steps between checkpoints.")
+    profile_steps: tuple[int, int] | None = Field(
+        (6, 9), description="First and last step traced by the PyTorch profiler (run 0, "
+        "rank 0); null: no trace.")
+    kill: Kill | None = Field(None, description="Kill one rank once and restart from the "
+                              "last checkpoint.")
+    threads: int = Field(1, ge=1, description="Intra-op threads per rank.")
+
+
+class Command(_Model):
+    """The user's own training script, run once per run; it writes the step log."""
+
+    argv: list[str] = Field(min_length=1, description="The command; {log}, {trace}, {seed}, "
+                            "{run} and {dir} are replaced.")
+    format: LogFormat = Field("jsonl", description="The format of the log it writes.")
+    columns: Columns = Field(default_factory=Columns, description="Column mapping.")
+    timeout_s: float = Field(3600.0, gt=0, description="Longest one run may take.")
+
+
+class ModelShape(_Model):
+    """The trained model's size, for FLOPs per token (the built-in workload knows its own)."""
+
+    params: float = Field(gt=0, description="Parameters, excluding the input embedding.")
+    layers: int | None = Field(None, ge=1, description="Transformer layers (L).")
+    heads: int | None = Field(None, ge=1, description="Attention heads (H).")
+    head_dim: int | None = Field(None, ge=1, description="Head dimension (Q).")
+    seq_len: int | None = Field(None, ge=1, description="Sequence length trained on (T).")
+
+
+class TrainingPlatform(_Model):
+    """One platform trained to the study's quality target."""
+
+    name: Annotated[str, AfterValidator(_check_name)] = Field(
+        description="Short unique name used in reports.")
+    logs: Logs | None = Field(None, description="Ingest logs of runs that already happened.")
+    builtin: Builtin | None = Field(None, description="Run the built-in workload.")
+    command: Command | None = Field(None, description="Run your own training script.")
+    platform: Platform = Field(default_factory=Platform, description="Hardware facts "
+                               "(catalog id, chips, precision).")
+    price: Price | None = Field(None, description="What a chip costs per hour; without it "
+                                "the platform gets no bill.")
+    costs: TargetCosts = Field(default_factory=TargetCosts, description="Bill items beyond "
+                               "chip-hours.")
+    energy: Energy = Field(default_factory=Energy, description="Energy probe and boundary.")
+    model: ModelShape | None = Field(None, description="Model size for MFU (logs and "
+                                     "commands; the built-in workload knows its own).")
+    peak_tflops: float | None = Field(
+        None, gt=0, description="Declared peak TFLOPS per chip at the declared precision, "
+        "for MFU when the catalog has none (an assumption).")
+    recompute: bool = Field(False, description="Activation recomputation is on (HFU counts "
+                            "the recomputed forward).")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> TrainingPlatform:
+        given = [k for k in ("logs", "builtin", "command") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of logs, builtin or command")
+        return self
+
+    # The bill reads a target's portability and availability sections; training has none.
+    @property
+    def portability(self) -> None:
+        return None
+
+    @property
+    def availability(self) -> None:
+        return None
+
+
+class Training(_Model):
+    """Training on equal terms: time and cost to a quality target (docs/training.md)."""
+
+    target: QualityTarget = Field(description="The quality every run must reach.")
+    runs: int = Field(3, ge=1, le=100, description="Runs (seeds) per platform; MLPerf scoring "
+                      "needs at least 3.")
+    seed: int = Field(0, ge=0, description="Base seed; run i uses seed + i.")
+    spike_z: float = Field(4.0, gt=0, description="A loss or gradient-norm spike: rolling "
+                           "z-score above this.")
+    spike_window: int = Field(20, ge=3, description="Steps in the rolling window.")
+    platforms: list[TrainingPlatform] = Field(min_length=1, description="The platforms.")
+
+    @model_validator(mode="after")
+    def _names(self) -> Training:
+        names = [p.name for p in self.platforms]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"training platform names must be unique; repeated: "
+                             f"{', '.join(dupes)}")
+        for p in self.platforms:
+            b = p.builtin
+            k = b.kill if b is not None else None
+            if b is not None and k is not None and (
+                    k.run >= self.runs or k.rank >= b.processes or k.at_step > b.max_steps):
+                raise ValueError(f"{p.name}: builtin.kill needs run < runs, rank < processes "
+                                 "and at_step <= max_steps")
+        return self
+
+
+__all__ = ["Builtin", "Columns", "Command", "Kill", "LogFormat", "LogRun", "Logs", "ModelShape",
+           "QualityTarget", "Training", "TrainingPlatform"]

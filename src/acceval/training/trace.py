@@ -1,0 +1,174 @@
+"""Compute, communication and idle time per step from a PyTorch profiler (Kineto) trace.
+
+The definitions are HolisticTraceAnalysis's (temporal breakdown, communication-computation
+overlap), computed here on the trace's events rather than with HTA itself, which reads GPU
+kernels only; acceval's built-in workload runs on CPU too. Per profiled step
+(``ProfilerStep#N`` on the training thread):
+
+- On a GPU trace (it has ``kernel`` events): *compute* is the union of kernel intervals that
+  are not communication (NCCL) or memory (memcpy/memset); *communication* the union of NCCL
+  kernels; *idle* the step's time covered by no kernel at all.
+- On a CPU trace: *compute* is the union of the training thread's operator intervals, less
+  the communication operators; *communication* the union of the collective annotations
+  (``gloo:*``, ``nccl:*``, ``c10d::*``) on any thread, where gloo runs its collectives;
+  *idle* the step's time covered by neither (Python between operators, waiting).
+- *Overlap* is the share of communication time during which compute also ran; *exposed
+  communication* is the communication time that overlaps no compute.
+
+Every event not understood (no name, no time) is counted, never dropped in silence.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acceval.training.log import Unread
+
+_COMM = re.compile(r"(^gloo:|^nccl|nccl|^c10d::|all_?reduce|all_?gather|reduce_?scatter|"
+                   r"broadcast|all_to_all|record_param_comms)", re.IGNORECASE)
+_MEMORY = re.compile(r"(memcpy|memset)", re.IGNORECASE)
+_STEP = re.compile(r"^ProfilerStep#(\d+)$")
+
+Interval = tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class StepSplit:
+    step: int
+    duration_ms: float
+    compute_ms: float
+    communication_ms: float
+    overlap_ms: float        # communication time during which compute also ran
+    memory_ms: float         # GPU memcpy/memset (0 on CPU traces)
+    idle_ms: float
+
+
+@dataclass(slots=True)
+class TraceSplit:
+    source: str
+    kind: str                                 # "gpu" or "cpu"
+    steps: list[StepSplit] = field(default_factory=list)
+    events: int = 0
+    unread: Unread = field(default_factory=Unread)
+    backend: str | None = None
+    world_size: int | None = None
+    rank: int | None = None
+    whole_span: bool = False                  # no ProfilerStep marks: one window, step 0
+
+
+def _union(iv: list[Interval]) -> list[Interval]:
+    out: list[Interval] = []
+    for a, b in sorted(iv):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _length(iv: list[Interval]) -> float:
+    return sum(b - a for a, b in iv)
+
+
+def _intersect(x: list[Interval], y: list[Interval]) -> list[Interval]:
+    """Intersection of two unions (each sorted and disjoint)."""
+    out, i, j = [], 0, 0
+    while i < len(x) and j < len(y):
+        a, b = max(x[i][0], y[j][0]), min(x[i][1], y[j][1])
+        if a < b:
+            out.append((a, b))
+        if x[i][1] < y[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _clip(iv: list[Interval], lo: float, hi: float) -> list[Interval]:
+    return [(max(a, lo), min(b, hi)) for a, b in iv if b > lo and a < hi]
+
+
+def split_step(window: Interval, compute: list[Interval], comm: list[Interval],
+               memory: list[Interval] | None = None, *, step: int = 0) -> StepSplit:
+    """HTA's temporal breakdown of one step window (times in microseconds)."""
+    lo, hi = window
+    cu = _union(_clip(compute, lo, hi))
+    co = _union(_clip(comm, lo, hi))
+    me = _union(_clip(memory or [], lo, hi))
+    busy = _union([*cu, *co, *me])
+    return StepSplit(step=step, duration_ms=(hi - lo) / 1000.0,
+                     compute_ms=_length(cu) / 1000.0, communication_ms=_length(co) / 1000.0,
+                     overlap_ms=_length(_intersect(cu, co)) / 1000.0,
+                     memory_ms=_length(me) / 1000.0,
+                     idle_ms=max(0.0, (hi - lo) - _length(busy)) / 1000.0)
+
+
+def _load(path: Path) -> dict[str, Any]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        data = json.load(f)
+    if isinstance(data, list):  # the bare-array form of the trace-event format
+        data = {"traceEvents": data}
+    if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
+        raise ValueError(f"{path}: not a trace-event JSON (no traceEvents list)")
+    return data
+
+
+def read_trace(path: Path) -> TraceSplit:
+    """The per-step split of a Kineto JSON trace (``.json`` or ``.json.gz``)."""
+    data = _load(path)
+    info = data.get("distributedInfo") or {}
+    out = TraceSplit(source=str(path), kind="cpu", backend=info.get("backend"),
+                     world_size=info.get("world_size"), rank=info.get("rank"))
+    spans: list[tuple[str, str, Any, float, float]] = []
+    for e in data["traceEvents"]:
+        out.events += 1
+        if not isinstance(e, dict):
+            out.unread.add(repr(e))
+            continue
+        if e.get("ph") != "X":
+            continue  # metadata, flows, instants, counters: not time spent
+        try:
+            name, ts, dur = str(e["name"]), float(e["ts"]), float(e["dur"])
+        except (KeyError, TypeError, ValueError):
+            out.unread.add(json.dumps(e)[:200])
+            continue
+        spans.append((name, str(e.get("cat") or ""), e.get("tid"), ts, ts + dur))
+    gpu = any(cat == "kernel" for _, cat, _, _, _ in spans)
+    out.kind = "gpu" if gpu else "cpu"
+    steps = [(int(m.group(1)), tid, a, b) for name, _, tid, a, b in spans
+             if (m := _STEP.match(name))]
+    if not steps:
+        # No step annotations: the whole span of the busiest thread is one window.
+        ops = [(tid, a, b) for _, c, tid, a, b in spans if c == "cpu_op"]
+        if ops:
+            tids = [t for t, _, _ in ops]
+            busiest = max(set(tids), key=tids.count)
+            mine = [(a, b) for t, a, b in ops if t == busiest]
+            steps = [(0, busiest, min(a for a, _ in mine), max(b for _, b in mine))]
+            out.whole_span = True
+    main = steps[0][1] if steps else None
+    if gpu:
+        comm = [(a, b) for n, c, _, a, b in spans if c == "kernel" and _COMM.search(n)]
+        memory = [(a, b) for n, c, _, a, b in spans if c in ("gpu_memcpy", "gpu_memset")
+                  or (c == "kernel" and _MEMORY.search(n))]
+        compute = [(a, b) for n, c, _, a, b in spans if c == "kernel"
+                   and not _COMM.search(n) and not _MEMORY.search(n)]
+    else:
+        memory = []
+        comm = [(a, b) for n, c, _, a, b in spans
+                if c in ("user_annotation", "cpu_op") and _COMM.search(n)
+                and not n.startswith("c10d::")]
+        compute = [(a, b) for n, c, tid, a, b in spans
+                   if c == "cpu_op" and tid == main and not _COMM.search(n)]
+    out.steps = [split_step((a, b), compute, comm, memory, step=n)
+                 for n, _, a, b in sorted(steps)]
+    return out
+
+
+__all__ = ["StepSplit", "TraceSplit", "read_trace", "split_step"]

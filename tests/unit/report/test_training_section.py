@@ -1,0 +1,108 @@
+"""The training section, from logs through the real ``analyze`` to every format."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from acceval.report import render
+from acceval.results.result import RunResult
+from acceval.study import Study
+from acceval.training import execute
+from helpers import run_fixture
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "training"
+PRICE = {"usd_per_hour": 3.0, "source": "fixture"}
+
+
+def _study(training: dict[str, object]) -> Study:
+    base = run_fixture.study().model_dump(mode="json")
+    return Study.model_validate({**base, "training": training})
+
+
+def _training(tmp_path: Path) -> dict[str, object]:
+    for name in ("steps.jsonl", "steps.csv", "trace-ddp2.json.gz"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    csv_cols = {"step": "iteration", "time_s": "elapsed", "loss": "train_loss",
+                "grad_norm": "gnorm", "eval_loss": "val_loss"}
+    return {
+        "target": {"max_eval_loss": 1.8}, "runs": 3,
+        "platforms": [
+            {"name": "jsonl-cluster", "price": PRICE, "platform": {"chips": 8},
+             "logs": {"runs": [{"path": "steps.jsonl", "trace": "trace-ddp2.json.gz"}] * 3}},
+            {"name": "csv-cluster", "price": PRICE, "platform": {"chips": 4},
+             "logs": {"format": "csv", "columns": csv_cols,
+                      "runs": [{"path": "steps.csv"}] * 3}},
+            {"name": "not-run", "builtin": {"processes": 1}},
+        ]}
+
+
+def _result(tmp_path: Path) -> RunResult:
+    study = _study(_training(tmp_path))
+    return run_fixture.build(tmp_path / "run", with_study=study, base_dir=tmp_path)
+
+
+def test_analyze_scores_prices_and_ranks_training(tmp_path: Path) -> None:
+    tr = _result(tmp_path).training
+    assert tr is not None and tr.target == "eval loss <= 1.8"
+    j = tr.platform("jsonl-cluster")
+    assert j.time_to_target is not None and j.time_to_target.value_s == pytest.approx(2.6)
+    assert j.runs[0].restarts.count == 1 and j.runs[0].ingest.unread == 3
+    assert j.cost is not None and j.cost.bill.item("compute") is not None
+    # 8 chips x $3/h x 2.6 s
+    assert j.cost.cost_per_run_usd == pytest.approx(8 * 3.0 * 2.6 / 3600)
+    c = tr.platform("csv-cluster")
+    assert c.time_to_target is not None and c.time_to_target.value_s == pytest.approx(2.0)
+    assert c.cost is not None and c.cost.cost_per_run_usd == pytest.approx(4 * 3.0 * 2.0 / 3600)
+    assert j.compute_comm is not None and j.compute_comm.bound is not None
+    assert c.compute_comm is None
+    assert j.mfu is not None and j.mfu.status == "not assessed"
+    assert tr.platform("not-run").failure == "not run (the run ended before it)"
+    v = tr.verdict
+    assert v is not None and v.status == "winner" and v.winner == "csv-cluster"
+    assert [s.platform for s in v.standings if s.qualified] == ["csv-cluster", "jsonl-cluster"]
+    assert "not-run" in " ".join(v.lines)
+
+
+def test_the_training_verdict_adds_lines_and_leaves_the_inference_ranking(
+        tmp_path: Path) -> None:
+    with_training = _result(tmp_path)
+    plain = run_fixture.build(tmp_path / "plain")
+    assert with_training.verdict.headline == plain.verdict.headline
+    assert with_training.training is not None and with_training.training.verdict is not None
+    assert with_training.training.verdict.headline in with_training.verdict.lines
+    assert plain.training is None
+
+
+def test_every_format_renders_the_section(tmp_path: Path) -> None:
+    result = _result(tmp_path)
+    html = render(result, "html")
+    assert '<section id="training">' in html
+    specs = json.loads(html.split('id="acceval-charts">')[1].split("</script>")[0])
+    ids = {s["id"] for s in specs}
+    assert {"chart-training-curves", "chart-training-ttt", "chart-training-steps",
+            "chart-training-goodput"} <= ids
+    md = render(result, "md")
+    assert "## Training on equal terms" in md
+    assert "| cost per run to target |" in md and "| restarts |" in md
+    assert "9 of 75 records not understood (jsonl)" in md  # 3 per run, counted
+    again = RunResult.load(tmp_path / "run")
+    assert again.training == result.training
+
+
+def test_a_missing_torch_skips_the_workload_with_a_note(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(execute, "torch_missing", lambda: "skipped: needs torch (fixture)")
+    study = _study({"target": {"max_eval_loss": 1.8},
+                    "platforms": [{"name": "cpu", "builtin": {"processes": 1}}]})
+    assert study.training is not None
+    done = execute.run_training(study.training, tmp_path / "run", tmp_path)
+    assert done.platforms["cpu"].status == "skipped"
+    result = run_fixture.build(tmp_path / "run", with_study=study, base_dir=tmp_path)
+    assert result.training is not None
+    assert result.training.platform("cpu").failure == "skipped: needs torch (fixture)"
+    assert any("skipped: needs torch" in w for w in result.warnings)
+    assert "Training: no platform qualifies" in result.training.verdict.headline  # type: ignore[union-attr]

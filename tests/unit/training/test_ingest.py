@@ -1,0 +1,95 @@
+"""Every log format the training section reads, on committed samples; whatever a reader does
+not understand is counted, never dropped in silence."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from acceval.training.ingest import guess_format, read_log
+from acceval.training.spec import Columns
+from acceval.training.trace import read_trace
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "training"
+
+
+def test_jsonl_reads_steps_evals_events_and_counts_the_rest() -> None:
+    log = read_log(FIXTURES / "steps.jsonl", None, Columns())
+    assert log.format == "jsonl"
+    assert [s.step for s in log.steps][:3] == [1, 2, 3]
+    assert math.isnan(next(s.loss for s in log.steps if s.step == 8 and s.t_s == 1.45))
+    assert [(e.step, e.loss) for e in log.evals] == [(4, 2.4), (8, 1.95), (10, 1.75)]
+    kinds = [e.kind for e in log.events]
+    assert kinds.count("startup") == 2 and "interruption" in kinds and "run_end" in kinds
+    # not JSON, an object with no known field, a loss that is not a number
+    assert log.unread.count == 3
+    assert any("not JSON" in x for x in log.unread.examples)
+    assert any("'high' is not a number" in x for x in log.unread.examples)
+    assert log.unused == {"lr": 1}
+    assert log.end_s == 2.7
+
+
+def test_csv_with_a_column_mapping_and_unix_stamps() -> None:
+    cols = Columns(step="iteration", time_s="elapsed", loss="train_loss", grad_norm="gnorm",
+                   eval_loss="val_loss")
+    log = read_log(FIXTURES / "steps.csv", "csv", cols)
+    assert [s.step for s in log.steps] == [1, 2, 3, 5]
+    assert log.steps[0].t_s == 0.0 and log.steps[-1].t_s == 2.0  # made relative
+    assert [(e.step, e.loss) for e in log.evals] == [(3, 2.5), (5, 1.8)]
+    assert log.unread.count == 2          # "abc" as a loss, and the empty row
+    assert log.unused == {"note": 1}   # the "bad value" row is not understood at all
+
+
+def test_mllog_lines() -> None:
+    log = read_log(FIXTURES / "mllog.txt", None, Columns())
+    assert log.format == "mllog"
+    assert [(e.step, e.accuracy) for e in log.evals] == [(3072, 0.941), (6144, 0.924)]
+    assert [e.t_s for e in log.evals] == pytest.approx([150.1, 240.1])  # from init_start
+    assert log.steps[0].loss == 1.01
+    startup = log.events_of("startup")[0]
+    assert startup.duration_s == pytest.approx(60.0)
+    assert log.end_s == pytest.approx(240.3)
+    # the launcher's lines, the evaluation with no step, the line that is not JSON
+    assert log.unread.count == 4
+    assert log.unused == {"submission_benchmark": 1}
+
+
+def test_mllog_eval_accuracy_can_be_a_loss() -> None:
+    """The LLM benchmarks log a log-perplexity under eval_accuracy: map it to eval_loss."""
+    log = read_log(FIXTURES / "mllog.txt", "mllog", Columns(eval_loss="eval_accuracy"))
+    assert [e.loss for e in log.evals] == [0.941, 0.924]
+    assert all(e.accuracy is None for e in log.evals)
+
+
+def test_tensorboard_event_file_from_a_real_writer() -> None:
+    pytest.importorskip("tensorboard")
+    path = FIXTURES / "events.out.tfevents.fixture"
+    assert guess_format(path) == "tensorboard"
+    cols = Columns(loss="train/loss", grad_norm="train/grad_norm", eval_loss="eval/loss")
+    log = read_log(path, None, cols)
+    assert [s.step for s in log.steps] == list(range(1, 11))
+    assert log.steps[0].loss == pytest.approx(2.8)
+    assert [(e.step, round(e.loss or 0, 3)) for e in log.evals] == [(5, 1.65), (10, 0.4)]
+    assert log.unused == {"train/lr": 10}
+    assert log.unread.count == 1 and "weights" in log.unread.examples[0]  # a histogram
+
+
+def test_kineto_trace_of_the_builtin_workload() -> None:
+    tr = read_trace(FIXTURES / "trace-ddp2.json.gz")
+    assert (tr.kind, tr.backend, tr.world_size) == ("cpu", "gloo", 2)
+    (step,) = tr.steps
+    assert step.step == 8
+    assert 0 < step.compute_ms < step.duration_ms
+    assert step.communication_ms > 0 and step.overlap_ms <= step.communication_ms
+    total = step.compute_ms + step.communication_ms - step.overlap_ms + step.idle_ms
+    assert total == pytest.approx(step.duration_ms, rel=1e-6)
+    assert tr.unread.count == 0
+
+
+def test_a_missing_log_names_the_file(tmp_path: Path) -> None:
+    from acceval.errors import StudyError
+
+    with pytest.raises(StudyError, match="does not exist"):
+        read_log(tmp_path / "nope.jsonl", None, Columns())
