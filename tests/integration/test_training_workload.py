@@ -19,7 +19,11 @@ pytest.importorskip("transformers")
 KILL_AT, CHECKPOINT_EVERY = 13, 5
 
 
-def test_the_interrupted_run_restarts_and_the_metrics_find_it(tmp_path: Path) -> None:
+def test_the_interrupted_run_restarts_and_the_metrics_find_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The run folder is given relative to the working folder, as `acceval demo` gives it.
+    monkeypatch.chdir(tmp_path.parent)
+    rel = Path(tmp_path.name)
     spec = Training.model_validate({
         "target": {"max_eval_loss": 1.8}, "runs": 1, "seed": 3,
         "platforms": [{
@@ -33,7 +37,7 @@ def test_the_interrupted_run_restarts_and_the_metrics_find_it(tmp_path: Path) ->
             "energy": {"probe": "cpu", "watts_per_core": 15},
         }],
     })
-    run_training(spec, tmp_path, tmp_path)
+    run_training(spec, rel, rel)
     ex = read_execution(tmp_path)
     assert ex is not None and ex.platforms["ddp2"].status == "ok", ex
     res = training_section(spec, base_dir=tmp_path, run_dir=tmp_path,

@@ -170,6 +170,8 @@ def run_training(spec: Training, run_dir: Path, base_dir: Path, *,
                  echo: Any = None) -> Execution:
     """Run every platform that is a command (logs are only read later); keeps going when one
     fails, and writes ``execution.json``."""
+    # The workload and commands run in other folders: relative paths would not reach back.
+    run_dir, base_dir = Path(run_dir).resolve(), Path(base_dir).resolve()
     done = read_execution(run_dir) or Execution()
 
     def pending(p: TrainingPlatform) -> bool:
