@@ -579,6 +579,10 @@ def _signals_stop_the_run() -> Iterator[Callable[[], None]]:
 
     for s in _STOP_SIGNALS:
         signal.signal(s, stop)
+    # A process started with SIGINT ignored (any `cmd &` in a script, some CI runners) would
+    # ignore the SIGINT that SIGTERM becomes, and run on: the run takes Ctrl-C's usual meaning.
+    if not callable(previous[signal.SIGINT]):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield saving
     finally:

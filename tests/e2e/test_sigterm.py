@@ -54,3 +54,22 @@ def test_a_stop_signal_mid_point_keeps_every_record_and_stops_the_server(
     assert point["summary"]["requests"] == measured  # every stored record is in the result
     pid = t["local_server"]["pid"]
     assert pid and not _alive(pid), "the local server outlived the run"
+
+
+def test_sigterm_stops_a_run_started_with_sigint_ignored(tmp_path: Path) -> None:
+    # A background job of a script starts with SIGINT ignored; SIGTERM must still stop the
+    # run the way Ctrl-C does (it is turned into SIGINT inside).
+    proc, runs = start_long_run(tmp_path, "bgjob", min_parts=2, capture=True,
+                                ignore_sigint=True)
+    try:
+        assert proc.poll() is None, "the run finished before it could be stopped"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 1, err
+    assert "interrupted" in err and "Traceback" not in err
+    (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
+    assert json.loads((run_dir / "result.json").read_text())["interrupted"] is True

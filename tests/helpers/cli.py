@@ -29,7 +29,8 @@ def mock_target(name: str, **options: object) -> dict[str, object]:
 
 
 def start_long_run(tmp_path: Path, name: str, *, min_parts: int = 1,
-                   capture: bool = False) -> tuple[subprocess.Popen[str], Path]:
+                   capture: bool = False, ignore_sigint: bool = False
+                   ) -> tuple[subprocess.Popen[str], Path]:
     """Start ``acceval run`` on a long mock study (its own session, so the test can kill
     the whole group) and return once it has written ``min_parts`` record parts; the caller
     stops it. Returns the process and its runs folder."""
@@ -44,9 +45,15 @@ def start_long_run(tmp_path: Path, name: str, *, min_parts: int = 1,
     path = write_study(tmp_path / "s.yaml", study)
     runs = tmp_path / "runs"
     out = subprocess.PIPE if capture else subprocess.DEVNULL
+    def _ignore_sigint() -> None:  # what `acceval run ... &` in a script starts with
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     proc = subprocess.Popen(
         [sys.executable, "-m", "acceval", "run", str(path), "--out", str(runs), "--no-progress"],
         stdout=out, stderr=out, text=True, start_new_session=True,
+        preexec_fn=_ignore_sigint if ignore_sigint else None,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
