@@ -633,7 +633,15 @@ def _telemetry_probe(tspec: TargetSpec, server: Any) -> TelemetryProbe | None:
     if url is None and server is not None:
         u = urlsplit(server.base_url)
         url = f"{u.scheme}://{u.netloc}/metrics"
-    return None if url is None else TelemetryProbe(url, interval_s=tel.interval_s)
+    if url is None:
+        return None
+    # A local server is cheap to ask often; a remote one is asked once a second.
+    interval = tel.interval_s or (LOCAL_SCRAPE_S if server is not None else REMOTE_SCRAPE_S)
+    return TelemetryProbe(url, interval_s=interval)
+
+
+LOCAL_SCRAPE_S = 0.25
+REMOTE_SCRAPE_S = 1.0
 
 
 def _stop_sampler(sampler: ProbeSampler, tlog: TargetLog,

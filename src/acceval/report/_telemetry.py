@@ -10,7 +10,7 @@ from acceval.report._fmt import NOT_MEASURED, num
 from acceval.results.result import RunResult
 from acceval.results.sections import TelemetryPoint
 
-HEAD = ["target", "load", "running (mean)", "waiting (mean / max)", "batch (mean)",
+HEAD = ["target", "load", "scrapes", "running (mean)", "waiting (mean / max)", "batch (mean)",
         "KV cache used", "prefix-cache hits", "prompt cached (usage)", "server tok/s",
         "client tok/s", "server / client"]
 
@@ -51,8 +51,10 @@ def rows(result: RunResult) -> list[list[str]]:
                        and w.mean is not None else NOT_MEASURED)
             kv = p.metrics.get("kv_cache_usage")
             gen = p.metrics.get("generation_tokens")
+            scrapes = max((m.scrapes for m in p.metrics.values()), default=0)
             out.append([
-                t.name, p.label, _mean(p, "running"), waiting, _mean(p, "batch_size"),
+                t.name, p.label, str(scrapes), _mean(p, "running"), waiting,
+                _mean(p, "batch_size"),
                 _share(kv.mean if kv is not None else None), _hits(p),
                 _share(cached.get(p.index)),
                 num(gen.rate_per_s, 1) if gen is not None and gen.rate_per_s else NOT_MEASURED,
@@ -88,8 +90,9 @@ def intro() -> str:
     return ("What each server said about itself, scraped from its Prometheus /metrics while "
             "it was measured (docs/telemetry.md): requests running and waiting, the batch, "
             "KV-cache and prefix-cache use, and its own token counter against the tokens the "
-            "client counted (1.00: they agree; scrapes come once a second, so short points "
-            "differ by a scrape's worth).")
+            "client counted (1.00: they agree). A point with fewer than two scrapes, or whose "
+            "counter readings span less than half of it, says \"not measured\": so few "
+            "readings tell more about when they fell than about the server.")
 
 
 def chart(result: RunResult) -> dict[str, Any] | None:

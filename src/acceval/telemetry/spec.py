@@ -14,9 +14,9 @@ class Telemetry(BaseModel):
         None, description="The server's /metrics URL. Default for a local `serve:` target: its "
         "own /metrics; for an endpoint: none (set it, e.g. http://host:8000/metrics).",
     )
-    interval_s: float = Field(
-        1.0, ge=0.1, le=3600, description="Seconds between scrapes (each is one HTTP GET from a "
-        "background thread).",
+    interval_s: float | None = Field(
+        None, ge=0.1, le=3600, description="Seconds between scrapes (each is one HTTP GET from "
+        "a background thread). Default: 0.25 for a local `serve:` target, 1.0 for an endpoint.",
     )
     enabled: bool = Field(True, description="false: do not scrape, not even a local server.")
 

@@ -45,12 +45,19 @@ def _series(samples: pa.Table, lo: int, hi: int) -> dict[tuple[str, str], tuple[
     return out
 
 
+#: A point's gauges need this many scrapes inside it to be summarised, and its counters'
+#: readings must span this share of its duration: fewer say more about when the scrapes
+#: fell than about the server.
+MIN_SCRAPES = 2
+MIN_SPAN = 0.5
+
+
 def _stat(name: str, t: np.ndarray, v: np.ndarray, start: int, end: int) -> TelemetryStat:
     inside = (t >= start) & (t <= end)
     n = int(inside.sum())
     if CANONICAL[name].kind == "gauge":
-        if not n:
-            return TelemetryStat()
+        if n < MIN_SCRAPES:
+            return TelemetryStat(scrapes=n)
         return TelemetryStat(mean=float(v[inside].mean()), max=float(v[inside].max()), scrapes=n)
     # A counter: the increase between the last reading at or before the start and the last
     # one at or before the end, over the time between those readings.
@@ -60,8 +67,10 @@ def _stat(name: str, t: np.ndarray, v: np.ndarray, start: int, end: int) -> Tele
         return TelemetryStat(scrapes=n)
     dt = (t[b] - t[a]) / 1e9
     increase = float(v[b] - v[a])
-    return TelemetryStat(rate_per_s=increase / dt if dt > 0 and increase >= 0 else None,
-                         scrapes=n)
+    if dt <= 0 or increase < 0 or dt < MIN_SPAN * (end - start) / 1e9 or (
+            t[b] - t[a]) > 2 * (end - start) + 2e9:
+        return TelemetryStat(scrapes=n)
+    return TelemetryStat(rate_per_s=increase / dt, scrapes=n)
 
 
 def _downsample(t: np.ndarray, v: np.ndarray) -> list[tuple[int, float]]:
