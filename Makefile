@@ -16,10 +16,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[local,report,agents,torch]'
 	touch $(STAMP)
 
-# What the tests need on top: dev tools and the training extra (TensorBoard event files).
-$(TESTSTAMP): $(STAMP)
+# What the tests need: the demo's extras plus dev tools and the training extra (TensorBoard
+# event files), in one install (one resolution, not two); it covers the demo's too.
+$(TESTSTAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev,local,report,agents,torch,training]'
-	touch $(TESTSTAMP)
+	touch $(STAMP) $(TESTSTAMP)
 
 demo: $(STAMP)
 	$(BIN)/acceval demo
