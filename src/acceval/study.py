@@ -13,14 +13,12 @@ this module (tests/unit/test_layers.py).
 from __future__ import annotations
 
 import difflib
-import re
 import typing
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import yaml
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -38,6 +36,7 @@ from acceval.input_files import read_yaml
 from acceval.interruption.spec import Interruption, check_interruption
 from acceval.loadgen.spec import ArrivalKind, Concurrency, LoadFamily, LoadPoint, Sweep
 from acceval.metrics.spec import SLO, Quality
+from acceval.names import Name
 from acceval.portability.spec import ExitSpec, StudyPortability, TargetPortability
 from acceval.seeds import Seed
 from acceval.serve.spec import LocalServer
@@ -46,26 +45,11 @@ from acceval.tasks.spec import Tasks
 from acceval.telemetry.spec import Telemetry
 from acceval.training.spec import Training
 
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-#: Names become folder and file names (``<name>-<UTC time>``): short enough for any file system.
-NAME_MAX = 100
-
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-def _check_name(v: str) -> str:
-    """Names go into folder names, records and reports."""
-    if not _NAME_RE.fullmatch(v):
-        raise ValueError("use letters, digits, '-', '_' or '.' only, starting with a letter "
-                         "or digit")
-    if len(v) > NAME_MAX:
-        raise ValueError(f"at most {NAME_MAX} characters (it names folders); got {len(v)}")
-    return v
-
-
-Name = Annotated[str, AfterValidator(_check_name)]
 
 
 class Target(_Model):

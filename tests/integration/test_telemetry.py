@@ -8,7 +8,6 @@ from __future__ import annotations
 import http.server
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,8 +110,26 @@ def test_probes_say_why_they_cannot_read(exporter: str) -> None:
     assert not ok and "did not answer" in why
     assert DcgmProbe(exporter).available() == (True, "")
     # A server's /metrics that carries no energy is no energy probe.
-    with urllib.request.urlopen(exporter) as resp:
-        assert resp.status == 200
+    text = (Path(__file__).parents[1] / "fixtures" / "metrics" / "vllm.txt").read_bytes()
+
+    class _Vllm(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(text)))
+            self.end_headers()
+            self.wfile.write(text)
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Vllm)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        ok, why = DcgmProbe(f"http://127.0.0.1:{srv.server_address[1]}/metrics").available()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert not ok and "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" in why
     with pytest.raises(ValueError):
         TelemetryProbe("ftp://x/metrics")
 

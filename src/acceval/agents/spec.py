@@ -9,26 +9,18 @@ billed like every other correct task (docs/agents.md).
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from acceval.economics.spec import Platform, Price, TargetCosts
+from acceval.names import Name
 from acceval.targets.spec import Endpoint
 
 Perturbation = Literal["expired_session", "popup", "layout", "language"]
 PERTURBATIONS: tuple[Perturbation, ...] = ("expired_session", "popup", "layout", "language")
 #: How every report names the built-in scripted policy.
 SCRIPTED_LABEL = "scripted policy"
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
-
-
-def _name(v: str) -> str:
-    if not _NAME_RE.fullmatch(v):
-        raise ValueError("use letters, digits, '-', '_' or '.' only, starting with a letter "
-                         "or digit (at most 100 characters)")
-    return v
 
 
 class _Model(BaseModel):
@@ -54,7 +46,7 @@ class ScriptedPolicy(_Model):
 class AgentTarget(_Model):
     """One agent under test: a model behind an endpoint, or the scripted policy."""
 
-    name: Annotated[str, AfterValidator(_name)] = Field(
+    name: Name = Field(
         description="Short unique name used in records and reports.")
     endpoint: Endpoint | None = Field(None, description="An OpenAI-compatible endpoint "
                                       "serving a tool-calling model (chat API with tools).")

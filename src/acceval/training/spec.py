@@ -9,22 +9,14 @@ log formats: docs/training.md.
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from acceval.economics.spec import Energy, Platform, Price, TargetCosts
+from acceval.names import Name
 
 LogFormat = Literal["jsonl", "csv", "tensorboard", "mllog"]
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
-
-
-def _check_name(v: str) -> str:
-    if not _NAME_RE.fullmatch(v):
-        raise ValueError("use letters, digits, '-', '_' or '.' only (at most 100), starting "
-                         "with a letter or digit")
-    return v
 
 
 class _Model(BaseModel):
@@ -162,7 +154,7 @@ class ModelShape(_Model):
 class TrainingPlatform(_Model):
     """One platform trained to the study's quality target."""
 
-    name: Annotated[str, AfterValidator(_check_name)] = Field(
+    name: Name = Field(
         description="Short unique name used in reports.")
     logs: Logs | None = Field(None, description="Ingest logs of runs that already happened.")
     builtin: Builtin | None = Field(None, description="Run the built-in workload.")
