@@ -63,8 +63,8 @@ from acceval.results.store import (
     RECORDS_FILE,
     RecordWriter,
     read_records,
+    write_file,
     write_grouped,
-    write_part,
 )
 from acceval.scenarios import TargetRun, run_all
 from acceval.study import Endpoint, Study, load_study, study_to_yaml
@@ -498,7 +498,7 @@ def _set_aside(run_dir: Path, keep: dict[str, set[int]], session: int) -> int:
     if aside.num_rows:
         folder = run_dir / SUPERSEDED_DIR
         folder.mkdir(exist_ok=True)
-        write_part(aside, folder / f"records-before-resume-{session}.parquet")
+        write_file(aside, folder / f"records-before-resume-{session}.parquet")
     write_grouped(table.filter(mask), run_dir / RECORDS_FILE, "target")
     parts = run_dir / PARTS_DIR
     if parts.is_dir():

