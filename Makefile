@@ -16,12 +16,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[local,report,agents,torch]'
 	touch $(STAMP)
 
-# What the tests need: the demo's extras plus dev tools and the training extra (TensorBoard
-# event files), in one install (one resolution, not two); it covers the demo's too.
+# What the tests need: the demo's extras plus dev tools, the training extra (TensorBoard
+# event files) and Ray (a loopback cluster for scale-out), in one install (one resolution,
+# not two); it covers the demo's too.
 $(TESTSTAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,local,report,agents,torch,training]'
+	$(BIN)/python -m pip install -q -e '.[dev,local,report,agents,torch,training,ray]'
 	touch $(STAMP) $(TESTSTAMP)
 
 demo: $(STAMP)

@@ -49,7 +49,9 @@ from acceval.results.records import Record
 from acceval.results.result import RESULT_FILE, RunResult, schema_version_of
 from acceval.results.runlog import (
     JOURNAL_FILE,
+    ExecutionLog,
     Journal,
+    LoadGeneratorLog,
     LocalServerInfo,
     PointLog,
     ResumeLog,
@@ -66,6 +68,7 @@ from acceval.results.store import (
     write_file,
     write_grouped,
 )
+from acceval.scaleout.ray_backend import RemoteClients, connected
 from acceval.scenarios import TargetRun, run_all
 from acceval.study import Endpoint, Study, load_study, study_to_yaml
 from acceval.study import Target as TargetSpec
@@ -146,10 +149,16 @@ async def _measure_target(target: Target, run: TargetRun,
     await target.start()
     try:
         fingerprint = await target.probe() if isinstance(target, Describes) else {}
+        if isinstance(run.remote, RemoteClients):
+            await run.remote.start()
+            run.log.load_generators = [LoadGeneratorLog.model_validate(i)
+                                       for i in run.remote.info]
         # Fixed points, then the sweep, demand replay and interruption the study asks for.
         await run_all(run, specs)
         return fingerprint
     finally:
+        if isinstance(run.remote, RemoteClients):
+            run.remote.close()
         await target.close()
 
 
@@ -255,7 +264,7 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
     journal = _journal(run_dir, base_dir, log, writer, guard)
     journal()
     agents = read_agent_records(run_dir)  # a resumed run keeps the episodes it has
-    with _signals_stop_the_run() as saving:
+    with _signals_stop_the_run() as saving, _execution(study, log):
         try:
             for t_index, tspec in enumerate(study.targets):
                 tlog = log.target(tspec.name)
@@ -318,6 +327,22 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
         reasons = "; ".join(f"{t.name}: {t.failure}" for t in failed)
         raise AccevalError(f"no target could be measured ({reasons}); see {run_dir}")
     return result, run_dir
+
+
+@contextmanager
+def _execution(study: Study, log: RunLog) -> Iterator[None]:
+    """The Ray cluster a ``backend: ray`` run sends from, joined (or started) for the run and
+    left after it; nothing for the local backend."""
+    ex = study.execution
+    if ex.backend == "local":
+        yield
+        return
+    clients = sum(ex.clients_for(t.name) for t in study.targets)
+    with connected(ex, clients=clients) as cluster:
+        log.execution = ExecutionLog(backend=ex.backend, address=ex.address,
+                                     ray_version=cluster.ray_version, nodes=cluster.nodes,
+                                     parallel_targets=False)
+        yield
 
 
 # --- what a run keeps while it measures, and what a resume reads back -------------------------
@@ -422,11 +447,10 @@ def resume_plan(study: Study, prior: RunLog) -> ResumePlan:
         if old is not None and old.failure is None:
             fresh = old.model_copy(update={"points": [], "sweep": None, "replay": None,
                                            "interruption": None, "fault": None}, deep=True)
-            done = {p.index: p for p in old.points
-                    if p.role == "fixed" and p.stopped_by != "interrupted"}
+            done = {p.index: p for p in old.points if p.role == "fixed" and p.finished}
             fresh.points = [done[s.index] for s in specs if s.index in done]
             sweep = [p for p in old.points if p.role == "sweep"]
-            if old.sweep is not None and all(p.stopped_by != "interrupted" for p in sweep):
+            if old.sweep is not None and all(p.finished for p in sweep):
                 fresh.sweep = old.sweep
                 fresh.points += sweep
             if _complete(old.replay):
@@ -443,7 +467,7 @@ def resume_plan(study: Study, prior: RunLog) -> ResumePlan:
 
 
 def _complete(p: PointLog | None) -> bool:
-    return p is not None and p.stopped_by != "interrupted"
+    return p is not None and p.finished
 
 
 def _entries(tlog: TargetLog) -> list[PointLog]:
@@ -537,13 +561,17 @@ def _measure(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog, *,
                 sampler = ProbeSampler(probes, run_dir, t0_ns=t0_ns, interval_s=0.25)
                 stack.callback(_stop_sampler, sampler, tlog, scraper)
                 sampler.start()
+            execution = study.execution
+            remote = None if execution.backend == "local" else RemoteClients(
+                tspec.name, endpoint, prompts, clients=execution.clients_for(tspec.name),
+                placement=execution.placement_for(tspec.name), t0_ns=t0_ns)
             run = TargetRun(
                 study=study, name=tspec.name, t_index=t_index, base_dir=base_dir,
                 target=client, prompts=prompts, sink=scorer, t0_ns=t0_ns,
                 progress=prog, log=tlog, server=handles.get("server"),
                 respawn=handles.get("respawn"),
                 on_new_server=partial(_stop_later, stack), checkpoint=checkpoint,
-                kept_rows=kept_rows, in_flight_cap=in_flight_cap())
+                kept_rows=kept_rows, in_flight_cap=in_flight_cap(), remote=remote)
             tlog.fingerprint = _run_async(_measure_target(client, run, specs))
         except StudyError:
             raise

@@ -16,14 +16,14 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from acceval.capacity.curve import CurvePoint, curve_from_points, max_rate_under_slo
-from acceval.errors import StudyError
+from acceval.errors import AccevalError, StudyError
 from acceval.interruption import FaultEvents, Injector, recovery
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt, Target
@@ -50,6 +50,18 @@ from acceval.study import SLO, Study
 _SWEEP_SEED_SLOT = 7001
 
 
+class RemotePoints(Protocol):
+    """Load generators elsewhere (``acceval.scaleout.ray_backend.RemoteClients``) that run a
+    point in place of the local runner and hand every record to ``sink`` on this loop."""
+
+    async def run_point(self, spec: PointSpec, sink: Callable[[Record], None], *,
+                        progress: Progress | None, first_request_id: int,
+                        schedule_ns: Any = None) -> PointRun: ...
+
+    @property
+    def lost(self) -> str | None: ...
+
+
 class _Tap:
     """The sink for the runner: forwards every record and keeps the current point's records
     when asked (for the sweep's online summaries), then drops them."""
@@ -58,13 +70,18 @@ class _Tap:
         self.sink = sink
         self.keep = False
         self.kept: list[Record] = []
+        self._next_id = 0
 
     @property
     def seen(self) -> int:
-        return int(getattr(self.sink, "seen", 0))
+        """The next free request id: past every id seen (several load generators
+        interleave their ids, so the count alone could fall on one of them)."""
+        return max(int(getattr(self.sink, "seen", 0)), self._next_id)
 
     def __call__(self, rec: Record) -> None:
         self.sink(rec)
+        if rec.request_id >= self._next_id:
+            self._next_id = rec.request_id + 1
         if self.keep:
             self.kept.append(rec)
 
@@ -98,11 +115,16 @@ class TargetRun:
     kept_rows: pa.Table | None = None
     # Open loop: the most requests in flight the process's open-files limit allows.
     in_flight_cap: int | None = None
+    # Load generators elsewhere (execution.backend ray); None: this process sends.
+    remote: RemotePoints | None = None
     _curve: list[CurvePoint] = field(default_factory=list)
 
     def logged(self) -> None:
         if self.checkpoint is not None:
             self.checkpoint()
+        if self.remote is not None and self.remote.lost is not None:
+            # The point is logged as incomplete; the target cannot go on without it.
+            raise AccevalError(self.remote.lost)
 
 
 def point_log(run: PointRun, role: PointRole = "fixed") -> PointLog:
@@ -221,6 +243,10 @@ async def _run(tr: TargetRun, tap: _Tap, spec: PointSpec, *,
         injector.start()
     try:
         # Request ids stay unique across the run, so they join with a server's own log.
+        if tr.remote is not None:
+            return await tr.remote.run_point(spec, tap, progress=tr.progress,
+                                             first_request_id=tap.seen,
+                                             schedule_ns=schedule_ns)
         return await run_point(tr.target, tr.prompts, spec, tap, t0_ns=tr.t0_ns,
                                progress=tr.progress, first_request_id=tap.seen,
                                schedule_ns=schedule_ns)

@@ -38,6 +38,7 @@ from acceval.loadgen.spec import ArrivalKind, Concurrency, LoadFamily, LoadPoint
 from acceval.metrics.spec import SLO, Quality
 from acceval.names import Name
 from acceval.portability.spec import ExitSpec, StudyPortability, TargetPortability
+from acceval.scaleout.spec import Execution
 from acceval.seeds import Seed
 from acceval.serve.spec import LocalServer
 from acceval.targets.spec import Endpoint
@@ -167,6 +168,10 @@ class Study(_Model):
         None, description="Training platforms trained to one quality target: time and cost "
         "to target, stability, restarts, goodput, MFU (docs/training.md)."
     )
+    execution: Execution = Field(
+        default_factory=Execution, description="Where the load is generated: this process, "
+        "or load-generator actors on a Ray cluster, several per target (docs/scale-out.md)."
+    )
 
     @model_validator(mode="after")
     def _cross(self) -> Study:
@@ -192,6 +197,10 @@ class Study(_Model):
         unknown = sorted(set(self.plan.targets) - set(names)) if self.plan else []
         if unknown:
             raise ValueError(f"plan.targets names {', '.join(unknown)}, not a target "
+                             f"(targets: {', '.join(names)})")
+        placed = sorted({p.target for p in self.execution.placement} - set(names))
+        if placed:
+            raise ValueError(f"execution.placement names {', '.join(placed)}, not a target "
                              f"(targets: {', '.join(names)})")
         if self.interruption is not None:
             check_interruption(self.interruption, {t.name: t.serve is not None
@@ -363,8 +372,8 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 __all__ = [
     "SLO", "ArrivalKind", "Availability", "Claims", "Concurrency", "Demand", "Endpoint",
-    "Energy", "ExitSpec", "Interruption", "LoadFamily", "LoadPoint", "LocalServer", "Output",
-    "PlanSpec", "Platform", "Price", "Quality", "Study", "StudyCosts", "StudyPortability",
+    "Energy", "Execution", "ExitSpec", "Interruption", "LoadFamily", "LoadPoint", "LocalServer",
+    "Output", "PlanSpec", "Platform", "Price", "Quality", "Study", "StudyCosts", "StudyPortability",
     "Sweep", "Target", "TargetCosts", "TargetPortability", "Tasks", "Training",
     "apply_overrides", "load_study",
     "study_from_dict", "study_to_yaml",

@@ -50,7 +50,7 @@ _NS = 1_000_000_000
 # Extra time, past the target's own timeout, that in-flight requests get after the last send.
 DRAIN_MARGIN_S = 5.0
 
-StoppedBy = Literal["min_satisfied", "max_duration", "interrupted"]
+StoppedBy = Literal["min_satisfied", "max_duration", "interrupted", "client_lost"]
 T = TypeVar("T")
 
 
@@ -206,7 +206,7 @@ class _Point:
 
     def __init__(self, target: Target, prompts: Sequence[Prompt], spec: PointSpec,
                  sink: Callable[[Record], None], t0_ns: int, progress: Progress | None,
-                 first_request_id: int) -> None:
+                 first_request_id: int, request_id_step: int = 1) -> None:
         self.target = target
         self.name = target.name
         self.prompts = prompts
@@ -216,6 +216,7 @@ class _Point:
         self.t0 = t0_ns
         self.progress = progress
         self.first_id = first_request_id
+        self.id_step = request_id_step
         self.start = 0
         self.warmup_ns = int(spec.warmup_s * _NS)
         self.min_ns = int(spec.min_duration_s * _NS)
@@ -261,8 +262,9 @@ class _Point:
             self.n_measured = m + 1
             prompt = self.prompts[m % n]
             attempt, warm = m // n, False
-        rec = Record(self.name, self.spec.index, self.spec.label, self.first_id + i,
-                     prompt.task_id, attempt, warm, scheduled_ns)
+        rec = Record(self.name, self.spec.index, self.spec.label,
+                     self.first_id + i * self.id_step, prompt.task_id, attempt, warm,
+                     scheduled_ns)
         return prompt, rec
 
     # --- one request --------------------------------------------------------------------------
@@ -429,7 +431,17 @@ class _Point:
             await asyncio.wait(pending)
 
 
-def _lag_stats(lags: list[int]) -> tuple[float | None, float | None, float | None]:
+def point_schedule(spec: PointSpec) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
+    """An open-loop point's send offsets (ns from its start) drawn from its seed, and the
+    seed's provenance: what :func:`run_point` sends when no schedule is given."""
+    ss = arrivals.arrivals_seed(spec.seed, spec.index)
+    offsets = spec.family.schedule(spec.level, spec.max_duration_s,
+                                   rng=np.random.default_rng(ss), burstiness=spec.burstiness)
+    return offsets, arrivals.seed_info(ss)
+
+
+def lag_stats(lags: list[int]) -> tuple[float | None, float | None, float | None]:
+    """p50, p99 and max of dispatch lags (ns), in ms."""
     if not lags:
         return None, None, None
     a = np.asarray(lags, dtype=np.float64) / 1e6
@@ -441,8 +453,11 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
                     sink: Callable[[Record], None], *, t0_ns: int,
                     progress: Progress | None = None, stop: asyncio.Event | None = None,
                     first_request_id: int = 0, drain_timeout_s: float | None = None,
-                    schedule_ns: npt.NDArray[np.int64] | None = None) -> PointRun:
-    """Run one load point. Request ids are ``first_request_id + i`` in issue order.
+                    schedule_ns: npt.NDArray[np.int64] | None = None,
+                    request_id_step: int = 1, start_at_ns: int | None = None,
+                    lags_out: list[int] | None = None) -> PointRun:
+    """Run one load point. Request ids are ``first_request_id + i * request_id_step`` in
+    issue order (a step above 1 interleaves the ids of several load generators).
 
     ``stop`` (optional) interrupts gracefully: issuing stops, in-flight requests are
     cancelled and recorded as interrupted, and the result says ``stopped_by="interrupted"``.
@@ -452,10 +467,14 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     ``schedule_ns`` (open loop only) replaces the drawn schedule with given send offsets
     (sorted int64 ns from the point's start), e.g. a demand replay's
     (:mod:`acceval.loadgen.replay`); ``spec.level`` is then its mean rate.
+    ``start_at_ns`` (``perf_counter_ns``, optional) starts the point at that instant rather
+    than at once, so that several load generators share one start; ``lags_out`` receives
+    the raw dispatch lags (ns), for merging them exactly.
     """
     if not prompts:
         raise ValueError("run_point needs at least one prompt")
-    p = _Point(target, prompts, spec, sink, t0_ns, progress, first_request_id)
+    p = _Point(target, prompts, spec, sink, t0_ns, progress, first_request_id,
+               request_id_step)
     seeds: dict[str, Any] = {}
     offsets: npt.NDArray[np.int64] | None = None
     rate: float | None = None
@@ -465,11 +484,7 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
             offsets = np.asarray(schedule_ns, dtype=np.int64)
             seeds["arrivals"] = "given schedule"
         else:
-            ss = arrivals.arrivals_seed(spec.seed, spec.index)
-            seeds["arrivals"] = arrivals.seed_info(ss)
-            offsets = spec.family.schedule(rate, spec.max_duration_s,
-                                           rng=np.random.default_rng(ss),
-                                           burstiness=spec.burstiness)
+            offsets, seeds["arrivals"] = point_schedule(spec)
     if drain_timeout_s is None:
         drain_timeout_s = float(getattr(target, "timeout_s", 600.0)) + DRAIN_MARGIN_S
     if progress is not None:
@@ -487,7 +502,9 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     gc.disable()
     loop = asyncio.get_running_loop()
     monitor = LoopMonitor(loop, LOOP_TICK_MS)
-    p.start = _now()
+    if start_at_ns is not None and start_at_ns > _now():
+        await asyncio.sleep((start_at_ns - _now()) / _NS)
+    p.start = _now() if start_at_ns is None else start_at_ns
     monitor.start()
     waker = make_waker(loop) if offsets is not None else None
     driver = loop.create_task(p.closed() if offsets is None or waker is None
@@ -529,7 +546,9 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     if p.sink_error is not None:
         raise p.sink_error
     ended = _now()
-    lag50, lag99, lagmax = _lag_stats(p.lags)
+    if lags_out is not None:
+        lags_out.extend(p.lags)
+    lag50, lag99, lagmax = lag_stats(p.lags)
     return PointRun(
         spec=spec, requested_rate_rps=rate, started_ns=p.start - t0_ns, ended_ns=ended - t0_ns,
         sent=p.issued, completed=p.done - p.errors, errors=p.errors,

@@ -42,6 +42,17 @@ class PointLog(Section):
     loop_lag_ms: Distribution | None = None  # how late the client loop's monitor ticks ran
     session: int = 0  # 0: measured by the first run; n: by its n-th ``run --resume``
 
+    @property
+    def finished(self) -> bool:
+        """Whether the point ran to its own stop rule: not cut short by a stop signal
+        (``interrupted``) or by a lost load generator (``client_lost``); a resume measures
+        an unfinished point again."""
+        return self.stopped_by not in UNFINISHED_STOPS
+
+
+#: How a point that did not run to its stop rule ended.
+UNFINISHED_STOPS = frozenset({"interrupted", "client_lost"})
+
 
 class EndpointLog(Section):
     """Where a target was reached; the key's variable name may be recorded, the key never."""
@@ -86,6 +97,29 @@ class TelemetryLog(Section):
     last_ns: int | None = None
 
 
+class LoadGeneratorLog(Section):
+    """One load-generator process that sent a target's load (execution.backend ray), with
+    the wall-clock anchor that put its records on the run's timeline."""
+
+    host: str
+    node_ip: str | None = None
+    node_id: str | None = None
+    pid: int
+    python: str | None = None
+    anchor_wall_ns: int          # time_ns() ...
+    anchor_perf_ns: int          # ... and perf_counter_ns(), read back to back on that host
+
+
+class ExecutionLog(Section):
+    """Where the load was generated: this process (``local``) or a Ray cluster."""
+
+    backend: str = "local"
+    address: str | None = None   # the cluster joined; None: a private Ray on this host
+    ray_version: str | None = None
+    nodes: list[dict[str, Any]] = Field(default_factory=list)
+    parallel_targets: bool = False
+
+
 class TargetLog(Section):
     name: str
     endpoint: EndpointLog | None = None
@@ -99,6 +133,7 @@ class TargetLog(Section):
     fault: FaultLog | None = None
     probe_notes: dict[str, str] = Field(default_factory=dict)
     telemetry: TelemetryLog | None = None
+    load_generators: list[LoadGeneratorLog] = Field(default_factory=list)  # backend ray
 
     def scenario_indexes(self) -> set[int]:
         """Load indexes of the points kept out of the latency curve."""
@@ -138,6 +173,7 @@ class RunLog(Section):
     resumes: list[ResumeLog] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # what the checks before the load said
     host: HostBenchLog | None = None  # the planner's measured CPU figures (plan.measure_host)
+    execution: ExecutionLog | None = None  # None: the local backend (runs before it existed)
 
     def target(self, name: str) -> TargetLog | None:
         return next((t for t in self.targets if t.name == name), None)

@@ -1,0 +1,322 @@
+"""Load generators as Ray actors: the same ``run_point``, on other processes and hosts.
+
+One :class:`RemoteClients` per target drives ``n`` load-generator actors, placed by the
+study's ``execution.placement`` (Ray resources, node labels). For each point the driver
+splits the load (:func:`acceval.scaleout.shard.split_point`), every actor runs its share with
+the ordinary runner on its own event loop, and streams its **raw** records back as Arrow
+tables every :data:`FLUSH_S` (a Ray streaming generator); the driver hands each record to the
+run's single writer, exactly as the local runner does. Nothing is aggregated remotely, so
+percentiles over the merged records are exact.
+
+Clocks: every actor reads one wall-clock anchor (``time_ns``, ``perf_counter_ns``) when it
+starts and maps the run's t0 onto its own monotonic clock through it. Intervals (TTFT, ITL,
+E2E) come from one host's monotonic clock; only the placement of a host's records on the run's
+timeline rests on the wall clocks agreeing (NTP: about a millisecond between hosts; the same
+host: exact up to the two reads).
+
+A load generator that dies (its process or its node) marks the point it was running
+``client_lost``: the records it streamed are kept, and the target's remaining points are not
+measured (:class:`ClientsLost`); the other targets go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import platform
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from acceval.errors import AccevalError
+from acceval.loadgen.progress import Progress
+from acceval.loadgen.protocol import Prompt
+from acceval.loadgen.runner import PointRun, PointSpec, new_event_loop, run_point
+from acceval.results.records import Record, records_to_table, table_to_records
+from acceval.scaleout.shard import Shard, merge_runs, split_point
+from acceval.scaleout.spec import Execution, Placement
+from acceval.targets.spec import Endpoint
+
+#: How often a load generator sends what it has recorded (seconds).
+FLUSH_S = 0.25
+#: How far ahead the driver sets a point's common start, so every generator gets the call.
+START_MARGIN_S = 0.3
+INSTALL_HINT = "pip install 'acceval[ray]'"
+
+
+class ClientsLost(AccevalError):
+    """A target's load generator died; what it streamed is kept."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or a clear error saying what to install."""
+    try:
+        import ray
+    except ImportError:
+        raise AccevalError(f"execution.backend ray needs Ray, which is not installed: "
+                           f"{INSTALL_HINT}") from None
+    return ray
+
+
+def _lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
+    names = ("RayActorError", "ActorDiedError", "ActorUnavailableError", "NodeDiedError",
+             "ObjectLostError", "OwnerDiedError", "WorkerCrashedError")
+    return tuple(getattr(ray.exceptions, n) for n in names if hasattr(ray.exceptions, n))
+
+
+# --- the cluster ------------------------------------------------------------------------------
+
+@dataclass
+class Cluster:
+    """The Ray cluster a run uses (joined, or started privately for it)."""
+
+    address: str
+    private: bool
+    ray_version: str
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+
+
+@contextmanager
+def connected(execution: Execution, *, clients: int) -> Iterator[Cluster]:
+    """Join ``execution.address``, or start a private Ray on this host when it has none
+    (with CPUs for ``clients`` load generators), and leave it afterwards."""
+    ray = import_ray()
+    if ray.is_initialized():
+        yield _describe(ray, private=False)
+        return
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                              "configure_logging": False}
+    if execution.address is None:
+        kwargs.update(num_cpus=max(clients, os.cpu_count() or 1))
+    else:
+        kwargs["address"] = execution.address
+    try:
+        ray.init(**kwargs)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = execution.address or "a private Ray on this host"
+        raise AccevalError(f"execution: could not start or join {where}: {exc}. Start the "
+                           "cluster first (`ray start --head`, docs/scale-out.md) or check "
+                           "execution.address") from None
+    try:
+        yield _describe(ray, private=execution.address is None)
+    finally:
+        ray.shutdown()
+
+
+def _describe(ray: Any, *, private: bool) -> Cluster:
+    ctx = ray.get_runtime_context()
+    nodes = [{"node_id": n.get("NodeID"), "address": n.get("NodeManagerAddress"),
+              "alive": bool(n.get("Alive")), "resources": n.get("Resources", {}),
+              "labels": {k: v for k, v in (n.get("Labels") or {}).items()
+                         if not k.startswith("ray.io/")}}
+             for n in ray.nodes()]
+    return Cluster(address=str(getattr(ctx, "gcs_address", "") or ""), private=private,
+                   ray_version=str(ray.__version__), nodes=nodes)
+
+
+# --- the actor --------------------------------------------------------------------------------
+
+class LoadGenerator:
+    """One load-generator process (a Ray actor): a target client on its own event loop,
+    running the points' shares it is given."""
+
+    def __init__(self, name: str, endpoint: dict[str, Any], prompts: list[Prompt],
+                 t0_wall_ns: int) -> None:
+        from acceval.targets import make_target
+
+        # The wall-clock anchor: two reads back to back map the run's t0 onto this host's
+        # monotonic clock.
+        self.anchor_perf_ns = time.perf_counter_ns()
+        self.anchor_wall_ns = time.time_ns()
+        self.t0_ns = self.anchor_perf_ns - (self.anchor_wall_ns - t0_wall_ns)
+        self.prompts = prompts
+        self.loop = new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
+                                       name="acceval-loadgen")
+        self.thread.start()
+        self.target = make_target(name, Endpoint.model_validate(endpoint))
+        self._call(self.target.start())
+
+    def _call(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def info(self) -> dict[str, Any]:
+        try:
+            import ray
+            node_ip = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+            node_id = ray.get_runtime_context().get_node_id()
+        except Exception:  # outside Ray (tests of the class itself)
+            node_ip, node_id = None, None
+        return {"host": socket.gethostname(), "node_ip": node_ip, "node_id": node_id,
+                "pid": os.getpid(), "python": platform.python_version(),
+                "anchor_wall_ns": self.anchor_wall_ns, "anchor_perf_ns": self.anchor_perf_ns}
+
+    def run(self, shard: Shard, start_wall_ns: int) -> Iterator[Any]:
+        """Run one share; yield Arrow tables of finished records as they come, then the
+        generator's own run and its raw dispatch lags."""
+        done: deque[Record] = deque()
+        lags: list[int] = []
+        start_at = self.anchor_perf_ns + (start_wall_ns - self.anchor_wall_ns)
+        prompts = [self.prompts[i] for i in shard.prompts]
+        fut = asyncio.run_coroutine_threadsafe(
+            run_point(self.target, prompts, shard.spec, done.append, t0_ns=self.t0_ns,
+                      first_request_id=shard.first_request_id,
+                      request_id_step=shard.request_id_step, schedule_ns=shard.schedule_ns,
+                      start_at_ns=start_at, lags_out=lags),
+            self.loop)
+        while True:
+            concurrent.futures.wait([fut], timeout=FLUSH_S)
+            batch = [done.popleft() for _ in range(len(done))]
+            if batch:
+                yield records_to_table(batch)
+            if fut.done():
+                break
+        rest = [done.popleft() for _ in range(len(done))]
+        if rest:
+            yield records_to_table(rest)
+        yield {"run": fut.result(), "lags": lags}
+
+    def close(self) -> None:
+        try:
+            self._call(self.target.close())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+# --- the driver's side ------------------------------------------------------------------------
+
+def wall_of(perf_ns: int) -> int:
+    """The wall-clock time (``time_ns``) of a ``perf_counter_ns`` reading of this host."""
+    return time.time_ns() - (time.perf_counter_ns() - perf_ns)
+
+
+class RemoteClients:
+    """A target's load generators on Ray, used by the scenarios in place of the local
+    runner (:meth:`run_point` has its shape)."""
+
+    def __init__(self, name: str, endpoint: Endpoint, prompts: Sequence[Prompt], *,
+                 clients: int, placement: Placement, t0_ns: int) -> None:
+        self.ray = import_ray()
+        self.name = name
+        self.endpoint = endpoint
+        self.prompts = list(prompts)
+        self.n = clients
+        self.placement = placement
+        self.t0_wall_ns = wall_of(t0_ns)
+        self.actors: list[Any] = []
+        self.info: list[dict[str, Any]] = []
+        self.lost: str | None = None
+        self._lost_types = _lost_errors(self.ray)
+
+    async def start(self) -> None:
+        ray = self.ray
+        opts: dict[str, Any] = {"num_cpus": self.placement.num_cpus, "max_restarts": 0,
+                                "max_concurrency": 2}
+        if self.placement.resources:
+            opts["resources"] = dict(self.placement.resources)
+        if self.placement.labels:
+            opts["label_selector"] = dict(self.placement.labels)
+        actor_cls = ray.remote(LoadGenerator).options(**opts)
+        endpoint = self.endpoint.model_dump(mode="json")
+        self.actors = [actor_cls.remote(self.name, endpoint, self.prompts, self.t0_wall_ns)
+                       for _ in range(self.n)]
+        try:
+            self.info = list(await asyncio.wait_for(
+                asyncio.gather(*[a.info.remote() for a in self.actors]), _PLACE_TIMEOUT_S))
+        except TimeoutError:
+            self.close()
+            where = (f" resources {self.placement.resources}" if self.placement.resources
+                     else "") + (f" labels {self.placement.labels}" if self.placement.labels
+                                 else "")
+            raise AccevalError(f"{self.name}: the cluster could not place {self.n} load "
+                               f"generator(s) with {self.placement.num_cpus:g} CPU each"
+                               f"{where} within {_PLACE_TIMEOUT_S:g} s; does a node have "
+                               "them (`ray status`)?") from None
+        except Exception as exc:
+            self.close()
+            raise AccevalError(f"{self.name}: a load generator could not start: "
+                               f"{_cause(exc)}") from None
+
+    async def run_point(self, spec: PointSpec, sink: Callable[[Record], None], *,
+                        progress: Progress | None, first_request_id: int,
+                        schedule_ns: Any = None) -> PointRun:
+        if self.lost is not None:
+            raise ClientsLost(self.lost)
+        shards, seeds = split_point(spec, len(self.prompts), self.n,
+                                    first_request_id=first_request_id, schedule_ns=schedule_ns)
+        if progress is not None:
+            progress.start_point(spec.label, None)
+        start_wall = time.time_ns() + int(START_MARGIN_S * 1e9)
+        try:
+            outcomes = await asyncio.gather(*[
+                self._drain(self.actors[s.client], s, start_wall, sink, progress)
+                for s in shards])
+        finally:
+            if progress is not None:
+                progress.end_point()
+        runs = [o for o in outcomes if isinstance(o, tuple)]
+        lost = [o for o in outcomes if isinstance(o, str)]
+        if lost:
+            self.lost = (f"{self.name}: load generator(s) lost during point {spec.label!r} "
+                         f"({'; '.join(lost)}); what they streamed is kept, the point is "
+                         "incomplete and the target's later points were not measured")
+        if not runs:
+            raise ClientsLost(self.lost or f"{self.name}: no load generator finished")
+        lags = [x for _, lg in runs for x in lg]
+        return merge_runs(spec, [r for r, _ in runs], lags, seeds, lost=len(lost))
+
+    async def _drain(self, actor: Any, shard: Shard, start_wall: int,
+                     sink: Callable[[Record], None],
+                     progress: Progress | None) -> tuple[PointRun, list[int]] | str:
+        final: dict[str, Any] | None = None
+        try:
+            async for ref in actor.run.remote(shard, start_wall):
+                value = await ref
+                if isinstance(value, pa.Table):
+                    for rec in table_to_records(value):
+                        if progress is not None:
+                            progress.record(rec)
+                        sink(rec)
+                else:
+                    final = value
+        except self._lost_types as exc:
+            host = self.info[shard.client].get("node_ip") if shard.client < len(
+                self.info) else None
+            return f"generator {shard.client} on {host or 'its node'}: {_cause(exc)}"
+        except Exception as exc:
+            raise AccevalError(f"{self.name}: load generator {shard.client} failed: "
+                               f"{_cause(exc)}") from None
+        if final is None:
+            return f"generator {shard.client}: ended without its summary"
+        return final["run"], final["lags"]
+
+    def close(self) -> None:
+        """Close the generators' connections, then end their processes."""
+        ray = self.ray
+        with suppress(Exception):
+            ray.wait([a.close.remote() for a in self.actors], num_returns=len(self.actors),
+                     timeout=5.0)
+        for a in self.actors:
+            with suppress(Exception):
+                ray.kill(a, no_restart=True)
+        self.actors = []
+
+
+_PLACE_TIMEOUT_S = 60.0
+
+
+def _cause(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[-1] if text else type(exc).__name__)[:300]
+
+
+__all__ = ["FLUSH_S", "ClientsLost", "Cluster", "LoadGenerator", "RemoteClients", "connected",
+           "import_ray", "wall_of"]
