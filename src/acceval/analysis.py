@@ -336,6 +336,10 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     warnings = [f"{tl.name}: energy probe {probe}: {why}"
                 for tl in log.targets for probe, why in tl.probe_notes.items()]
     warnings += log.notes + [_resume_note(r) for r in log.resumes]
+    warnings += [f"{tl.name}: point {p.label!r} is incomplete: a load generator was lost "
+                 f"while it ran ({p.sent} requests kept); `acceval run --resume` measures it "
+                 "again" for tl in log.targets for p in _entries_of(tl)
+                 if p.stopped_by == "client_lost"]
     training = None
     if study.training is not None:
         training = training_section(study.training, base_dir=base_dir or Path.cwd(),
@@ -520,6 +524,10 @@ def points_from_records(study: Study, t_index: int, sel: pa.Table,
             started_ns=int(sent or 0), ended_ns=int(done or 0), sent=rows.num_rows,
             completed=ok, errors=rows.num_rows - ok, stopped_by="interrupted"))
     return out
+
+
+def _entries_of(tlog: TargetLog) -> list[PointLog]:
+    return [*tlog.points, *(p for p in (tlog.replay, tlog.interruption) if p is not None)]
 
 
 def _resume_note(r: ResumeLog) -> str:

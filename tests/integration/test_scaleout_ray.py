@@ -1,0 +1,148 @@
+"""Load generators on a real Ray cluster on this host: a head and a second node with a custom
+resource and a label, started with Ray's own cluster utilities."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+import pyarrow.compute as pc
+import pytest
+
+from acceval.errors import StudyError
+from acceval.metrics import derive
+from acceval.pipeline import execute
+from acceval.results.store import read_records
+from acceval.study import study_from_dict
+
+ray = pytest.importorskip("ray", reason="the [ray] extra is part of make test")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    c = Cluster(initialize_head=True,
+                head_node_args={"num_cpus": 2, "include_dashboard": False})
+    east = c.add_node(num_cpus=2, resources={"client-east": 2}, labels={"region": "east"})
+    c.wait_for_nodes()
+    yield c, east
+    c.shutdown()
+
+
+def _study(execution: dict[str, Any] | None, *, min_duration_s: float = 0) -> dict[str, Any]:
+    mock = {"engine": "mock", "options": {"ttft_ms": 15, "itl_ms": 1, "output_tokens": 6}}
+    study: dict[str, Any] = {
+        "name": "scale",
+        "tasks": {"source": "builtin:arithmetic", "count": 12, "max_tokens": 8},
+        "targets": [{"name": "a", "serve": mock}, {"name": "b", "serve": mock}],
+        "load": [{"concurrency": [3], "warmup_requests": 2, "min_duration_s": min_duration_s},
+                 {"poisson_rps": [40], "min_requests": 30}],
+    }
+    if execution is not None:
+        study["execution"] = execution
+    return study
+
+
+def _counts(run_dir: Path) -> Counter[tuple[str, int, bool]]:
+    t = read_records(run_dir)
+    return Counter(zip(t["target"].to_pylist(), t["load_index"].to_pylist(),
+                       t["warmup"].to_pylist(), strict=True))
+
+
+def test_a_ray_run_has_the_local_runs_records_and_counts(cluster: Any, tmp_path: Path) -> None:
+    c, east = cluster
+    local = study_from_dict(_study(None))
+    placed = study_from_dict(_study({
+        "backend": "ray", "address": c.address, "clients": 2,
+        "placement": [{"target": "b", "resources": {"client-east": 0.5},
+                       "labels": {"region": "east"}, "num_cpus": 0.5}]}))
+    r_local, d_local = execute(local, base_dir=tmp_path, out_dir=tmp_path / "l", progress=False)
+    r_ray, d_ray = execute(placed, base_dir=tmp_path, out_dir=tmp_path / "r", progress=False)
+
+    assert read_records(d_ray).schema == read_records(d_local).schema
+    assert _counts(d_ray) == _counts(d_local)
+    records = read_records(d_ray)
+    ids = records["request_id"].to_pylist()
+    assert len(ids) == len(set(ids))
+    # Each task was measured as often as the local run measured it, point by point.
+    for t in ("a", "b"):
+        for i in (0, 1):
+            def tasks(d: Path, t: str = t, i: int = i) -> Counter[str]:
+                rows = read_records(d).filter(pc.and_(
+                    pc.equal(read_records(d)["target"], t),
+                    pc.and_(pc.equal(read_records(d)["load_index"], i),
+                            pc.invert(read_records(d)["warmup"]))))
+                return Counter(rows["task_id"].to_pylist())
+            assert tasks(d_ray) == tasks(d_local)
+
+    log = json.loads((d_ray / "result.json").read_text())["log"]
+    assert log["execution"]["backend"] == "ray"
+    gens = {t["name"]: t["load_generators"] for t in log["targets"]}
+    assert len(gens["a"]) == len(gens["b"]) == 2
+    assert {g["node_id"] for g in gens["b"]} == {east.node_id}    # placed by resource+label
+    assert len({g["pid"] for g in gens["a"] + gens["b"]}) == 4
+    for p in (q for t in log["targets"] for q in t["points"]):
+        assert p["stopped_by"] == "min_satisfied"
+        assert p["seeds"]["load_generators"] == 2
+
+    # Percentiles come from the merged raw records: the two generators' own rows, put
+    # together, give the result's figure exactly (nothing was averaged).
+    point = r_ray.target("a").points[1]
+    rows = records.filter(pc.and_(pc.equal(records["target"], "a"),
+                                  pc.equal(records["load_index"], 1)))
+    first = min(rows["request_id"].to_pylist())
+    own = [rows.filter(pc.equal(pc.bit_wise_and(pc.subtract(rows["request_id"], first), 1), k))
+           for k in (0, 1)]
+    assert all(o.num_rows > 0 for o in own)
+    pooled = np.concatenate([derive(o).ttft_ms[derive(o).measured] for o in own])
+    assert point.summary.ttft_ms.p99 == pytest.approx(float(np.percentile(pooled, 99)))
+    assert r_local.target("a").points[1].summary.requests == point.summary.requests
+
+
+def _kill_first_running_generator(stop: threading.Event, killed: list[int]) -> None:
+    while not stop.is_set():
+        for proc in psutil.process_iter(["cmdline"]):
+            cmd = " ".join(proc.info["cmdline"] or [])
+            if "LoadGenerator.run" in cmd:
+                time.sleep(1.0)   # well inside the point
+                proc.kill()
+                killed.append(proc.pid)
+                return
+        time.sleep(0.05)
+
+
+def test_a_generator_killed_mid_point_leaves_the_other_target_complete(
+        cluster: Any, tmp_path: Path) -> None:
+    c, _ = cluster
+    study = study_from_dict(_study({"backend": "ray", "address": c.address, "clients": 2},
+                                   min_duration_s=3.0))
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(target=_kill_first_running_generator, args=(stop, killed))
+    killer.start()
+    try:
+        result, run_dir = execute(study, base_dir=tmp_path, out_dir=tmp_path / "k",
+                                  progress=False)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed
+    a, b = result.target("a"), result.target("b")
+    assert a.failure is not None and "lost during point 'concurrency 3'" in a.failure
+    assert [p.stopped_by for p in a.points] == ["client_lost"]
+    assert a.points[0].summary.requests > 0          # what it streamed before is kept
+    assert b.failure is None
+    assert [p.stopped_by for p in b.points] == ["min_satisfied", "min_satisfied"]
+    assert any(w.startswith("a: point 'concurrency 3' is incomplete: a load generator was lost")
+               for w in result.warnings)
+    assert (run_dir / "report.html").exists()
+
+
+def test_a_placement_on_an_unknown_target_is_a_study_error() -> None:
+    with pytest.raises(StudyError, match="execution.placement names nowhere"):
+        study_from_dict(_study({"backend": "ray", "placement": [{"target": "nowhere"}]}))
