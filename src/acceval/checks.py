@@ -328,6 +328,7 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _keys(study)
     problems += _output(study, base_dir, out_dir)
     problems += _descriptors(study, descriptor_limit())
+    problems += _scale_out(study)
     if problems:
         raise StudyError(f"{source}: {len(problems)} problem(s) that the run would hit",
                          problems)
@@ -335,7 +336,19 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
 
 
 def preflight_study(study: Study) -> None:
-    """Ask every remote endpoint whether it answers and lists its model; raise
-    :class:`~acceval.errors.PreflightError` naming each one that does not."""
+    """Ask every remote endpoint whether it answers and lists its model, and the Ray
+    cluster (``execution.address``) whether it listens; raise naming what does not."""
     preflight([(t.name, t.endpoint) for t in study.targets
                if t.serve is None and t.endpoint is not None])
+    ex = study.execution
+    if ex.backend == "ray" and ex.address is not None:
+        from acceval.scaleout.ray_backend import reachable
+
+        reachable(ex.address)
+
+
+def _scale_out(study: Study) -> list[Problem]:
+    if study.execution.backend != "ray" or importlib.util.find_spec("ray") is not None:
+        return []
+    return [("execution.backend", "ray, but Ray is not installed",
+             "pip install 'acceval[ray]', or set execution.backend: local")]

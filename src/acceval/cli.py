@@ -94,8 +94,16 @@ def validate(study_file: Path, out_dir: Path | None, preflight: bool) -> None:
 @click.option("--no-progress", is_flag=True, help="Do not show the live progress display.")
 @click.option("--skip-preflight", is_flag=True,
               help="Do not ask remote endpoints for their models before the first point.")
+@click.option("--ray", "ray_address", default=None, metavar="ADDRESS",
+              help="Send the load from load generators on this Ray cluster (HOST:PORT, or "
+                   "'auto' for the one `ray start` began here); overrides execution.address "
+                   "and sets execution.backend ray (docs/scale-out.md).")
+@click.option("--clients", type=click.IntRange(1, 256), default=None, metavar="N",
+              help="Load-generator processes per target (execution.clients); above 1 without "
+                   "--ray, a private Ray is started on this host.")
 def run(study_file: Path | None, out_dir: Path | None, resume_dir: Path | None,
-        no_progress: bool, skip_preflight: bool) -> None:
+        no_progress: bool, skip_preflight: bool, ray_address: str | None,
+        clients: int | None) -> None:
     """Run a study: measure every target and write runs/<id>/ with records and the result.
 
     Before any load is sent, the study is checked as `validate` checks it, and every remote
@@ -105,6 +113,9 @@ def run(study_file: Path | None, out_dir: Path | None, resume_dir: Path | None,
     from acceval.report.console import print_summary
 
     if resume_dir is not None:
+        if ray_address is not None or clients is not None:
+            raise UsageError("--resume runs the rest as the run's own study says; --ray and "
+                             "--clients cannot change it (edit execution: in a new study)")
         if study_file is not None or out_dir is not None:
             raise UsageError("--resume continues a run with the study it was started with, in "
                              "its own folder: give RUN_DIR alone, without STUDY_FILE or --out")
@@ -114,7 +125,8 @@ def run(study_file: Path | None, out_dir: Path | None, resume_dir: Path | None,
         raise UsageError("give a STUDY_FILE to run, or --resume RUN_DIR to continue a run")
     else:
         result, run_dir = execute_file(study_file, out_dir=out_dir, progress=not no_progress,
-                                       preflight=not skip_preflight)
+                                       preflight=not skip_preflight, ray_address=ray_address,
+                                       clients=clients)
     print_summary(result, run_dir)
     result.raise_for_failures()
     result.raise_for_gates()

@@ -8,6 +8,7 @@ the same numbers from the files alone.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import os
 import signal
@@ -43,6 +44,7 @@ from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Describes, Target
 from acceval.loadgen.runner import PointSpec
 from acceval.probes import ProbeSampler, make_probe, read_samples
+from acceval.probes.base import compact_samples
 from acceval.probes.prometheus import TelemetryProbe
 from acceval.results.files import write_text_durable
 from acceval.results.records import Record
@@ -69,6 +71,7 @@ from acceval.results.store import (
     write_grouped,
 )
 from acceval.scaleout.ray_backend import RemoteClients, connected
+from acceval.scaleout.spec import overridden
 from acceval.scenarios import TargetRun, run_all
 from acceval.study import Endpoint, Study, load_study, study_to_yaml
 from acceval.study import Target as TargetSpec
@@ -83,6 +86,16 @@ def check_study(path: Path, *, out_dir: Path | None = None) -> tuple[Study, list
     study = load_study(path)
     ready = check_runnable(study, base_dir=Path(path).parent, out_dir=out_dir, source=str(path))
     return study, ready.notes
+
+
+def _first_error(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        where = ".".join(str(x) for x in first.get("loc", ()))
+        msg = str(first.get("msg", exc)).removeprefix("Value error, ")
+        return f"{where}: {msg}" if where else msg
+    return str(exc)
 
 
 def _utc_now() -> dt.datetime:
@@ -198,8 +211,17 @@ def _stop_later(stack: ExitStack, server: Any) -> None:
 
 
 def execute_file(path: Path, *, out_dir: Path | None = None, progress: bool = True,
-                 preflight: bool = True) -> tuple[RunResult, Path]:
+                 preflight: bool = True, ray_address: str | None = None,
+                 clients: int | None = None) -> tuple[RunResult, Path]:
+    """Run the study in ``path``; ``ray_address`` / ``clients`` are the command line's
+    ``--ray`` and ``--clients`` (they override the study's execution section)."""
     study = load_study(path)
+    if ray_address is not None or clients is not None:
+        try:
+            execution = overridden(study.execution, address=ray_address, clients=clients)
+        except ValueError as exc:
+            raise UsageError(f"--ray/--clients: {_first_error(exc)}") from None
+        study = study.model_copy(update={"execution": execution})
     return execute(study, base_dir=Path(path).parent, out_dir=out_dir, progress=progress,
                    preflight=preflight)
 
@@ -264,8 +286,10 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
     journal = _journal(run_dir, base_dir, log, writer, guard)
     journal()
     agents = read_agent_records(run_dir)  # a resumed run keeps the episodes it has
+    together = study.execution.backend == "ray" and study.execution.parallel_targets
     with _signals_stop_the_run() as saving, _execution(study, log):
         try:
+            todo = []
             for t_index, tspec in enumerate(study.targets):
                 tlog = log.target(tspec.name)
                 if tlog is None:
@@ -274,15 +298,30 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
                     journal()  # a kill inside its first point still finds it reached
                 elif _finished(study, t_index, tlog):
                     continue
-                before = {id(p) for p in _entries(tlog)}
+                todo.append((t_index, tspec, tlog))
+            before = {id(p) for _, _, tlog in todo for p in _entries(tlog)}
+            for _, _, tlog in todo:
                 tlog.failure = None
-                _measure(study, tspec, t_index, tlog, tasks=tasks, run_dir=run_dir,
-                         base_dir=base_dir, scorer=scorer, t0_ns=t0_ns, prog=prog,
-                         checkpoint=journal, kept_rows=kept_rows.get(tspec.name))
+            if together and len(todo) > 1:
+                if log.execution is not None:
+                    log.execution.parallel_targets = True
+                if prog.active:
+                    prog.console.print(f"measuring {', '.join(t.name for _, t, _ in todo)} at "
+                                       "the same time, from their own load generators")
+                _measure_together(study, todo, tasks=tasks, run_dir=run_dir,
+                                  base_dir=base_dir, scorer=scorer, t0_ns=t0_ns,
+                                  checkpoint=journal, kept_rows=kept_rows)
+            else:
+                for t_index, tspec, tlog in todo:
+                    _measure(study, tspec, t_index, tlog, tasks=tasks, run_dir=run_dir,
+                             base_dir=base_dir, scorer=scorer, t0_ns=t0_ns, prog=prog,
+                             checkpoint=journal, kept_rows=kept_rows.get(tspec.name))
+                    journal()
+            for _, _, tlog in todo:
                 for entry in _entries(tlog):
                     if id(entry) not in before:
                         entry.session = session
-                journal()
+            journal()
             agents = _agents(study, run_dir, prog)
             if study.training is not None:
                 run_training(study.training, run_dir, base_dir,
@@ -531,52 +570,123 @@ def _set_aside(run_dir: Path, keep: dict[str, set[int]], session: int) -> int:
     return int(aside.num_rows)
 
 
+@dataclass
+class _Prepared:
+    """One target ready to measure: its client, what it runs, and its points."""
+
+    client: Target
+    run: TargetRun
+    specs: list[PointSpec]
+
+
+def _prepare(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog,
+             stack: ExitStack, *, tasks: list[Task], run_dir: Path, base_dir: Path,
+             scorer: _Scorer, t0_ns: int, prog: Progress | None,
+             checkpoint: Callable[[], None] | None = None,
+             kept_rows: pa.Table | None = None, together: bool = False) -> _Prepared:
+    """Start the target's local server if any and its probes (stopped by ``stack``).
+    ``together``: measured at the same time as other targets, so its probes leave their
+    parts for :func:`compact_samples` and its request ids have a space of their own."""
+    handles: dict[str, Any] = {}
+    if tspec.serve is not None:
+        endpoint, tlog.local_server = _start_local(tspec, stack, tasks, run_dir, handles)
+    else:
+        assert tspec.endpoint is not None
+        endpoint = tspec.endpoint
+    tlog.endpoint = endpoint_log(endpoint)
+    prompts = [to_prompt(t, api=endpoint.api, max_tokens=study.tasks.max_tokens)
+               for t in tasks]
+    specs = point_specs(study, t_index, len(prompts))
+    client = make_target(tspec.name, endpoint)
+    local = tlog.local_server
+    pids = [local.pid] if local is not None and local.pid else []
+    probe = make_probe(tspec.energy, pids=pids)
+    probes = [] if probe is None else [probe]
+    scraper = _telemetry_probe(tspec, handles.get("server"))
+    if scraper is not None:
+        probes.append(scraper)
+    if probes:
+        sampler = ProbeSampler(probes, run_dir, t0_ns=t0_ns, interval_s=0.25)
+        stack.callback(_stop_sampler, sampler, tlog, scraper, not together)
+        sampler.start()
+    execution = study.execution
+    remote = None if execution.backend == "local" else RemoteClients(
+        tspec.name, endpoint, prompts, clients=execution.clients_for(tspec.name),
+        placement=execution.placement_for(tspec.name), t0_ns=t0_ns)
+    run = TargetRun(
+        study=study, name=tspec.name, t_index=t_index, base_dir=base_dir,
+        target=client, prompts=prompts, sink=scorer, t0_ns=t0_ns,
+        progress=prog, log=tlog, server=handles.get("server"),
+        respawn=handles.get("respawn"),
+        on_new_server=partial(_stop_later, stack), checkpoint=checkpoint,
+        kept_rows=kept_rows, in_flight_cap=in_flight_cap(), remote=remote,
+        request_id_base=t_index * REQUEST_ID_SPACE if together else None)
+    return _Prepared(client, run, specs)
+
+
+#: Targets measured together each have this many request ids of their own (target i from
+#: i * REQUEST_ID_SPACE), so ids stay unique across the run without a shared counter.
+REQUEST_ID_SPACE = 1 << 40
+
+
+async def _measured(p: _Prepared) -> None:
+    """Measure one prepared target; a failure of the target is logged, not raised."""
+    try:
+        p.run.log.fingerprint = await _measure_target(p.client, p.run, p.specs)
+    except StudyError:
+        raise
+    except AccevalError as exc:
+        p.run.log.failure = str(exc)
+
+
 def _measure(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog, *,
              tasks: list[Task], run_dir: Path, base_dir: Path, scorer: _Scorer, t0_ns: int,
              prog: Progress, checkpoint: Callable[[], None] | None = None,
              kept_rows: pa.Table | None = None) -> None:
     """One target: start its local server if any, probe it, run its points into ``tlog``."""
-    handles: dict[str, Any] = {}
     with ExitStack() as stack:
         try:
-            if tspec.serve is not None:
-                endpoint, tlog.local_server = _start_local(tspec, stack, tasks, run_dir,
-                                                           handles)
-            else:
-                assert tspec.endpoint is not None
-                endpoint = tspec.endpoint
-            tlog.endpoint = endpoint_log(endpoint)
-            prompts = [to_prompt(t, api=endpoint.api, max_tokens=study.tasks.max_tokens)
-                       for t in tasks]
-            specs = point_specs(study, t_index, len(prompts))
-            client = make_target(tspec.name, endpoint)
-            local = tlog.local_server
-            pids = [local.pid] if local is not None and local.pid else []
-            probe = make_probe(tspec.energy, pids=pids)
-            probes = [] if probe is None else [probe]
-            scraper = _telemetry_probe(tspec, handles.get("server"))
-            if scraper is not None:
-                probes.append(scraper)
-            if probes:
-                sampler = ProbeSampler(probes, run_dir, t0_ns=t0_ns, interval_s=0.25)
-                stack.callback(_stop_sampler, sampler, tlog, scraper)
-                sampler.start()
-            execution = study.execution
-            remote = None if execution.backend == "local" else RemoteClients(
-                tspec.name, endpoint, prompts, clients=execution.clients_for(tspec.name),
-                placement=execution.placement_for(tspec.name), t0_ns=t0_ns)
-            run = TargetRun(
-                study=study, name=tspec.name, t_index=t_index, base_dir=base_dir,
-                target=client, prompts=prompts, sink=scorer, t0_ns=t0_ns,
-                progress=prog, log=tlog, server=handles.get("server"),
-                respawn=handles.get("respawn"),
-                on_new_server=partial(_stop_later, stack), checkpoint=checkpoint,
-                kept_rows=kept_rows, in_flight_cap=in_flight_cap(), remote=remote)
-            tlog.fingerprint = _run_async(_measure_target(client, run, specs))
+            prepared = _prepare(study, tspec, t_index, tlog, stack, tasks=tasks,
+                                run_dir=run_dir, base_dir=base_dir, scorer=scorer,
+                                t0_ns=t0_ns, prog=prog, checkpoint=checkpoint,
+                                kept_rows=kept_rows)
         except StudyError:
             raise
         except AccevalError as exc:
             tlog.failure = str(exc)
+            return
+        _run_async(_measured(prepared))
+
+
+def _measure_together(study: Study, todo: list[tuple[int, TargetSpec, TargetLog]], *,
+                      tasks: list[Task], run_dir: Path, base_dir: Path, scorer: _Scorer,
+                      t0_ns: int, checkpoint: Callable[[], None],
+                      kept_rows: dict[str, pa.Table]) -> None:
+    """Several targets at the same time (execution.backend ray): each is prepared here in
+    turn, then all are measured on one event loop, their load sent by their own load
+    generators; this loop only receives their records. No live progress line (several
+    points run at once)."""
+    with ExitStack() as stack:
+        prepared = []
+        for t_index, tspec, tlog in todo:
+            try:
+                prepared.append(_prepare(study, tspec, t_index, tlog, stack, tasks=tasks,
+                                         run_dir=run_dir, base_dir=base_dir, scorer=scorer,
+                                         t0_ns=t0_ns, prog=None, checkpoint=checkpoint,
+                                         kept_rows=kept_rows.get(tspec.name),
+                                         together=True))
+            except StudyError:
+                raise
+            except AccevalError as exc:
+                tlog.failure = str(exc)
+
+        async def together() -> None:
+            await asyncio.gather(*[_measured(p) for p in prepared])
+
+        _run_async(together())
+    problem = compact_samples(run_dir)  # every sampler has stopped
+    if problem is not None:
+        todo[0][2].probe_notes["samples"] = problem
 
 
 _STOP_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))
@@ -673,8 +783,8 @@ REMOTE_SCRAPE_S = 1.0
 
 
 def _stop_sampler(sampler: ProbeSampler, tlog: TargetLog,
-                  scraper: TelemetryProbe | None = None) -> None:
-    sampler.stop()
+                  scraper: TelemetryProbe | None = None, compact: bool = True) -> None:
+    sampler.stop(compact=compact)
     notes = {**sampler.unavailable, **sampler.errors}
     if scraper is not None:
         st = scraper.stats

@@ -66,16 +66,20 @@ class _Tap:
     """The sink for the runner: forwards every record and keeps the current point's records
     when asked (for the sweep's online summaries), then drops them."""
 
-    def __init__(self, sink: Callable[[Record], None]) -> None:
+    def __init__(self, sink: Callable[[Record], None], id_base: int | None = None) -> None:
         self.sink = sink
         self.keep = False
         self.kept: list[Record] = []
-        self._next_id = 0
+        self.id_base = id_base
+        self._next_id = 0 if id_base is None else id_base
 
     @property
     def seen(self) -> int:
         """The next free request id: past every id seen (several load generators
-        interleave their ids, so the count alone could fall on one of them)."""
+        interleave their ids, so the count alone could fall on one of them). With an
+        ``id_base`` (targets measured together) the target has ids of its own from there."""
+        if self.id_base is not None:
+            return self._next_id
         return max(int(getattr(self.sink, "seen", 0)), self._next_id)
 
     def __call__(self, rec: Record) -> None:
@@ -117,6 +121,9 @@ class TargetRun:
     in_flight_cap: int | None = None
     # Load generators elsewhere (execution.backend ray); None: this process sends.
     remote: RemotePoints | None = None
+    # Targets measured together: this target's request ids start here (its own id space);
+    # None: ids continue the run's count.
+    request_id_base: int | None = None
     _curve: list[CurvePoint] = field(default_factory=list)
 
     def logged(self) -> None:
@@ -184,7 +191,9 @@ async def run_all(tr: TargetRun, specs: list[PointSpec]) -> None:
     plan = plan_replay(study.demand, study.seed, tr.base_dir) if (
         study.demand is not None and study.demand.replay is not None) else None
     victim = _interrupted_spec(study, tr.name, specs, plan is not None)
-    tap = _Tap(tr.sink)
+    tap = _Tap(tr.sink, tr.request_id_base)
+    if tr.request_id_base is not None and tr.kept_rows is not None and tr.kept_rows.num_rows:
+        tap._next_id = max(tap._next_id, int(pc.max(tr.kept_rows["request_id"]).as_py()) + 1)
     tap.keep = study.sweep is not None
     done = {p.index: p for p in tr.log.points if p.role == "fixed"}  # kept by a resume
     for spec in specs:

@@ -13,6 +13,7 @@ temporary name and renamed, so a killed run leaves only complete parts; ``finali
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Sequence
@@ -92,17 +93,33 @@ class SampleWriter:
         self.parts = self.run_dir / PARTS_DIR
         self.parts.mkdir(parents=True, exist_ok=True)
         self._n = len(list(self.parts.glob("part-*.parquet")))
+        # Several samplers may write at once (targets measured in parallel): each names its
+        # parts with its own token.
+        self._token = secrets.token_hex(4)
         self.written = 0
 
     def write(self, samples: Sequence[Sample]) -> None:
         if not samples:
             return
         self._n += 1
-        write_part(samples_to_table(samples), self.parts / f"part-{self._n:06d}.parquet")
+        write_part(samples_to_table(samples),
+                   self.parts / f"part-{self._n:06d}-{self._token}.parquet")
         self.written += len(samples)
 
     def finalize(self) -> Path:
         return compact_parts(self.run_dir, SAMPLES_FILE, PARTS_DIR, SAMPLE_SCHEMA)
+
+
+def compact_samples(run_dir: Path) -> str | None:
+    """Merge the samples' parts into samples.parquet (after samplers stopped with
+    ``compact=False``); the problem, if it could not."""
+    if not (Path(run_dir) / PARTS_DIR).is_dir():
+        return None
+    try:
+        compact_parts(Path(run_dir), SAMPLES_FILE, PARTS_DIR, SAMPLE_SCHEMA)
+    except OSError as exc:  # the parts stay readable
+        return f"samples not compacted: {exc}"
+    return None
 
 
 def read_samples(run_dir: str | Path) -> pa.Table:
@@ -179,13 +196,17 @@ class ProbeSampler:
                 self._buf[:0] = buf
             self.errors["samples"] = f"samples not written: {exc}"
 
-    def stop(self) -> Path:
-        """Stop sampling, take each probe's last reading, and write samples.parquet."""
+    def stop(self, *, compact: bool = True) -> Path:
+        """Stop sampling, take each probe's last reading, and write samples.parquet
+        (``compact=False``: leave the parts, for samplers still writing beside this one;
+        :func:`compact_samples` merges them once all are done)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
         self._collect(final=True)
         self._flush()
+        if not compact:
+            return self.writer.parts
         try:
             return self.writer.finalize()
         except OSError as exc:  # the parts written so far stay readable

@@ -97,6 +97,7 @@ def connected(execution: Execution, *, clients: int) -> Iterator[Cluster]:
     if execution.address is None:
         kwargs.update(num_cpus=max(clients, os.cpu_count() or 1))
     else:
+        reachable(execution.address)
         kwargs["address"] = execution.address
     try:
         ray.init(**kwargs)
@@ -109,6 +110,21 @@ def connected(execution: Execution, *, clients: int) -> Iterator[Cluster]:
         yield _describe(ray, private=execution.address is None)
     finally:
         ray.shutdown()
+
+
+def reachable(address: str, timeout_s: float = 3.0) -> None:
+    """Raise a clear error when nothing listens at a HOST:PORT cluster address (Ray itself
+    would retry for minutes); ``auto`` is left to Ray."""
+    if address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise AccevalError(f"execution.address {address}: no Ray cluster answers there "
+                           f"({exc.strerror or exc}). Start one with `ray start --head "
+                           "--port PORT` (docs/scale-out.md), or leave address out for a "
+                           "private Ray on this host") from None
 
 
 def _describe(ray: Any, *, private: bool) -> Cluster:

@@ -129,4 +129,20 @@ class Execution(_Model):
         return p.clients if p.clients is not None else self.clients
 
 
-__all__ = ["MAX_CLIENTS", "Execution", "Placement"]
+def overridden(execution: Execution, *, address: str | None = None,
+               clients: int | None = None) -> Execution:
+    """``execution`` with the command line's ``--ray ADDRESS`` and ``--clients N`` applied:
+    either one selects the Ray backend (``--clients`` alone: a private Ray on this host).
+    Raises ValueError (pydantic's) naming what is wrong."""
+    if address is None and clients is None:
+        return execution
+    data = execution.model_dump()
+    data["backend"] = "ray"
+    if address is not None:
+        data["address"] = address
+    if clients is not None:
+        data["clients"] = clients
+    return Execution.model_validate(data)
+
+
+__all__ = ["MAX_CLIENTS", "Execution", "Placement", "overridden"]
