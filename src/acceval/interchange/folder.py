@@ -161,6 +161,8 @@ def _place(points: list[ImportedPoint], log: RunLog) -> list[Any]:
             log.targets.append(tlog)
         i = index.get(p.target, 0)
         index[p.target] = i + 1
+        if any(q.label == p.label for q in tlog.points):
+            p.label = f"{p.label} ({p.peer.file})"  # labels name points: keep them unique
         offset = clock.get(p.target, 0)
         stamps = [v for r in p.records for v in (r.sent_ns, r.done_ns) if v is not None]
         start, end = (min(stamps), max(stamps)) if stamps else (0, 0)

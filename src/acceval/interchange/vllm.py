@@ -115,7 +115,10 @@ def _records(d: dict[str, Any], kind: str, target: str, label: str, path: Path,
             raise ValueError(f"{path}: '{key}' has {len(d[key])} entries, 'start_times' {n}; "
                              "the per-request lists must be the same length")
     first = min(float(s) for s in starts) if n else 0.0
-    col = {k: d.get(k) if isinstance(d.get(k), list) else [None] * n for k in _PER_REQUEST}
+    col: dict[str, list[Any]] = {}
+    for k in _PER_REQUEST:
+        v = d.get(k)
+        col[k] = v if isinstance(v, list) else [None] * n
     out = []
     for i in range(n):
         sent = ns(float(starts[i]) - first)
