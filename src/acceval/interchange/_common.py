@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from acceval.errors import UsageError
+from acceval.loadgen.spec import family, load_point
 from acceval.results.records import Record
 from acceval.results.sections import PeerFigures
 
@@ -51,6 +52,20 @@ class Unmapped:
         for key, value in data.items():
             if key not in mapped and value not in (None, [], {}, ""):
                 self.add(f"{prefix}{key}")
+
+
+def closed_loop(kind: str) -> bool:
+    """Whether the arrival kind is a closed loop (its family answers)."""
+    return family(kind).loop == "closed"
+
+
+def label_of(kind: str, level: float, burstiness: float = 1.0) -> str:
+    """The label acceval gives a point of this kind and level (its family's own)."""
+    fam = family(kind)
+    data: dict[str, Any] = {fam.levels_key: [int(level) if fam.whole_levels else level]}
+    if burstiness != 1.0:
+        data["burstiness"] = burstiness
+    return load_point(data).label(level)
 
 
 def number(value: Any) -> float | None:

@@ -13,7 +13,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from acceval.interchange._common import NS_PER_MS, ImportedPoint, Unmapped, number
+from acceval.interchange._common import (
+    NS_PER_MS,
+    ImportedPoint,
+    Unmapped,
+    closed_loop,
+    label_of,
+    number,
+)
 from acceval.results.records import Record
 from acceval.results.sections import PeerFigures
 
@@ -65,7 +72,7 @@ def read(path: Path, text: str, unmapped: Unmapped) -> list[ImportedPoint]:
     records.sort(key=lambda r: (r.sent_ns or 0))
     for i, r in enumerate(records):
         r.request_id = i
-    if kind == "concurrency" and level == 0:
+    if closed_loop(kind) and level == 0:
         level = float(_peak(records) or 1)
         label = f"concurrency {int(level)} (peak observed; no {SUMMARY_FILE})"
     peer = PeerFigures(tool=TOOL, version=(summary or {}).get("aiperf_version"),
@@ -103,10 +110,10 @@ def _load(summary: dict[str, Any] | None,
         if rate is not None:
             pattern = str(prof.get("arrival_pattern") or "poisson")
             kind = "constant" if pattern == "constant" else "poisson"
-            return kind, rate, rate, f"{kind} {rate:g} rps"
+            return kind, rate, rate, label_of(kind, rate)
         conc = prof.get("concurrency")
         if conc:
-            return "concurrency", float(conc), None, f"concurrency {int(conc)}"
+            return "concurrency", float(conc), None, label_of("concurrency", float(conc))
     return "concurrency", 0.0, None, ""
 
 
@@ -150,7 +157,7 @@ def _record(o: dict[str, Any], model: str, label: str, kind: str,
     rec = Record(target=model, load_index=0, load_label=label, request_id=0,
                  task_id=str(meta.get("x_request_id") or ""),
                  warmup=str(meta.get("benchmark_phase") or "") == "warmup",
-                 scheduled_ns=int(credit) if credit is not None and kind != "concurrency"
+                 scheduled_ns=int(credit) if credit is not None and not closed_loop(kind)
                  else None,
                  sent_ns=sent, first_byte_ns=int(ack) if ack is not None else None,
                  done_ns=int(end) if end is not None else None,

@@ -11,7 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from acceval.interchange._common import ImportedPoint, Unmapped, need, ns, number
+from acceval.interchange._common import (
+    ImportedPoint,
+    Unmapped,
+    closed_loop,
+    label_of,
+    need,
+    ns,
+    number,
+)
 from acceval.results.records import Record
 from acceval.results.sections import PeerFigures
 
@@ -69,7 +77,7 @@ def _point(path: Path, b: dict[str, Any], i: int, version: str | None,
             if v is not None:
                 setattr(r, f, v - t0)
         r.chunk_ns = [c - t0 for c in r.chunk_ns]
-        if kind == "concurrency":
+        if closed_loop(kind):
             r.scheduled_ns = None  # a closed loop has no intended send to lag behind
     records.sort(key=lambda r: (r.sent_ns or 0))
     for n, r in enumerate(records):
@@ -93,7 +101,7 @@ def _load(strategy: dict[str, Any]) -> tuple[str, float, float | None, str]:
         return "concurrency", float(streams), None, f"{kind} {streams} (concurrency)"
     rate = number(strategy.get("rate"))
     if kind in ("constant", "poisson") and rate is not None:
-        return kind, rate, rate, f"{kind} {rate:g} rps"
+        return kind, rate, rate, label_of(kind, rate)
     raise ValueError(f"GuideLLM strategy {kind!r} is not one acceval maps (synchronous, "
                      "concurrent, throughput, constant, poisson)")
 

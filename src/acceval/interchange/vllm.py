@@ -26,10 +26,13 @@ from acceval.interchange._common import (
     NS_PER_S,
     ImportedPoint,
     Unmapped,
+    closed_loop,
+    label_of,
     need,
     ns,
     number,
 )
+from acceval.loadgen.spec import load_point
 from acceval.metrics import Distribution
 from acceval.results.records import Record
 from acceval.results.result import RunResult, TargetResult
@@ -89,7 +92,7 @@ def _load(meta: dict[str, Any], rate: float | None, conc: Any, burst: float,
           d: dict[str, Any]) -> tuple[str, float, float | None]:
     if "kind" in meta and "level" in meta:
         kind, level = str(meta["kind"]), float(meta["level"])
-        return kind, level, (None if kind == "concurrency" else level)
+        return kind, level, (None if closed_loop(kind) else level)
     if rate is None:
         # request_rate inf: every request at once, or as many as max_concurrency allows.
         level = float(conc or d.get("num_prompts") or d.get("completed") or 1)
@@ -98,12 +101,10 @@ def _load(meta: dict[str, Any], rate: float | None, conc: Any, burst: float,
 
 
 def _label(kind: str, level: float, burst: float, rate: float | None, conc: Any) -> str:
-    if kind == "concurrency":
-        return (f"concurrency {int(level)}" if conc is not None
-                else f"burst of {int(level)} (request_rate inf)")
-    extra = f" (burstiness {burst:g})" if kind == "gamma" else ""
-    cap = f", max_concurrency {conc}" if conc is not None else ""
-    return f"{kind} {level:g} rps{extra}{cap}"
+    if rate is None and conc is None:
+        return f"burst of {int(level)} (request_rate inf)"
+    cap = f", max_concurrency {conc}" if conc is not None and rate is not None else ""
+    return label_of(kind, level, burst) + cap
 
 
 def _records(d: dict[str, Any], kind: str, target: str, label: str, path: Path,
@@ -130,7 +131,7 @@ def _records(d: dict[str, Any], kind: str, target: str, label: str, path: Path,
                      prompt_tokens=_int(col["input_lens"][i]),
                      output_text=col["generated_texts"][i], tokens_from="usage")
         queue = number(col["queue_times"][i])
-        if kind != "concurrency" and queue is not None:
+        if not closed_loop(kind) and queue is not None:
             rec.scheduled_ns = sent - ns(queue)  # the arrival the schedule gave it
         if error is not None:
             rec.error_kind, rec.error_detail = "peer", str(error)[:2000]
@@ -189,7 +190,7 @@ def point_json(result: RunResult, t: TargetResult, p: PointResult, sel: pa.Table
     model = t.endpoint.model if t.endpoint is not None else t.name
     rows = sel.filter(pc.invert(sel["warmup"])).to_pylist()
     rows.sort(key=lambda r: (r["sent_ns"] is None, r["sent_ns"] or 0, r["request_id"]))
-    closed = p.kind == "concurrency"
+    closed = closed_loop(p.kind)
     out: dict[str, Any] = {
         "date": date, "endpoint_type": backend, "backend": backend, "label": f"acceval-{t.name}",
         "model_id": model, "tokenizer_id": model, "num_prompts": s.requests,
@@ -214,12 +215,12 @@ def point_json(result: RunResult, t: TargetResult, p: PointResult, sel: pa.Table
 
 
 def _burstiness(result: RunResult, p: PointResult) -> float:
-    """The gamma shape of a gamma point (its family in the study as run), else 1 (Poisson)."""
-    if p.kind != "gamma":
-        return 1.0
-    for f in result.study.get("load") or []:
-        if isinstance(f, dict) and p.level in (f.get("gamma_rps") or []):
-            return float(f.get("burstiness") or 1.0)
+    """The gamma shape of the point's family in the study as run (1: Poisson, and what every
+    other family holds)."""
+    for data in result.study.get("load") or []:
+        fam = load_point(data)
+        if fam.kind == p.kind and p.level in fam.levels:
+            return fam.burstiness
     return 1.0
 
 

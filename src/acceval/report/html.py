@@ -27,8 +27,8 @@ from acceval.errors import MissingExtra
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
-from acceval.report import _portability as port
 from acceval.report import _peers as peers
+from acceval.report import _portability as port
 from acceval.report import _telemetry as tm
 from acceval.report._agents import agents_html
 from acceval.report._charts import Chart, all_charts, demand_vs_capacity

@@ -9,8 +9,8 @@ import yaml
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
-from acceval.report import _portability as port
 from acceval.report import _peers as peers
+from acceval.report import _portability as port
 from acceval.report import _telemetry as tm
 from acceval.report._agents import agents_markdown
 from acceval.report._fmt import (
@@ -432,7 +432,7 @@ def _repeats_and_peers(result: RunResult) -> list[str]:
     reps = peers.repeats_rows(result)
     if reps:
         lines += ["## Repeats", "", _esc(peers.REPEATS_INTRO), ""]
-        lines += _table(peers.REPEATS_HEAD, reps) + [""]
+        lines += [*_table(peers.REPEATS_HEAD, reps), ""]
     rows = peers.peer_rows(result)
     if result.log.imported is not None:
         lines += ["## Imported: peer-computed figures", "", _esc(peers.peer_intro(result)), ""]
