@@ -12,6 +12,7 @@ records.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -69,7 +70,7 @@ from acceval.results.sections import (
     SourcedValue,
 )
 from acceval.results.store import ANALYSIS_COLUMNS, read_records
-from acceval.scenarios import point_result, scenario_sections
+from acceval.scenarios import point_result, repeats_section, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
 from acceval.telemetry.summary import telemetry_section
 from acceval.training.analyze import training_section
@@ -120,6 +121,7 @@ def _target_points(study: Study, t: TargetResult, log: TargetLog, sel: pa.Table,
     d = derive(sel)
     index = sel["load_index"].to_numpy(zero_copy_only=False)
     t.points = [point_result(p, d.subset(index == p.index), study.slo) for p in log.points]
+    _repeats(t)
     scenario_sections(study, t, sel, log, base_dir)
     if sel.num_rows:
         if log.interruption is not None:
@@ -394,7 +396,40 @@ def point_specs(study: Study, t_index: int, n_prompts: int) -> list[PointSpec]:
             specs.append(PointSpec.from_study(family, level, index, seed, n_prompts,
                                               study.tasks.attempts))
             index += 1
+    # Repeats run after every point's first run, round by round (drift spreads over all
+    # points instead of piling on one); each has its own seed and index.
+    firsts = list(specs)
+    rounds = max((f.repeats for f in study.load), default=1)
+    for r in range(1, rounds):
+        i = 0
+        for f_index, family in enumerate(study.load):
+            for l_index, _ in enumerate(family.levels):
+                first = firsts[i]
+                i += 1
+                if r >= family.repeats:
+                    continue
+                seed = _seed_for(study.seed, t_index, f_index, l_index, r)
+                specs.append(dataclasses.replace(first, index=index, seed=seed, repeat=r,
+                                                 label=repeat_label(first.label, r)))
+                index += 1
     return specs
+
+
+def repeat_label(label: str, repeat: int) -> str:
+    """The label of a point's ``repeat``-th repeat (its first run keeps its own label)."""
+    return f"{label} · repeat {repeat + 1}"
+
+
+def _repeats(t: TargetResult) -> None:
+    """Move each point's repeats out of ``t.points`` into ``t.repeats``, with intervals."""
+    extra = [p for p in t.points if p.repeat > 0]
+    if not extra:
+        return
+    t.points = [p for p in t.points if p.repeat == 0]
+    for first in t.points:
+        runs = [first, *(p for p in extra if p.label.startswith(first.label + " · repeat "))]
+        if len(runs) > 1:
+            t.repeats.append(repeats_section(first, runs))
 
 
 def analysis_records(run_dir: Path,

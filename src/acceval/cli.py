@@ -228,6 +228,50 @@ def compare(run_dirs: tuple[Path, ...], fmt: str, n_boot: int) -> None:
     click.echo(render_compare(rows, fmt))
 
 
+@main.command("import")
+@click.argument("files", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["vllm", "guidellm", "aiperf"]),
+              required=True, help="The tool that wrote the files: vLLM bench result JSON, "
+              "GuideLLM benchmarks.json, AIPerf profile_export.jsonl.")
+@click.option("--study", "study_file", type=click.Path(dir_okay=False, exists=True,
+              path_type=Path), default=None, help="Apply this study's prices, SLO, quality "
+              "level and verdict (its targets must carry the imported targets' names).")
+@click.option("--target", default=None, help="Name every imported point's target this "
+              "(default: the name the file gives, e.g. its model).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("runs"), show_default=True, help="Where the run folder goes.")
+def import_(files: tuple[Path, ...], fmt: str, study_file: Path | None, target: str | None,
+            out_dir: Path) -> None:
+    """Read peers' result files into a run folder (per-request records where the file has
+    them), analyse it with a study and render its report; every field or line not mapped is
+    counted and said (mapping: docs/metrics.md)."""
+    from acceval.interchange import import_files
+
+    result, run_dir = import_files(list(files), fmt, study_path=study_file, out_dir=out_dir,
+                                   target=target)
+    assert result.log.imported is not None
+    for note in result.log.notes:
+        click.echo(note)
+    click.echo(f"run folder: {run_dir}")
+    click.echo(f"report: {run_dir / 'report.html'}")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["vllm"]), default="vllm",
+              show_default=True, help="vLLM bench result JSON (what dashboards such as "
+              "InferenceX read), one file per load point.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Folder for the files (default: RUN_DIR/export-vllm).")
+def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
+    """Write a run in a peer's result schema (mapping: docs/metrics.md)."""
+    from acceval.interchange import export_vllm
+
+    for path in export_vllm(run_dir, out_dir or run_dir / f"export-{fmt}"):
+        click.echo(f"wrote {path}")
+
+
 @main.command()
 @click.option("--dir", "runs_dir", default="runs", show_default=True,
               type=click.Path(file_okay=False, path_type=Path), help="Folder of run folders.")

@@ -33,12 +33,14 @@ from acceval.loadgen.spec import PoissonRate
 from acceval.loadgen.sweep import search
 from acceval.metrics import summarize_point
 from acceval.metrics.derive import Derived
+from acceval.metrics.repeats import t_interval
 from acceval.results.records import Record, records_to_table
 from acceval.results.result import TargetResult
 from acceval.results.runlog import FaultLog, PointLog, PointRole, SweepLog, TargetLog
 from acceval.results.sections import (
     InterruptionResult,
     PointResult,
+    RepeatsResult,
     ReplayResult,
     SweepResult,
     SweepStep,
@@ -143,7 +145,7 @@ def point_log(run: PointRun, role: PointRole = "fixed") -> PointLog:
         ended_ns=run.ended_ns, sent=run.sent, completed=run.completed, errors=run.errors,
         stopped_by=run.stopped_by, seeds=dict(run.seeds), warmup=run.warmup,
         held_by_cap=run.held_by_cap, lag_p50_ms=run.lag_p50_ms, lag_p99_ms=run.lag_p99_ms,
-        lag_max_ms=run.lag_max_ms, loop_lag_ms=run.loop_lag_ms)
+        lag_max_ms=run.lag_max_ms, loop_lag_ms=run.loop_lag_ms, repeat=s.repeat)
 
 
 def point_result(log: PointLog, table: pa.Table | Derived, slo: SLO) -> PointResult:
@@ -157,8 +159,22 @@ def point_result(log: PointLog, table: pa.Table | Derived, slo: SLO) -> PointRes
         index=log.index, label=log.label, kind=log.kind, level=log.level,
         requested_rate_rps=log.requested_rate_rps, stopped_by=log.stopped_by, sent=log.sent,
         completed=log.completed, started_ns=log.started_ns, ended_ns=log.ended_ns,
-        seeds=dict(log.seeds), summary=summary,
+        seeds=dict(log.seeds), summary=summary, repeat=log.repeat, peer=log.peer,
     )
+
+
+def repeats_section(first: PointResult, runs: list[PointResult]) -> RepeatsResult:
+    """The intervals over the runs of one point (``runs[0]`` is ``first``)."""
+    s = [p.summary for p in runs]
+    return RepeatsResult(
+        label=first.label, index=first.index, runs=len(runs), labels=[p.label for p in runs],
+        ttft_p50_ms=t_interval([x.ttft_ms.p50 for x in s]),
+        ttft_p95_ms=t_interval([x.ttft_ms.p95 for x in s]),
+        ttft_p99_ms=t_interval([x.ttft_ms.p99 for x in s]),
+        e2e_p95_ms=t_interval([x.e2e_ms.p95 for x in s]),
+        request_throughput_rps=t_interval([x.request_throughput_rps for x in s]),
+        output_token_throughput_tps=t_interval([x.output_token_throughput_tps for x in s]),
+        points=runs[1:])
 
 
 def _interrupted_spec(study: Study, name: str, specs: list[PointSpec],
@@ -170,7 +186,7 @@ def _interrupted_spec(study: Study, name: str, specs: list[PointSpec],
     if spec.point is None:
         if replay:
             return "replay"
-        return specs[-1]
+        return [s for s in specs if s.repeat == 0][-1]
     if spec.point == REPLAY_LABEL:
         if not replay:
             raise StudyError("interruption.point is the demand replay, but the study has no "
@@ -198,13 +214,15 @@ async def run_all(tr: TargetRun, specs: list[PointSpec]) -> None:
     done = {p.index: p for p in tr.log.points if p.role == "fixed"}  # kept by a resume
     for spec in specs:
         if spec.index in done:
-            if tap.keep and tr.kept_rows is not None:
+            if tap.keep and tr.kept_rows is not None and spec.repeat == 0:
                 tr._curve += curve_from_points([point_result(done[spec.index], tr.kept_rows,
                                                              study.slo)])
             continue
         tr.log.points.append(point_log(await _run(tr, tap, spec)))
         tr.logged()
-        if tap.keep:
+        if tap.keep and spec.repeat > 0:
+            tap.take()  # a repeat is not a new rate for the sweep's curve
+        elif tap.keep:
             tr._curve += curve_from_points([point_result(tr.log.points[-1], tap.take(),
                                                          study.slo)])
     tr.log.points.sort(key=lambda p: p.index)
@@ -331,5 +349,5 @@ def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: Targe
             **rec})
 
 
-__all__ = ["TargetRun", "point_log", "point_result", "run_all",
+__all__ = ["TargetRun", "point_log", "point_result", "repeats_section", "run_all",
            "scenario_sections"]

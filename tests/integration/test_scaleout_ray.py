@@ -150,5 +150,5 @@ def test_a_generator_killed_mid_point_leaves_the_other_target_complete(
 
 
 def test_a_placement_on_an_unknown_target_is_a_study_error() -> None:
-    with pytest.raises(StudyError, match="execution.placement names nowhere"):
+    with pytest.raises(StudyError, match=r"execution\.placement names nowhere"):
         study_from_dict(_study({"backend": "ray", "placement": [{"target": "nowhere"}]}))

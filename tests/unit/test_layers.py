@@ -19,6 +19,8 @@ COMPOSERS = {
     "acceval.checks", "acceval.analysis", "acceval._api",
     # What one target runs (fixed points, sweep, replay, interruption) reads the whole study.
     "acceval.scenarios",
+    # An imported run is composed like a measured one: a study, the records, the analysis.
+    "acceval.interchange.folder",
 }
 UPPER = {"acceval.study", "acceval.pipeline"}
 ARRIVAL_KINDS = {"concurrency", "constant", "poisson", "gamma"}

@@ -86,6 +86,7 @@ class PointSpec:
     min_requests: int = 1
     max_duration_s: float = 120.0
     max_in_flight: int = 4096
+    repeat: int = 0                 # 0: the point's first run; n: its n-th repeat
 
     def __post_init__(self) -> None:
         if self.level <= 0:

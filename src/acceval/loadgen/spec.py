@@ -78,6 +78,10 @@ class LoadFamily(_Model):
     max_in_flight: int = Field(
         4096, ge=1, description="Open loop: cap on outstanding requests (a safety valve)."
     )
+    repeats: int = Field(
+        1, ge=1, le=100, description="Measure each level this many times (each a whole "
+        "point with its own seed, run after every point's first run) for confidence "
+        "intervals over the repeats (docs/metrics.md, Repeats).")
 
     @model_validator(mode="after")
     def _check(self) -> LoadFamily:

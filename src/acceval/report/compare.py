@@ -6,7 +6,10 @@ A difference is called *beyond noise* only by a stated rule (docs/report.md, "Co
 - TTFT / TPOT p95: a percentile bootstrap of the difference of p95s (resampling each run's
   requests, ``n_boot`` draws, seeded) whose 95 % interval excludes 0; without records, unknown;
 - cost per correct task: the two intervals (from the accuracy interval) do not overlap;
-- throughput: one run per side gives no run-to-run spread, so no call is made.
+- throughput: one run per side gives no run-to-run spread, so no call is made;
+- with repeats on both sides (``load[].repeats``): p50/p95/p99 TTFT and throughput are
+  compared by their t-intervals over the repeats: overlapping intervals are "no clear
+  difference", disjoint ones beyond noise.
 
 A load point that either run's load generator flagged degraded (not trusted) is not compared:
 it gets one row saying so, with the reason.
@@ -23,9 +26,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acceval.metrics import derive
+from acceval.metrics.repeats import RepeatInterval
 from acceval.report._fmt import NOT_MEASURED
 from acceval.results.result import RunResult, TargetResult
-from acceval.results.sections import PointCost, PointResult
+from acceval.results.sections import PointCost, PointResult, RepeatsResult
 from acceval.units import ONE, MoneyScale, money, money_per, pick_scale
 
 N_BOOT = 1000
@@ -131,8 +135,13 @@ def _compare_point(base: RunResult, other: RunResult, target: str, pa_: PointRes
         rule = ("bootstrap 95% CI of the p95 difference: "
                 f"[{ci[0]:.3g}, {ci[1]:.3g}] ms" if ci else "no records: unknown")
         add(f"{metric[:4]}_p95_ms", a, b, beyond, rule)
-    add("throughput_rps", sa.request_throughput_rps, sb.request_throughput_rps, None,
-        "one run per side: no spread to test against")
+    ra = base.target(target).repeats_of(pa_.label)
+    rb = other.target(target).repeats_of(pb.label)
+    if ra is not None and rb is not None:
+        rows += _compare_repeats(base, other, target, pa_.label, ra, rb)
+    else:
+        add("throughput_rps", sa.request_throughput_rps, sb.request_throughput_rps, None,
+            "one run per side: no spread to test against")
     acc_a, acc_b = sa.accuracy, sb.accuracy
     ia = (acc_a.ci_low, acc_a.ci_high) if acc_a else None
     ib = (acc_b.ci_low, acc_b.ci_high) if acc_b else None
@@ -148,6 +157,35 @@ def _compare_point(base: RunResult, other: RunResult, target: str, pa_: PointRes
         add(COST_METRIC, ca.bill.cost_per_correct_usd if ca else None,
             cb.bill.cost_per_correct_usd if cb else None, None if ov is None else not ov,
             "beyond noise = cost intervals (from the accuracy interval) do not overlap")
+    return rows
+
+
+_REPEATED = (("ttft_p50_ms", "ttft_p50_ms"), ("ttft_p95_ms", "ttft_p95_ms"),
+             ("ttft_p99_ms", "ttft_p99_ms"), ("throughput_rps", "request_throughput_rps"))
+
+
+def _interval_text(i: RepeatInterval) -> str:
+    if i.low is None or i.high is None:
+        return f"n={i.n}, no interval"
+    return f"[{i.low:.4g}, {i.high:.4g}] (n={i.n})"
+
+
+def _compare_repeats(base: RunResult, other: RunResult, target: str, label: str,
+                     ra: RepeatsResult, rb: RepeatsResult) -> list[Row]:
+    """Rows judged by the t-intervals over each side's repeats."""
+    rows = []
+    for metric, field in _REPEATED:
+        ia, ib = getattr(ra, field), getattr(rb, field)
+        ov = ia.overlaps(ib)
+        if ov is None:
+            rule = "repeats: fewer than two values on a side, no interval"
+        else:
+            verdict = "no clear difference" if ov else "beyond noise"
+            rule = (f"repeats, {ia.confidence:.0%} t-intervals {_interval_text(ia)} vs "
+                    f"{_interval_text(ib)}: {'overlap' if ov else 'disjoint'}, {verdict}")
+        rows.append(Row(target, label, f"{metric} (mean of repeats)", base.run_id,
+                        other.run_id, ia.mean, ib.mean, _delta(ia.mean, ib.mean),
+                        None if ov is None else not ov, rule))
     return rows
 
 

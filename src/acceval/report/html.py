@@ -27,6 +27,7 @@ from acceval.errors import MissingExtra
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
+from acceval.report import _peers as peers
 from acceval.report import _portability as port
 from acceval.report import _telemetry as tm
 from acceval.report._agents import agents_html
@@ -305,6 +306,22 @@ def _telemetry_html(result: RunResult) -> str:
             f"<ul>{notes}</ul></section>")
 
 
+def _repeats_peers_html(result: RunResult) -> str:
+    out = ""
+    reps = peers.repeats_rows(result)
+    if reps:
+        out += ('<section id="repeats"><h2>Repeats</h2>'
+                f"<p>{esc(peers.REPEATS_INTRO)}</p><div class=\"scroll\">"
+                f"{_table(peers.REPEATS_HEAD, reps, 'capacity')}</div></section>")
+    if result.log.imported is not None:
+        rows = peers.peer_rows(result)
+        body = _table(peers.PEER_HEAD, rows, "capacity") if rows else ""
+        out += ('<section id="imported"><h2>Imported: peer-computed figures</h2>'
+                f"<p>{esc(peers.peer_intro(result))}</p><div class=\"scroll\">{body}</div>"
+                "</section>")
+    return out
+
+
 def _batching_html(result: RunResult) -> str:
     rows = cap.batching_rows(result)
     if not rows:
@@ -542,6 +559,7 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
         _verdict(result, econ, run), _decision(result, econ), _charts_html(charts),
         _capacity_html(capacity, cap_chart), _batching_html(result), _telemetry_html(result),
+        _repeats_peers_html(result),
         _claims_html(result), _plan_html(result), training,
         _portability_html(result), agents_html(result), _samples(result, records),
         _provenance(result),

@@ -9,6 +9,7 @@ import yaml
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
+from acceval.report import _peers as peers
 from acceval.report import _portability as port
 from acceval.report import _telemetry as tm
 from acceval.report._agents import agents_markdown
@@ -129,6 +130,7 @@ def render_markdown(result: RunResult) -> str:
     lines += _demand_and_faults(result)
     lines += _batching(result)
     lines += _telemetry(result)
+    lines += _repeats_and_peers(result)
     lines += _claims(result)
     lines += _plan(result)
     lines += training_markdown(result)
@@ -423,6 +425,19 @@ def _batching(result: RunResult) -> list[str]:
     return ["## Batching: throughput gained against waiting added", "",
             "Each step up in requests in flight, against the level below it.", "",
             *_table(BATCHING_HEAD, rows), ""]
+
+
+def _repeats_and_peers(result: RunResult) -> list[str]:
+    lines: list[str] = []
+    reps = peers.repeats_rows(result)
+    if reps:
+        lines += ["## Repeats", "", _esc(peers.REPEATS_INTRO), ""]
+        lines += [*_table(peers.REPEATS_HEAD, reps), ""]
+    rows = peers.peer_rows(result)
+    if result.log.imported is not None:
+        lines += ["## Imported: peer-computed figures", "", _esc(peers.peer_intro(result)), ""]
+        lines += (_table(peers.PEER_HEAD, rows) if rows else []) + [""]
+    return lines
 
 
 def _telemetry(result: RunResult) -> list[str]:

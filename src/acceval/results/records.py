@@ -25,6 +25,7 @@ ERROR_KINDS = (
     "malformed",     # an event or body that is not the expected JSON, or broken HTTP framing
     "too_large",     # the response body passed endpoint.max_response_bytes
     "client",        # a bug or limit on our side (e.g. too many open files)
+    "peer",          # imported: the peer tool recorded a failure (its text in error_detail)
 )
 
 

@@ -31,6 +31,7 @@ from acceval.results.sections import (
     PlanResult,
     PointResult,
     PortabilityResult,
+    RepeatsResult,
     ReplayResult,
     RunEconomics,
     Section,
@@ -75,6 +76,10 @@ class TargetResult(Section):
     replay: ReplayResult | None = None
     interruption: InterruptionResult | None = None
     plan: PlanResult | None = None  # planned bounds (roofline), beside the measured points
+    repeats: list[RepeatsResult] = Field(default_factory=list)  # load[].repeats > 1
+
+    def repeats_of(self, label: str) -> RepeatsResult | None:
+        return next((r for r in self.repeats if r.label == label), None)
 
     def point(self, label: str | None) -> PointResult | None:
         return next((p for p in self.points if p.label == label), None)

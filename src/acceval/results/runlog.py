@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from acceval.metrics import Distribution
-from acceval.results.sections import FaultStamps, Section, SweepStep
+from acceval.results.sections import FaultStamps, PeerFigures, Section, SweepStep
 
 PointRole = Literal["fixed", "sweep", "replay", "interruption"]
 
@@ -41,6 +41,8 @@ class PointLog(Section):
     lag_max_ms: float | None = None
     loop_lag_ms: Distribution | None = None  # how late the client loop's monitor ticks ran
     session: int = 0  # 0: measured by the first run; n: by its n-th ``run --resume``
+    repeat: int = 0  # 0: the point's first run; n: its n-th repeat (load[].repeats)
+    peer: PeerFigures | None = None  # imported: what the peer tool computed (acceval import)
 
     @property
     def finished(self) -> bool:
@@ -163,6 +165,18 @@ class HostBenchLog(Section):
     memory_bytes: int | None = None  # physical memory of the host
 
 
+class ImportLog(Section):
+    """A run measured by a peer tool and read in by ``acceval import`` (docs/metrics.md):
+    which files, in which format, and every field or line the importer did not map, counted
+    by its path (never dropped silently)."""
+
+    format: str
+    files: list[str]
+    tool_versions: list[str] = Field(default_factory=list)
+    requests: int = 0  # per-request rows read into records.parquet
+    unmapped: dict[str, int] = Field(default_factory=dict)  # field path or line -> count
+
+
 class RunLog(Section):
     run_id: str
     created_utc: str
@@ -174,6 +188,7 @@ class RunLog(Section):
     notes: list[str] = Field(default_factory=list)  # what the checks before the load said
     host: HostBenchLog | None = None  # the planner's measured CPU figures (plan.measure_host)
     execution: ExecutionLog | None = None  # None: the local backend (runs before it existed)
+    imported: ImportLog | None = None  # the run was measured by a peer tool (acceval import)
 
     def target(self, name: str) -> TargetLog | None:
         return next((t for t in self.targets if t.name == name), None)

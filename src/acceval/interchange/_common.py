@@ -1,0 +1,96 @@
+"""What every importer hands the run-folder writer: one :class:`ImportedPoint` per load point
+the peer measured, with per-request records in acceval's own schema and the peer's own
+figures, plus a count of every field or line the importer did not map."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acceval.errors import UsageError
+from acceval.loadgen.spec import family, load_point
+from acceval.results.records import Record
+from acceval.results.sections import PeerFigures
+
+NS_PER_S = 1_000_000_000
+NS_PER_MS = 1_000_000
+
+
+@dataclass
+class ImportedPoint:
+    """One load point read from a peer's file (times in ns from the point's first send)."""
+
+    target: str                       # the name the file gives its target (model, label)
+    label: str
+    kind: str                         # an acceval arrival kind: concurrency, constant, ...
+    level: float
+    requested_rate_rps: float | None
+    peer: PeerFigures
+    records: list[Record] = field(default_factory=list)
+    base_url: str | None = None
+    model: str | None = None
+    api: str = "chat"
+    stopped_by: str = "imported"
+
+
+@dataclass
+class Unmapped:
+    """Field paths (``requests[].info.timings.queued``) and lines the importer did not map,
+    with how often each occurred."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def add(self, path: str, n: int = 1) -> None:
+        self.counts[path] += n
+
+    def rest(self, data: dict[str, Any], mapped: set[str] | frozenset[str], prefix: str) -> None:
+        """Count every key of ``data`` outside ``mapped`` that holds a value."""
+        for key, value in data.items():
+            if key not in mapped and value not in (None, [], {}, ""):
+                self.add(f"{prefix}{key}")
+
+
+def closed_loop(kind: str) -> bool:
+    """Whether the arrival kind is a closed loop (its family answers)."""
+    return family(kind).loop == "closed"
+
+
+def label_of(kind: str, level: float, burstiness: float = 1.0) -> str:
+    """The label acceval gives a point of this kind and level (its family's own)."""
+    fam = family(kind)
+    data: dict[str, Any] = {fam.levels_key: [int(level) if fam.whole_levels else level]}
+    if burstiness != 1.0:
+        data["burstiness"] = burstiness
+    return load_point(data).label(level)
+
+
+def number(value: Any) -> float | None:
+    """A finite float, or None (peers write null, "inf" or NaN for missing)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    v = float(value)
+    return v if math.isfinite(v) else None
+
+
+def ns(seconds: float) -> int:
+    return round(seconds * NS_PER_S)
+
+
+def read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the {what} ({exc})") from exc
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: line {exc.lineno}: not JSON ({exc.msg}); is this a {what}? "
+                         "(--format names the tool that wrote it)") from exc
+
+
+def need(data: Any, key: str, path: Path, what: str) -> Any:
+    if not isinstance(data, dict) or key not in data:
+        raise UsageError(f"{path}: no '{key}' field, so this is not a {what}; check --format")
+    return data[key]

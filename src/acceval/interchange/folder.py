@@ -1,0 +1,241 @@
+"""``acceval import``: peers' result files into a run folder, and ``acceval export``: a run
+folder into vLLM bench result files.
+
+An imported run folder is an ordinary one (study.yaml, records.parquet, result.json,
+report.html, the runs catalog): the study's costs, quality level, SLO and verdict apply to it,
+and ``acceval report --recompute`` and ``--set`` work on it. Its run log says it was
+imported (``log.imported``: format, files, every field or line not mapped, counted), and each
+point keeps the peer's own figures (``peer``), labelled peer-computed in the report.
+
+This module composes a run (a study, the records, ``analyze``), as the pipeline does, so it
+reads the study; the readers of each format do not.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from acceval.analysis import analyze
+from acceval.errors import AccevalError, UsageError
+from acceval.interchange import aiperf, guidellm, vllm
+from acceval.interchange._common import ImportedPoint, Unmapped, read_json
+from acceval.results.files import write_text_durable
+from acceval.results.records import records_to_table
+from acceval.results.result import RunResult
+from acceval.results.runlog import EndpointLog, ImportLog, PointLog, RunLog, TargetLog
+from acceval.results.store import RECORDS_FILE, read_records, write_grouped
+from acceval.study import Study, load_study, study_from_dict, study_to_yaml
+
+FORMATS = ("vllm", "guidellm", "aiperf")
+_GAP_NS = 1_000_000_000  # between imported points on the run's timeline
+_UNKNOWN_URL = "http://imported.invalid/v1"
+
+
+def _read(fmt: str, path: Path, unmapped: Unmapped) -> list[ImportedPoint]:
+    readers: dict[str, Callable[[], list[ImportedPoint]]] = {
+        "vllm": lambda: vllm.read(path, _vllm_data(path), unmapped),
+        "guidellm": lambda: guidellm.read(path, read_json(path, guidellm.WHAT), unmapped),
+        "aiperf": lambda: aiperf.read(path, _text(path), unmapped),
+    }
+    if fmt not in readers:
+        raise UsageError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
+    try:
+        return readers[fmt]()
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise UsageError(f"{path}: not a {fmt} file acceval can read ({exc}); check "
+                         "--format") from exc
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc})") from exc
+
+
+def _vllm_data(path: Path) -> Any:
+    """One JSON object, or the JSON lines ``--append-result`` writes."""
+    import json
+
+    text = _text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"{path}: line {n}: not JSON ({exc.msg}); a vLLM bench "
+                                 "result is one JSON object or JSON lines") from exc
+    return out
+
+
+def _name(raw: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", raw.rsplit("/", 1)[-1]).strip("-._")[:100]
+    return name or "imported"
+
+
+def _study(fmt: str, points: list[ImportedPoint], study_path: Path | None) -> Study:
+    if study_path is not None:
+        study = load_study(study_path)
+        names = {t.name for t in study.targets}
+        missing = sorted({p.target for p in points} - names)
+        if missing:
+            raise UsageError(
+                f"{study_path}: the imported files name target(s) {', '.join(missing)}, which "
+                f"the study does not have (its targets: {', '.join(sorted(names))}); add them "
+                "to the study or pass --target NAME")
+        return study
+    targets: dict[str, dict[str, Any]] = {}
+    levels: dict[str, set[float]] = {}
+    for p in points:
+        targets.setdefault(p.target, {"name": p.target, "endpoint": {
+            "base_url": p.base_url or _UNKNOWN_URL, "model": p.model or p.target,
+            "api": p.api}})
+        levels.setdefault(p.kind, set()).add(p.level)
+    keys = {"concurrency": "concurrency", "constant": "constant_rps", "poisson": "poisson_rps",
+            "gamma": "gamma_rps"}
+    load = [{keys[k]: sorted(int(v) if k == "concurrency" else v for v in vs)}
+            for k, vs in levels.items() if k in keys]
+    return study_from_dict({
+        "name": f"imported-{fmt}",
+        "description": f"Measured by {fmt}, imported by acceval import (docs/metrics.md).",
+        "targets": list(targets.values()), "load": load or [{"concurrency": [1]}]},
+        source=f"the study made for the imported {fmt} files")
+
+
+def import_files(files: list[Path], fmt: str, *, study_path: Path | None = None,
+                 out_dir: Path = Path("runs"), target: str | None = None
+                 ) -> tuple[RunResult, Path]:
+    """Read ``files`` (all in ``fmt``) into a new run folder under ``out_dir``; analyse it
+    with the study (one made from the files when ``study_path`` is None)."""
+    if not files:
+        raise UsageError("give one or more files to import")
+    unmapped = Unmapped()
+    points: list[ImportedPoint] = []
+    for f in files:
+        points += _read(fmt, Path(f), unmapped)
+    if not points:
+        raise UsageError(f"{', '.join(map(str, files))}: no load point found")
+    for p in points:
+        p.target = _name(target or p.target)
+        for r in p.records:
+            r.target = p.target
+    study = _study(fmt, points, study_path)
+    now = dt.datetime.now(dt.UTC)
+    run_dir = _run_dir(study.name, Path(out_dir), now)
+    write_text_durable(run_dir / "study.yaml", study_to_yaml(study))
+    log = RunLog(run_id=run_dir.name, created_utc=now.isoformat(),
+                 finished_utc=now.isoformat())
+    versions = sorted({f"{p.peer.tool} {p.peer.version}" for p in points if p.peer.version})
+    records = _place(points, log)
+    log.imported = ImportLog(format=fmt, files=[str(f) for f in files], tool_versions=versions,
+                             requests=len(records), unmapped=dict(sorted(unmapped.counts.items())))
+    log.notes.append(_note(log.imported, points))
+    write_grouped(records_to_table(records), run_dir / RECORDS_FILE, "target")
+    base = study_path.parent if study_path is not None else run_dir
+    result = analyze(study, log, read_records(run_dir), base_dir=base)
+    result.save(run_dir)
+    _outputs(result, run_dir)
+    return result, run_dir
+
+
+def _place(points: list[ImportedPoint], log: RunLog) -> list[Any]:
+    """Each point its own load index and stretch of the target's timeline, one after another."""
+    out = []
+    index: dict[str, int] = {}
+    clock: dict[str, int] = {}
+    request_id = 0
+    for p in points:
+        tlog = log.target(p.target)
+        if tlog is None:
+            tlog = TargetLog(name=p.target, endpoint=EndpointLog(
+                base_url=p.base_url or _UNKNOWN_URL, model=p.model or p.target, api=p.api))
+            log.targets.append(tlog)
+        i = index.get(p.target, 0)
+        index[p.target] = i + 1
+        if any(q.label == p.label for q in tlog.points):
+            p.label = f"{p.label} ({p.peer.file})"  # labels name points: keep them unique
+        offset = clock.get(p.target, 0)
+        stamps = [v for r in p.records for v in (r.sent_ns, r.done_ns) if v is not None]
+        start, end = (min(stamps), max(stamps)) if stamps else (0, 0)
+        for r in p.records:
+            r.load_index, r.load_label = i, p.label
+            r.request_id = request_id
+            request_id += 1
+            for f in ("scheduled_ns", "sent_ns", "first_byte_ns", "first_token_ns", "done_ns"):
+                v = getattr(r, f)
+                if v is not None:
+                    setattr(r, f, v - start + offset)
+            r.chunk_ns = [c - start + offset for c in r.chunk_ns]
+            out.append(r)
+        sent = sum(1 for r in p.records if r.sent_ns is not None)
+        errors = sum(1 for r in p.records if r.error_kind is not None)
+        tlog.points.append(PointLog(
+            index=i, label=p.label, kind=p.kind, level=p.level,
+            requested_rate_rps=p.requested_rate_rps, started_ns=offset,
+            ended_ns=offset + (end - start), sent=sent, completed=sent - errors, errors=errors,
+            stopped_by=p.stopped_by, peer=p.peer,
+            warmup=sum(1 for r in p.records if r.warmup)))
+        clock[p.target] = offset + (end - start) + _GAP_NS
+    return out
+
+
+def _note(imp: ImportLog, points: list[ImportedPoint]) -> str:
+    only = [p.label for p in points if p.peer.summary_only]
+    versions = ", ".join(imp.tool_versions) or "version not in the files"
+    text = (f"imported from {imp.format} ({versions}): {len(points)} point(s), "
+            f"{imp.requests} request(s)")
+    if only:
+        text += (f"; {len(only)} point(s) had summaries only (peer-computed figures, no "
+                 f"requests: {', '.join(only)})")
+    if imp.unmapped:
+        total = sum(imp.unmapped.values())
+        top = ", ".join(f"{k} x{v}" for k, v in list(imp.unmapped.items())[:8])
+        text += f"; {total} field value(s) or line(s) not mapped ({top}"
+        text += ", ...)" if len(imp.unmapped) > 8 else ")"
+    return text
+
+
+def _run_dir(name: str, root: Path, now: dt.datetime) -> Path:
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    run_dir, n = root / f"{name}-{stamp}", 1
+    while run_dir.exists():
+        n += 1
+        run_dir = root / f"{name}-{stamp}-{n}"
+    run_dir.mkdir(parents=True)
+    return run_dir
+
+
+def _outputs(result: RunResult, run_dir: Path) -> None:
+    from acceval.report import render
+    from acceval.results.catalog import index_run
+
+    write_text_durable(run_dir / "report.html", render(result, "html", run_dir=run_dir))
+    try:
+        index_run(run_dir)
+    except AccevalError as exc:
+        result.warnings.append(f"runs catalog not updated: {exc}")
+        result.save(run_dir)
+
+
+def export_vllm(run_dir: Path, out_dir: Path) -> list[Path]:
+    """Every measured point of the run as a vLLM bench result JSON in ``out_dir``."""
+    from acceval.analysis import load_result
+
+    result = load_result(Path(run_dir))
+    table = read_records(Path(run_dir))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, obj in vllm.export_run(result, table):
+        written.append(write_text_durable(out_dir / name, vllm.dumps(obj)))
+    if not written:
+        raise UsageError(f"{run_dir}: no measured load point to export")
+    return written
