@@ -66,7 +66,7 @@ def to_prompt(task: Task, *, api: Literal["chat", "completions"], max_tokens: in
     extra: dict[str, Any] = {
         "max_tokens": task.max_tokens or max_tokens, "ignore_eos": task.ignore_eos,
         "turns": task.turns,
-        "at_ns": None if task.at_ms is None else int(round(task.at_ms * 1_000_000))}
+        "at_ns": None if task.at_ms is None else round(task.at_ms * 1_000_000)}
     if api == "chat":
         messages = task.messages or ((("user", task.prompt),) if task.prompt is not None else ())
         if not messages:

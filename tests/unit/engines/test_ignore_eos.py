@@ -34,7 +34,8 @@ def tokens(chunks: list[GenerationChunk]) -> int:
     return sum(c.n_tokens for c in chunks)
 
 
-async def _batched(model: StopsAtThree, jobs: list[tuple[int, bool]]) -> list[list[GenerationChunk]]:
+async def _batched(model: StopsAtThree,
+                   jobs: list[tuple[int, bool]]) -> list[list[GenerationChunk]]:
     b = DynamicBatcher(model, lambda ids: ",".join(map(str, ids)), eos_ids=[EOS],
                        batch_window_ms=30)
     await b.start()
