@@ -86,6 +86,8 @@ class PointSpec:
     min_requests: int = 1
     max_duration_s: float = 120.0
     max_in_flight: int = 4096
+    # The study's family, for a shape's own schedule (a ramp's rates, a step's durations).
+    load: LoadFamily | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.level <= 0:
@@ -103,11 +105,15 @@ class PointSpec:
         min_requests = load.min_requests
         if min_requests is None:
             min_requests = max(1, n_prompts * attempts)
+        min_s, max_s = load.min_duration_s, load.max_duration_s
+        if load.whole_schedule:  # a shape is sent whole: only its horizon ends it
+            min_s = max_s = load.horizon_s(level)
+            min_requests = 1
         return cls(index=index, label=load.label(level), kind=load.kind, level=float(level),
                    burstiness=load.burstiness, seed=seed,
                    warmup_requests=load.warmup_requests, warmup_s=load.warmup_s,
-                   min_duration_s=load.min_duration_s, min_requests=min_requests,
-                   max_duration_s=load.max_duration_s, max_in_flight=load.max_in_flight)
+                   min_duration_s=min_s, min_requests=min_requests,
+                   max_duration_s=max_s, max_in_flight=load.max_in_flight, load=load)
 
 
 @dataclass(slots=True)
@@ -429,6 +435,13 @@ class _Point:
             await asyncio.wait(pending)
 
 
+def _schedule_rate(offsets: npt.NDArray[np.int64]) -> float | None:
+    """Sends per second a schedule asks for, (n - 1) / span; None for sends all at once."""
+    if offsets.size < 2 or offsets[-1] <= offsets[0]:
+        return None
+    return float((offsets.size - 1) / ((offsets[-1] - offsets[0]) / _NS))
+
+
 def _lag_stats(lags: list[int]) -> tuple[float | None, float | None, float | None]:
     if not lags:
         return None, None, None
@@ -464,12 +477,21 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         if schedule_ns is not None:
             offsets = np.asarray(schedule_ns, dtype=np.int64)
             seeds["arrivals"] = "given schedule"
+        elif spec.load is not None:
+            ss = arrivals.arrivals_seed(spec.seed, spec.index)
+            timed = spec.family.timed_by_tasks
+            seeds["arrivals"] = "task timestamps" if timed else arrivals.seed_info(ss)
+            offsets = spec.load.offsets(spec.level, spec.max_duration_s,
+                                        rng=np.random.default_rng(ss),
+                                        at_ns=[q.at_ns for q in prompts] if timed else None)
         else:
             ss = arrivals.arrivals_seed(spec.seed, spec.index)
             seeds["arrivals"] = arrivals.seed_info(ss)
             offsets = spec.family.schedule(rate, spec.max_duration_s,
                                            rng=np.random.default_rng(ss),
                                            burstiness=spec.burstiness)
+        if not spec.family.rate_levels:  # a count or a speed: the schedule's own rate
+            rate = _schedule_rate(offsets)
     if drain_timeout_s is None:
         drain_timeout_s = float(getattr(target, "timeout_s", 600.0)) + DRAIN_MARGIN_S
     if progress is not None:
