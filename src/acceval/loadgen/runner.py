@@ -7,6 +7,12 @@ one ends. Open loop (``constant``/``poisson``/``gamma``): a schedule computed up
 (``max_in_flight`` is the only brake, and a request it holds back keeps its intended
 ``scheduled_ns``, so the delay shows up as schedule lag, ``sent_ns - scheduled_ns``).
 
+A conversation (a prompt with ``turns``) is one issue of the stop rule and several
+requests: each later turn is sent when the previous answer is in, carrying the history and
+that answer (its record has ``turn`` k and no schedule of its own). A conversation whose
+turn fails ends there; one in flight when the point stops issuing goes on to its last turn
+while the point drains.
+
 Timing is measured from the point's start: requests are warm-up while they are among the
 first ``warmup_requests`` or are issued (closed loop) / scheduled (open loop) before
 ``warmup_s``. Issuing stops when (elapsed >= ``min_duration_s`` and measured requests >=
@@ -268,14 +274,31 @@ class _Point:
             prompt = self.prompts[m % n]
             attempt, warm = m // n, False
         rec = Record(self.name, self.spec.index, self.spec.label, self.first_id + i,
-                     prompt.task_id, attempt, warm, scheduled_ns)
+                     prompt.task_id, attempt, warm, scheduled_ns,
+                     turn=0 if prompt.turns else None)
         return prompt, rec
+
+    def turn_record(self, prev: Record, turn: int) -> Record:
+        """The record of a conversation's next turn: the next request id, in flight now."""
+        i = self.issued
+        self.issued = i + 1
+        self.in_flight += 1
+        return Record(self.name, self.spec.index, self.spec.label, self.first_id + i,
+                      prev.task_id, prev.attempt, prev.warmup, None, turn=turn)
 
     # --- one request --------------------------------------------------------------------------
 
     async def one(self, prompt: Prompt, rec: Record) -> None:
         """Closed loop: send in the worker's own task."""
         self.in_flight += 1
+        if prompt.turns:
+            conv = _Conversation(rec)
+            try:
+                await self.converse(prompt, conv)
+            except asyncio.CancelledError:
+                self._end_conversation(conv, None)
+                raise
+            return
         try:
             await self.target.send(prompt, rec, self.t0)
         except asyncio.CancelledError:
@@ -295,6 +318,12 @@ class _Point:
         which is most of the schedule lag at high rates."""
         self.in_flight += 1
         loop = asyncio.get_running_loop()
+        if prompt.turns:
+            conv = _Conversation(rec)
+            task = loop.create_task(self.converse(prompt, conv))
+            self.tasks.add(task)
+            task.add_done_callback(partial(self._conversation_landed, conv))
+            return
         coro = self.target.send(prompt, rec, self.t0)
         ready = getattr(self.target, "ready_to_send", None)
         task = (start_eagerly(loop, coro) if ready is not None and ready()
@@ -310,6 +339,43 @@ class _Point:
             exc = task.exception()
             if exc is not None:
                 self._raised(rec, exc)
+        self._account(rec)
+
+    async def converse(self, prompt: Prompt, conv: _Conversation) -> None:
+        """A conversation's turns in order; each turn's record is accounted when it ends.
+        ``conv.current`` is the record in flight, not accounted yet (None between turns)."""
+        sent = prompt
+        for k in range(len(prompt.turns) + 1):
+            if k:
+                assert conv.last is not None
+                sent = next_turn(sent, conv.last.output_text or "", prompt.turns[k - 1])
+                conv.current = self.turn_record(conv.last, k)
+            rec = conv.current
+            assert rec is not None
+            try:
+                await self.target.send(sent, rec, self.t0)
+            except Exception as exc:  # a target broke its contract; keep the run going
+                self._raised(rec, exc)
+            conv.current, conv.last = None, rec
+            self._account(rec)
+            if rec.error_kind is not None or self.sink_error is not None:
+                return
+
+    def _conversation_landed(self, conv: _Conversation, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        self._end_conversation(conv, task)
+
+    def _end_conversation(self, conv: _Conversation, task: asyncio.Task[None] | None) -> None:
+        """Account the turn a conversation left in flight (cancelled, or it raised)."""
+        rec = conv.current
+        if rec is None:
+            return
+        conv.current = None
+        exc = None if task is None or task.cancelled() else task.exception()
+        if exc is not None:
+            self._raised(rec, exc)
+        else:
+            self._cancelled(rec)
         self._account(rec)
 
     def _cancelled(self, rec: Record) -> None:
@@ -433,6 +499,27 @@ class _Point:
             t.cancel()
         if pending:
             await asyncio.wait(pending)
+
+
+class _Conversation:
+    """A conversation in flight: the turn being sent and the last one answered."""
+
+    __slots__ = ("current", "last")
+
+    def __init__(self, first: Record) -> None:
+        self.current: Record | None = first
+        self.last: Record | None = None
+
+
+def next_turn(sent: Prompt, answer: str, text: str) -> Prompt:
+    """The request after ``sent``: its history, the target's ``answer`` and the next user
+    ``text`` (chat), or the same joined as text (completions)."""
+    if sent.messages is not None:
+        return Prompt(task_id=sent.task_id, max_tokens=sent.max_tokens,
+                      ignore_eos=sent.ignore_eos,
+                      messages=(*sent.messages, ("assistant", answer), ("user", text)))
+    return Prompt(task_id=sent.task_id, max_tokens=sent.max_tokens, ignore_eos=sent.ignore_eos,
+                  prompt=f"{sent.prompt or ''}{answer}\n{text}")
 
 
 def _schedule_rate(offsets: npt.NDArray[np.int64]) -> float | None:
