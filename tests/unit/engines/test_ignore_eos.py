@@ -98,3 +98,15 @@ def test_the_ortgenai_engine_generates_exactly_max_tokens_past_its_eos(n: int) -
 
 async def _collect(e: OrtGenAIEngine, req: GenerationRequest) -> list[GenerationChunk]:
     return [c async for c in e.generate(req)]
+
+
+def test_the_numpy_engine_generates_exactly_max_tokens_past_its_eos() -> None:
+    from acceval.engines.numpy_engine import NumpyEngine
+
+    async def body(e: NumpyEngine) -> list[GenerationChunk]:
+        return [c async for c in e.generate(GenerationRequest("k", "045+123=", 20,
+                                                                ignore_eos=True))]
+
+    chunks = with_engine(NumpyEngine("builtin:tiny"), body)
+    assert tokens(chunks) == 20 and chunks[-1].finish_reason == "length"
+    assert "".join(c.text for c in chunks).startswith("0168")
