@@ -41,3 +41,26 @@ def test_the_peer_workloads_example_runs_and_reports_per_turn(tmp_path: Path) ->
     assert "not assessed (" in md
     page = (run_dir / "report.html").read_text(encoding="utf-8")
     assert 'id="turns"' in page and "not assessed (" in page
+
+
+def test_a_mooncake_trace_study_replays_its_timestamps(tmp_path: Path) -> None:
+    import json
+
+    import yaml
+
+    trace = [{"timestamp": ms, "input_length": n, "output_length": 3, "hash_ids": h}
+             for ms, n, h in ((0, 600, [0, 1]), (100, 520, [0]), (100, 30, []), (400, 40, []))]
+    (tmp_path / "trace.jsonl").write_text("".join(json.dumps(x) + "\n" for x in trace))
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({
+        "name": "trace", "tasks": {"source": "mooncake:trace.jsonl", "tokenizer": "builtin:tiny"},
+        "targets": [{"name": "m", "serve": {"engine": "mock"}}],
+        "load": [{"trace_speed": [2]}]}))
+    result, run_dir = acceval.run(tmp_path / "study.yaml")
+    (point,) = result.targets[0].points
+    assert point.label == "trace ×2" and point.sent == 4 and point.completed == 4
+    assert point.seeds["arrivals"] == "task timestamps"
+    assert point.summary.schedule_lag_ms.count == 4
+    rec = read_records(run_dir).sort_by("request_id")
+    offsets = [(s - point.started_ns) / 1e6 for s in rec["scheduled_ns"].to_pylist()]
+    assert offsets == [0.0, 50.0, 50.0, 200.0]
+    assert rec["output_tokens"].to_pylist() == [3] * 4   # ignore_eos: the trace's lengths
