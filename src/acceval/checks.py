@@ -74,6 +74,15 @@ def _prompts(study: Study, tasks: list[Task]) -> list[Problem]:
     return out
 
 
+def _timed(study: Study, tasks: list[Task]) -> list[Problem]:
+    """A trace replay sends each task at its own time: every task must have one."""
+    if not tasks or all(t.at_ms is not None for t in tasks):
+        return []
+    return [(f"load[{i}].{fam.levels_key}", "replays task timestamps, and these tasks have "
+             "none", "set tasks.source to mooncake:PATH (a timestamped trace)")
+            for i, fam in enumerate(study.load) if fam.timed_by_tasks]
+
+
 def _prices(study: Study, catalog: Catalog) -> list[Problem]:
     out = []
     for i, t in enumerate(study.targets):
@@ -316,6 +325,7 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     ``out_dir`` the run's ``--out`` (default: ``output.dir`` under ``base_dir``)."""
     tasks, problems = _tasks(study, base_dir)
     problems += _prompts(study, tasks)
+    problems += _timed(study, tasks)
     problems += _economics(study, base_dir)
     problems += _guarded("claims", lambda: _claims(study, base_dir), "")
     problems += _guarded("plan", lambda: _plan(study, load_study_catalog(

@@ -39,6 +39,9 @@ class GenerationRequest:
     # perf_counter_ns when the server had the whole request; an engine that simulates time
     # (the mock) schedules from it so that server-side queueing counts toward TTFT.
     received_ns: int | None = None
+    # Generate exactly max_tokens (the model's context permitting): an end-of-sequence token
+    # does not stop the request (vLLM's ``ignore_eos``).
+    ignore_eos: bool = False
 
 
 @dataclass(slots=True)

@@ -32,8 +32,10 @@ from acceval.engines.base import EngineFault, EngineOptions, GenerationChunk, Ge
 from acceval.errors import MissingExtra, UsageError
 from acceval.models import ModelArtifact, resolve_model
 
-StepFn = Callable[[list[list[int]], int], Iterator[Sequence[int]]]
-"""``step_fn(prompts, max_new_tokens)`` yields the next token id of each row, step by step."""
+StepFn = Callable[[list[list[int]], int, int], Iterator[Sequence[int]]]
+"""``step_fn(prompts, max_new_tokens, min_new_tokens)`` yields the next token id of each row,
+step by step, for at least ``min_new_tokens`` steps (an ``ignore_eos`` batch asks for all of
+them: a runtime that stops a row at its end-of-sequence token must not stop it early)."""
 
 DecodeFn = Callable[[list[int]], str]
 
@@ -70,6 +72,7 @@ class _Pending:
     arrived_ns: int
     loop: asyncio.AbstractEventLoop
     out: asyncio.Queue[object]
+    ignore_eos: bool = False
     cancelled: bool = False
     generated: list[int] = field(default_factory=list)
     text: str = ""
@@ -139,15 +142,18 @@ class DynamicBatcher:
             self._executor.shutdown(wait=True)
             self._executor = None
 
-    async def submit(self, ids: list[int], max_new_tokens: int) -> AsyncIterator[GenerationChunk]:
-        """Queue one prompt; yield its chunks (one per generated token) as they are decoded."""
+    async def submit(self, ids: list[int], max_new_tokens: int, *,
+                     ignore_eos: bool = False) -> AsyncIterator[GenerationChunk]:
+        """Queue one prompt; yield its chunks (one per generated token) as they are decoded.
+        With ``ignore_eos`` an end-of-sequence token counts and decoding goes on."""
         if self._task is None or self._wakeup is None:
             raise RuntimeError("engine not started: await engine.start() first")
         if max_new_tokens <= 0:
             yield GenerationChunk(text="", n_tokens=0, finish_reason="length")
             return
         loop = asyncio.get_running_loop()
-        p = _Pending(list(ids), max_new_tokens, time.perf_counter_ns(), loop, asyncio.Queue())
+        p = _Pending(list(ids), max_new_tokens, time.perf_counter_ns(), loop, asyncio.Queue(),
+                     ignore_eos)
         self._pending.append(p)
         self._wakeup.set()
         try:
@@ -193,13 +199,15 @@ class DynamicBatcher:
                     p.loop.call_soon_threadsafe(p.out.put_nowait, exc)
 
     def _take_batch(self) -> list[_Pending]:
-        """The oldest request and the next waiting ones with the same prompt length (FIFO)."""
+        """The oldest request and the next waiting ones with the same prompt length and the
+        same ``ignore_eos`` (FIFO): a runtime's minimum length holds for a whole batch."""
         while self._pending and self._pending[0].cancelled:
             self._pending.popleft()
         if not self._pending:
             return []
-        n = len(self._pending[0].ids)
-        batch = [p for p in self._pending if len(p.ids) == n and not p.cancelled]
+        n, keep_on = len(self._pending[0].ids), self._pending[0].ignore_eos
+        batch = [p for p in self._pending
+                 if len(p.ids) == n and p.ignore_eos == keep_on and not p.cancelled]
         batch = batch[: self.max_batch]
         for p in batch:
             self._pending.remove(p)
@@ -210,7 +218,8 @@ class DynamicBatcher:
         max_new = max(p.max_new_tokens for p in batch)
         live = list(range(len(batch)))
         self.running = len(batch)
-        steps = self._step_fn([p.ids for p in batch], max_new)
+        steps = self._step_fn([p.ids for p in batch], max_new,
+                              max_new if batch[0].ignore_eos else 0)
         try:
             for step_tokens in steps:
                 still: list[int] = []
@@ -234,7 +243,7 @@ class DynamicBatcher:
 
     def _advance(self, p: _Pending, token: int) -> bool:
         """Add one token to a row; True when the row has finished."""
-        if token in self._eos:
+        if token in self._eos and not p.ignore_eos:
             # EOS counts as a generated token (it cost a decoding step) but adds no text.
             self._emit(p, GenerationChunk(text="", n_tokens=1, finish_reason="stop"))
             p.loop.call_soon_threadsafe(p.out.put_nowait, _END)
@@ -368,5 +377,6 @@ class BatchedEngine:
             raise EngineFault(EngineFault.HTTP, status=400, label="prompt_too_long",
                               message=f"prompt of {len(ids)} tokens does not fit the model's "
                                       f"context of {self.context_length} tokens")
-        async for chunk in self._batcher.submit(ids, min(req.max_tokens, room)):
+        async for chunk in self._batcher.submit(ids, min(req.max_tokens, room),
+                                                ignore_eos=req.ignore_eos):
             yield chunk

@@ -230,7 +230,7 @@ class MockEngine:
 
     def generate(self, req: GenerationRequest) -> AsyncIterator[GenerationChunk]:
         fault = self.choose_fault()
-        tokens, finish = self.plan_output(req.prompt, req.max_tokens)
+        tokens, finish = self.plan_output(req.prompt, req.max_tokens, ignore_eos=req.ignore_eos)
         start_ns = req.received_ns if req.received_ns is not None else time.perf_counter_ns()
         return self._stream(tokens, finish, fault, start_ns)
 
@@ -254,14 +254,21 @@ class MockEngine:
             return reference
         return wrong_answer(reference)
 
-    def plan_output(self, prompt: str, max_tokens: int) -> tuple[list[str], str]:
-        """The output tokens (pieces whose concatenation is the text) and the finish reason."""
+    def plan_output(self, prompt: str, max_tokens: int, *,
+                    ignore_eos: bool = False) -> tuple[list[str], str]:
+        """The output tokens (pieces whose concatenation is the text) and the finish reason.
+        With ``ignore_eos`` the answer (or filler) runs on with filler to ``max_tokens``."""
         answer = self.answer_for(prompt)
         if answer is None:
             n = self.output_tokens
             tokens = [_FILLER] + [" " + _FILLER] * (n - 1) if n > 0 else []
         else:
             tokens = _TOKEN_RE.findall(answer)
+        if ignore_eos and len(tokens) < max_tokens:
+            tokens += [" " + _FILLER if tokens else _FILLER]
+            tokens += [" " + _FILLER] * (max_tokens - len(tokens))
+        if ignore_eos:  # stopped by its length, as vLLM says of an ignore_eos request
+            return tokens[: max(max_tokens, 0)], "length"
         if len(tokens) > max_tokens:
             return tokens[: max(max_tokens, 0)], "length"
         return tokens, "stop"

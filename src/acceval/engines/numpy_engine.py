@@ -253,8 +253,10 @@ class NumpyLlama:
             out[rows] = self.forward(batch, self.new_cache(len(rows), n), 0)
         return out
 
-    def greedy(self, prompts: list[list[int]], max_new_tokens: int) -> Iterator[list[int]]:
-        """Yield the next token of every row per step (same-length prompts, KV cache)."""
+    def greedy(self, prompts: list[list[int]], max_new_tokens: int,
+               min_new_tokens: int = 0) -> Iterator[list[int]]:
+        """Yield the next token of every row per step (same-length prompts, KV cache); every
+        row runs ``max_new_tokens`` steps, so ``min_new_tokens`` needs nothing here."""
         ids = np.asarray(prompts, dtype=np.int64)
         b, t = ids.shape
         cache = self.new_cache(b, t + max_new_tokens)

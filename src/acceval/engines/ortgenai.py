@@ -92,10 +92,15 @@ class OrtGenAIEngine(BatchedEngine):
         model = og.Model(config)
         self._model = model
 
-        def steps(prompts: list[list[int]], max_new_tokens: int) -> Iterator[Sequence[int]]:
+        def steps(prompts: list[list[int]], max_new_tokens: int,
+                  min_new_tokens: int) -> Iterator[Sequence[int]]:
             params = og.GeneratorParams(model)
-            params.set_search_options(max_length=len(prompts[0]) + max_new_tokens,
-                                      batch_size=len(prompts), do_sample=False)
+            search: dict[str, Any] = {"max_length": len(prompts[0]) + max_new_tokens,
+                                      "batch_size": len(prompts), "do_sample": False}
+            if min_new_tokens:
+                # ORT GenAI ends a row at its EOS; under ignore_eos it must not end early.
+                search["min_length"] = len(prompts[0]) + min_new_tokens
+            params.set_search_options(**search)
             generator = og.Generator(model, params)
             try:
                 generator.append_tokens(np.asarray(prompts, dtype=np.int32))

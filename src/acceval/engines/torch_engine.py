@@ -108,7 +108,10 @@ class TorchEngine(BatchedEngine):
         cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters \
             else "past_key_values"
 
-        def steps(prompts: list[list[int]], max_new_tokens: int) -> Iterator[Sequence[int]]:
+        def steps(prompts: list[list[int]], max_new_tokens: int,
+                  min_new_tokens: int = 0) -> Iterator[Sequence[int]]:
+            # Every row decodes max_new_tokens steps: EOS is the batcher's stop rule, so
+            # ignore_eos (min_new_tokens) needs nothing here.
             with torch.inference_mode():
                 ids = torch.tensor(prompts, dtype=torch.long, device=device)
                 out = model(input_ids=ids, use_cache=True)

@@ -100,3 +100,38 @@ def renewal(gaps: GapFn, rate_rps: float, horizon_s: float, *,
         total = float(times[-1])
     offsets = (np.concatenate(pieces) * _NS).astype(np.int64)
     return offsets[offsets < int(horizon_s * _NS)]
+
+
+def varying(segments: list[tuple[float, float, float]], *,
+            rng: np.random.Generator | None) -> Offsets:
+    """Poisson arrivals whose rate follows ``segments``, back to back from 0: each is
+    ``(duration_s, rate_at_start_rps, rate_at_end_rps)``, the rate linear in between (a step
+    holds one rate, a ramp changes it). Exact by time rescaling: unit-rate arrivals ``E``
+    are mapped through the inverse of the cumulative rate ``Λ(t)``, piecewise quadratic."""
+    if rng is None:
+        raise ValueError("time-varying arrivals need a seeded rng")
+    if not segments or any(d <= 0 or a < 0 or b < 0 for d, a, b in segments):
+        raise ValueError("segments need positive durations and rates >= 0")
+    dur = np.array([s[0] for s in segments], dtype=np.float64)
+    r0 = np.array([s[1] for s in segments], dtype=np.float64)
+    r1 = np.array([s[2] for s in segments], dtype=np.float64)
+    start = np.concatenate([[0.0], np.cumsum(dur)[:-1]])
+    cum = np.concatenate([[0.0], np.cumsum(dur * (r0 + r1) / 2)])
+    total = float(cum[-1])
+    if not total > 0:
+        raise ValueError("the rate is 0 throughout: nothing to send")
+    block = int(total + 6.0 * np.sqrt(total) + 16)
+    e = np.cumsum(rng.exponential(1.0, block))
+    while e[-1] < total:
+        e = np.concatenate([e, e[-1] + np.cumsum(rng.exponential(1.0, block))])
+    e = e[e < total]
+    seg = np.clip(np.searchsorted(cum, e, side="right") - 1, 0, len(segments) - 1)
+    u = e - cum[seg]
+    a = 0.5 * (r1[seg] - r0[seg]) / dur[seg]
+    b = r0[seg]
+    # Λ = b·x + a·x², solved in the form that is stable for a = 0 and for b = 0.
+    den = b + np.sqrt(np.maximum(b * b + 4.0 * a * u, 0.0))
+    x = np.divide(2.0 * u, den, out=np.zeros_like(u), where=den > 0)
+    horizon_ns = float(dur.sum()) * _NS
+    out: Offsets = np.minimum((start[seg] + x) * _NS, horizon_ns - 1).astype(np.int64)
+    return out

@@ -10,12 +10,21 @@ from acceval.results.records import Record
 
 @dataclass(slots=True, frozen=True)
 class Prompt:
-    """One request's content. Exactly one of ``prompt`` / ``messages`` is set."""
+    """One request's content. Exactly one of ``prompt`` / ``messages`` is set.
+
+    ``ignore_eos`` asks the server to generate exactly ``max_tokens`` (vLLM's, SGLang's and
+    llama.cpp's request field). ``turns`` makes it a conversation: each later user message is
+    sent once the previous answer is in, with that answer and the whole history before it
+    (:mod:`acceval.loadgen.runner`). ``at_ns`` is a trace's send time, from the point's start.
+    """
 
     task_id: str
     prompt: str | None = None
     messages: tuple[tuple[str, str], ...] | None = None  # (role, content) pairs
     max_tokens: int = 64
+    ignore_eos: bool = False
+    turns: tuple[str, ...] = ()
+    at_ns: int | None = None
 
 
 class Target(Protocol):

@@ -7,6 +7,12 @@ one ends. Open loop (``constant``/``poisson``/``gamma``): a schedule computed up
 (``max_in_flight`` is the only brake, and a request it holds back keeps its intended
 ``scheduled_ns``, so the delay shows up as schedule lag, ``sent_ns - scheduled_ns``).
 
+A conversation (a prompt with ``turns``) is one issue of the stop rule and several
+requests: each later turn is sent when the previous answer is in, carrying the history and
+that answer (its record has ``turn`` k and no schedule of its own). A conversation whose
+turn fails ends there; one in flight when the point stops issuing goes on to its last turn
+while the point drains.
+
 Timing is measured from the point's start: requests are warm-up while they are among the
 first ``warmup_requests`` or are issued (closed loop) / scheduled (open loop) before
 ``warmup_s``. Issuing stops when (elapsed >= ``min_duration_s`` and measured requests >=
@@ -87,6 +93,8 @@ class PointSpec:
     max_duration_s: float = 120.0
     max_in_flight: int = 4096
     repeat: int = 0                 # 0: the point's first run; n: its n-th repeat
+    # The study's family, for a shape's own schedule (a ramp's rates, a step's durations).
+    load: LoadFamily | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.level <= 0:
@@ -104,11 +112,15 @@ class PointSpec:
         min_requests = load.min_requests
         if min_requests is None:
             min_requests = max(1, n_prompts * attempts)
+        min_s, max_s = load.min_duration_s, load.max_duration_s
+        if load.whole_schedule:  # a shape is sent whole: only its horizon ends it
+            min_s = max_s = load.horizon_s(level)
+            min_requests = 1
         return cls(index=index, label=load.label(level), kind=load.kind, level=float(level),
                    burstiness=load.burstiness, seed=seed,
                    warmup_requests=load.warmup_requests, warmup_s=load.warmup_s,
-                   min_duration_s=load.min_duration_s, min_requests=min_requests,
-                   max_duration_s=load.max_duration_s, max_in_flight=load.max_in_flight)
+                   min_duration_s=min_s, min_requests=min_requests,
+                   max_duration_s=max_s, max_in_flight=load.max_in_flight, load=load)
 
 
 @dataclass(slots=True)
@@ -265,14 +277,30 @@ class _Point:
             attempt, warm = m // n, False
         rec = Record(self.name, self.spec.index, self.spec.label,
                      self.first_id + i * self.id_step, prompt.task_id, attempt, warm,
-                     scheduled_ns)
+                     scheduled_ns, turn=0 if prompt.turns else None)
         return prompt, rec
+
+    def turn_record(self, prev: Record, turn: int) -> Record:
+        """The record of a conversation's next turn: the next request id, in flight now."""
+        i = self.issued
+        self.issued = i + 1
+        self.in_flight += 1
+        return Record(self.name, self.spec.index, self.spec.label, self.first_id + i,
+                      prev.task_id, prev.attempt, prev.warmup, None, turn=turn)
 
     # --- one request --------------------------------------------------------------------------
 
     async def one(self, prompt: Prompt, rec: Record) -> None:
         """Closed loop: send in the worker's own task."""
         self.in_flight += 1
+        if prompt.turns:
+            conv = _Conversation(rec)
+            try:
+                await self.converse(prompt, conv)
+            except asyncio.CancelledError:
+                self._end_conversation(conv, None)
+                raise
+            return
         try:
             await self.target.send(prompt, rec, self.t0)
         except asyncio.CancelledError:
@@ -292,6 +320,12 @@ class _Point:
         which is most of the schedule lag at high rates."""
         self.in_flight += 1
         loop = asyncio.get_running_loop()
+        if prompt.turns:
+            conv = _Conversation(rec)
+            task = loop.create_task(self.converse(prompt, conv))
+            self.tasks.add(task)
+            task.add_done_callback(partial(self._conversation_landed, conv))
+            return
         coro = self.target.send(prompt, rec, self.t0)
         ready = getattr(self.target, "ready_to_send", None)
         task = (start_eagerly(loop, coro) if ready is not None and ready()
@@ -307,6 +341,43 @@ class _Point:
             exc = task.exception()
             if exc is not None:
                 self._raised(rec, exc)
+        self._account(rec)
+
+    async def converse(self, prompt: Prompt, conv: _Conversation) -> None:
+        """A conversation's turns in order; each turn's record is accounted when it ends.
+        ``conv.current`` is the record in flight, not accounted yet (None between turns)."""
+        sent = prompt
+        for k in range(len(prompt.turns) + 1):
+            if k:
+                assert conv.last is not None
+                sent = next_turn(sent, conv.last.output_text or "", prompt.turns[k - 1])
+                conv.current = self.turn_record(conv.last, k)
+            rec = conv.current
+            assert rec is not None
+            try:
+                await self.target.send(sent, rec, self.t0)
+            except Exception as exc:  # a target broke its contract; keep the run going
+                self._raised(rec, exc)
+            conv.current, conv.last = None, rec
+            self._account(rec)
+            if rec.error_kind is not None or self.sink_error is not None:
+                return
+
+    def _conversation_landed(self, conv: _Conversation, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        self._end_conversation(conv, task)
+
+    def _end_conversation(self, conv: _Conversation, task: asyncio.Task[None] | None) -> None:
+        """Account the turn a conversation left in flight (cancelled, or it raised)."""
+        rec = conv.current
+        if rec is None:
+            return
+        conv.current = None
+        exc = None if task is None or task.cancelled() else task.exception()
+        if exc is not None:
+            self._raised(rec, exc)
+        else:
+            self._cancelled(rec)
         self._account(rec)
 
     def _cancelled(self, rec: Record) -> None:
@@ -432,10 +503,46 @@ class _Point:
             await asyncio.wait(pending)
 
 
-def point_schedule(spec: PointSpec) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
-    """An open-loop point's send offsets (ns from its start) drawn from its seed, and the
-    seed's provenance: what :func:`run_point` sends when no schedule is given."""
+class _Conversation:
+    """A conversation in flight: the turn being sent and the last one answered."""
+
+    __slots__ = ("current", "last")
+
+    def __init__(self, first: Record) -> None:
+        self.current: Record | None = first
+        self.last: Record | None = None
+
+
+def next_turn(sent: Prompt, answer: str, text: str) -> Prompt:
+    """The request after ``sent``: its history, the target's ``answer`` and the next user
+    ``text`` (chat), or the same joined as text (completions)."""
+    if sent.messages is not None:
+        return Prompt(task_id=sent.task_id, max_tokens=sent.max_tokens,
+                      ignore_eos=sent.ignore_eos,
+                      messages=(*sent.messages, ("assistant", answer), ("user", text)))
+    return Prompt(task_id=sent.task_id, max_tokens=sent.max_tokens, ignore_eos=sent.ignore_eos,
+                  prompt=f"{sent.prompt or ''}{answer}\n{text}")
+
+
+def _schedule_rate(offsets: npt.NDArray[np.int64]) -> float | None:
+    """Sends per second a schedule asks for, (n - 1) / span; None for sends all at once."""
+    if offsets.size < 2 or offsets[-1] <= offsets[0]:
+        return None
+    return float((offsets.size - 1) / ((offsets[-1] - offsets[0]) / _NS))
+
+
+def point_schedule(spec: PointSpec, prompts: Sequence[Prompt] = ()
+                   ) -> tuple[npt.NDArray[np.int64], dict[str, Any] | str]:
+    """An open-loop point's send offsets (ns from its start) drawn from its seed (or, for
+    a trace, its tasks' timestamps), and their provenance: what :func:`run_point` sends when
+    no schedule is given."""
     ss = arrivals.arrivals_seed(spec.seed, spec.index)
+    if spec.load is not None:
+        timed = spec.family.timed_by_tasks
+        offsets = spec.load.offsets(spec.level, spec.max_duration_s,
+                                    rng=np.random.default_rng(ss),
+                                    at_ns=[q.at_ns for q in prompts] if timed else None)
+        return offsets, "task timestamps" if timed else arrivals.seed_info(ss)
     offsets = spec.family.schedule(spec.level, spec.max_duration_s,
                                    rng=np.random.default_rng(ss), burstiness=spec.burstiness)
     return offsets, arrivals.seed_info(ss)
@@ -485,7 +592,9 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
             offsets = np.asarray(schedule_ns, dtype=np.int64)
             seeds["arrivals"] = "given schedule"
         else:
-            offsets, seeds["arrivals"] = point_schedule(spec)
+            offsets, seeds["arrivals"] = point_schedule(spec, prompts)
+        if not spec.family.rate_levels:  # a count or a speed: the schedule's own rate
+            rate = _schedule_rate(offsets)
     if drain_timeout_s is None:
         drain_timeout_s = float(getattr(target, "timeout_s", 600.0)) + DRAIN_MARGIN_S
     if progress is not None:

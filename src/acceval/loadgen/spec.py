@@ -6,13 +6,19 @@ label, whether the loop is closed or open, and how an open loop's sends are sche
 (:mod:`acceval.loadgen.arrivals`). Generic code asks the member; it never compares kinds.
 
 The YAML form is one key per family (``concurrency``, ``constant_rps``, ``poisson_rps``,
-``gamma_rps``) beside the shared fields; keys of other kinds set to null (what run folders
-of 0.1.0 stored) are ignored.
+``gamma_rps``, and the load shapes ``burst``, ``ramp_rps``, ``step_rps``, ``trace_speed``)
+beside the shared fields; keys of other kinds set to null (what run folders of 0.1.0 stored)
+are ignored.
+
+A load shape is one point whose schedule is the whole shape (a burst of N sends at once, a
+ramp, steps, a trace's timestamps): nothing stops it before its schedule is sent, and its
+schedule lag is reported as for any open loop.
 """
 
 from __future__ import annotations
 
 import difflib
+from itertools import pairwise
 from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
@@ -32,7 +38,8 @@ from pydantic import (
 
 from acceval.loadgen import arrivals
 
-ArrivalKind = Literal["concurrency", "constant", "poisson", "gamma"]
+ArrivalKind = Literal["concurrency", "constant", "poisson", "gamma", "burst", "ramp", "step",
+                      "trace"]
 Loop = Literal["closed", "open"]
 Offsets = npt.NDArray[np.int64]
 
@@ -60,6 +67,15 @@ class LoadFamily(_Model):
     loop: ClassVar[Loop]
     levels_key: ClassVar[str]
     whole_levels: ClassVar[bool] = False
+    #: The level is a rate in req/s (else a count or a speed: the point's requested rate is
+    #: its schedule's own).
+    rate_levels: ClassVar[bool] = True
+    #: A load shape: the point sends its whole schedule (its horizon is ``horizon_s``).
+    whole_schedule: ClassVar[bool] = False
+    #: Sends at the tasks' own times (a trace), not at drawn ones.
+    timed_by_tasks: ClassVar[bool] = False
+    #: Stored with the other kinds' keys as null (the families of acceval 0.1).
+    legacy_key: ClassVar[bool] = False
 
     burstiness: float = Field(
         1.0, ge=0.01, le=100, description="Gamma shape (gamma_rps only): 1 is Poisson, <1 "
@@ -107,7 +123,9 @@ class LoadFamily(_Model):
         data = handler(self)
         if not isinstance(data, dict):
             return data
-        keys = [f.levels_key for f in FAMILIES.values()]
+        keys = [f.levels_key for f in FAMILIES.values() if f.legacy_key]
+        if self.levels_key not in keys:
+            keys = [self.levels_key]
         return {**{k: data.get(k) for k in keys}, **{k: v for k, v in data.items()
                                                       if k not in keys}}
 
@@ -126,6 +144,16 @@ class LoadFamily(_Model):
         only (a closed loop sends when a request ends)."""
         raise ValueError(f"{cls.kind} is a closed loop: it has no send schedule")
 
+    def offsets(self, level: float, horizon_s: float, *, rng: np.random.Generator | None,
+                at_ns: list[int | None] | None = None) -> Offsets:
+        """This family's send offsets at ``level``: its kind's schedule, or its shape's
+        (``at_ns``: the tasks' own send times, for a trace)."""
+        return self.schedule(level, horizon_s, rng=rng, burstiness=self.burstiness)
+
+    def horizon_s(self, level: float) -> float:
+        """How long a point at ``level`` may send for."""
+        return self.max_duration_s
+
 
 class Concurrency(LoadFamily):
     """Closed loop: this many requests in flight; each sends its next when one ends."""
@@ -133,6 +161,7 @@ class Concurrency(LoadFamily):
     kind = "concurrency"
     loop = "closed"
     levels_key = "concurrency"
+    legacy_key = True
     whole_levels = True
 
     concurrency: list[int] = Field(
@@ -153,6 +182,7 @@ class ConstantRate(LoadFamily):
     kind = "constant"
     loop = "open"
     levels_key = "constant_rps"
+    legacy_key = True
 
     constant_rps: list[float] = Field(description="Open loop, evenly spaced.")
 
@@ -168,6 +198,7 @@ class PoissonRate(LoadFamily):
     kind = "poisson"
     loop = "open"
     levels_key = "poisson_rps"
+    legacy_key = True
 
     poisson_rps: list[float] = Field(description="Open loop, Poisson arrivals.")
 
@@ -184,6 +215,7 @@ class GammaRate(LoadFamily):
     kind = "gamma"
     loop = "open"
     levels_key = "gamma_rps"
+    legacy_key = True
 
     gamma_rps: list[float] = Field(description="Open loop, gamma inter-arrivals; see "
                                    "burstiness.")
@@ -199,8 +231,155 @@ class GammaRate(LoadFamily):
                                 dispersion=1.0 / min(burstiness, 1.0))
 
 
+class _Shape(LoadFamily):
+    """A load shape: one point, its whole schedule sent (min_duration_s = the horizon)."""
+
+    loop = "open"
+    whole_schedule = True
+
+    @model_validator(mode="after")
+    def _no_warmup(self) -> _Shape:
+        if self.warmup_requests or self.warmup_s:
+            raise ValueError(f"{self.levels_key} is a load shape, sent whole: warm up with a "
+                             "load family before it instead of warmup_requests/warmup_s")
+        return self
+
+
+class Burst(_Shape):
+    """Open loop, every request at once (rate = inf): N sends scheduled at 0."""
+
+    kind = "burst"
+    levels_key = "burst"
+    whole_levels = True
+    rate_levels = False
+
+    burst: list[int] = Field(description="Load shape: this many requests sent at once "
+                             "(vLLM bench's request rate inf), one point per level.")
+
+    def label(self, level: float) -> str:
+        return f"burst {int(level)}"
+
+    def _check_size(self, top: float) -> None:
+        if top > MAX_SENDS:
+            raise ValueError(f"burst {top:g} is more than {MAX_SENDS:,} sends")
+
+    def offsets(self, level: float, horizon_s: float, *, rng: np.random.Generator | None,
+                at_ns: list[int | None] | None = None) -> Offsets:
+        return np.zeros(int(level), dtype=np.int64)
+
+
+def _rates(v: list[float], key: str) -> list[float]:
+    if len(v) < 2 or any(r < 0 for r in v) or not any(r > 0 for r in v):
+        raise ValueError(f"{key} needs two or more rates >= 0, one of them positive")
+    return v
+
+
+class Ramp(_Shape):
+    """Open loop, Poisson arrivals at a rate that changes linearly through the listed rates,
+    evenly spaced over max_duration_s (vLLM bench's ramp-up)."""
+
+    kind = "ramp"
+    levels_key = "ramp_rps"
+
+    ramp_rps: list[float] = Field(description="Load shape: rates in req/s the rate passes "
+                                  "through, linearly, over max_duration_s, e.g. [1, 20].")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check_rates(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("ramp_rps"), list):
+            _rates([float(r) for r in data["ramp_rps"]], "ramp_rps")
+        return data
+
+    @property
+    def levels(self) -> list[float]:
+        r = self.ramp_rps
+        return [sum((a + b) / 2 for a, b in pairwise(r)) / (len(r) - 1)]
+
+    def label(self, level: float) -> str:
+        return f"ramp {' → '.join(f'{r:g}' for r in self.ramp_rps)} rps"
+
+    def _check_size(self, top: float) -> None:
+        super()._check_size(max(self.ramp_rps))
+
+    def offsets(self, level: float, horizon_s: float, *, rng: np.random.Generator | None,
+                at_ns: list[int | None] | None = None) -> Offsets:
+        r, step = self.ramp_rps, horizon_s / (len(self.ramp_rps) - 1)
+        return arrivals.varying([(step, a, b) for a, b in pairwise(r)], rng=rng)
+
+
+class Step(_Shape):
+    """Open loop, Poisson arrivals at each listed rate in turn, step_s seconds each."""
+
+    kind = "step"
+    levels_key = "step_rps"
+
+    step_rps: list[float] = Field(description="Load shape: rates in req/s held step_s seconds "
+                                  "each, in order, e.g. [1, 2, 4, 8].")
+    step_s: Seconds = Field(10.0, gt=0, description="step_rps: seconds at each rate (the "
+                            "point lasts len(step_rps) × step_s).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check_rates(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("step_rps"), list):
+            rates = [float(r) for r in data["step_rps"]]
+            if not rates or any(r < 0 for r in rates) or not any(r > 0 for r in rates):
+                raise ValueError("step_rps needs rates >= 0, one of them positive")
+        return data
+
+    @property
+    def levels(self) -> list[float]:
+        return [sum(self.step_rps) / len(self.step_rps)]
+
+    def label(self, level: float) -> str:
+        return f"step {', '.join(f'{r:g}' for r in self.step_rps)} rps ({self.step_s:g} s each)"
+
+    def horizon_s(self, level: float) -> float:
+        return self.step_s * len(self.step_rps)
+
+    def _check_size(self, top: float) -> None:
+        if max(self.step_rps) * self.horizon_s(top) > MAX_SENDS:
+            raise ValueError(f"step_rps plans more than {MAX_SENDS:,} sends")
+        if self.horizon_s(top) > MAX_DURATION_S:
+            raise ValueError("step_rps × step_s lasts more than 30 days")
+
+    def offsets(self, level: float, horizon_s: float, *, rng: np.random.Generator | None,
+                at_ns: list[int | None] | None = None) -> Offsets:
+        return arrivals.varying([(self.step_s, r, r) for r in self.step_rps], rng=rng)
+
+
+class TraceSpeed(_Shape):
+    """Open loop, each task sent at its own timestamp (tasks.source: mooncake:PATH), divided
+    by the speed: 1 is the trace's own pace, 2 twice as fast."""
+
+    kind = "trace"
+    levels_key = "trace_speed"
+    rate_levels = False
+    timed_by_tasks = True
+
+    trace_speed: list[float] = Field(description="Load shape: replay the tasks' timestamps "
+                                     "(a mooncake trace) this many times faster, one point "
+                                     "per speed; sends past max_duration_s are not made.")
+
+    def label(self, level: float) -> str:
+        return f"trace ×{level:g}"
+
+    def _check_size(self, top: float) -> None:
+        return None  # the trace's own length bounds it
+
+    def offsets(self, level: float, horizon_s: float, *, rng: np.random.Generator | None,
+                at_ns: list[int | None] | None = None) -> Offsets:
+        if not at_ns or any(t is None for t in at_ns):
+            raise ValueError("trace_speed needs tasks with timestamps (tasks.source: "
+                             "mooncake:PATH)")
+        times = np.asarray(at_ns, dtype=np.float64) / level
+        return np.sort(times[times < horizon_s * 1e9]).astype(np.int64)
+
+
 FAMILIES: dict[str, type[LoadFamily]] = {
-    f.kind: f for f in (Concurrency, ConstantRate, PoissonRate, GammaRate)}
+    f.kind: f for f in (Concurrency, ConstantRate, PoissonRate, GammaRate, Burst, Ramp, Step,
+                        TraceSpeed)}
 _BY_KEY = {f.levels_key: f for f in FAMILIES.values()}
 
 
@@ -250,7 +429,11 @@ LoadPoint = Annotated[
     Annotated[Concurrency, Tag("concurrency")]
     | Annotated[ConstantRate, Tag("constant")]
     | Annotated[PoissonRate, Tag("poisson")]
-    | Annotated[GammaRate, Tag("gamma")],
+    | Annotated[GammaRate, Tag("gamma")]
+    | Annotated[Burst, Tag("burst")]
+    | Annotated[Ramp, Tag("ramp")]
+    | Annotated[Step, Tag("step")]
+    | Annotated[TraceSpeed, Tag("trace")],
     Discriminator(_tag),
     BeforeValidator(_one_kind),
 ]

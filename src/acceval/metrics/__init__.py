@@ -29,6 +29,7 @@ from acceval.metrics.point import (
     measurement_window,
     summarize_point,
 )
+from acceval.metrics.turns import TurnSummary, per_turn
 
 __all__ = [
     "DEGRADED_LAG_P99_MS",
@@ -41,6 +42,7 @@ __all__ = [
     "LatencyBasis",
     "PassAt1",
     "PointSummary",
+    "TurnSummary",
     "accuracy",
     "correct_goodput",
     "derive",
@@ -51,6 +53,7 @@ __all__ = [
     "latency_basis",
     "measurement_window",
     "pass_at_1",
+    "per_turn",
     "percentile",
     "summarize_point",
     "wilson_interval",

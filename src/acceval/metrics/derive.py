@@ -49,6 +49,7 @@ class Derived:
     output_tokens: FloatArray
     prompt_tokens: FloatArray
     cached_prompt_tokens: FloatArray  # what the server's prefix cache held; NaN: not said
+    turn: FloatArray             # a conversation's turn (0 first); NaN: not a conversation
     tokens_from: ObjArray        # "usage", "chunks" or None
     correct: BoolArray           # correct is True and the request did not error
     correct_known: BoolArray     # correct is not null
@@ -193,6 +194,7 @@ def derive(table: pa.Table, *, itl: bool = True) -> Derived:
         cached_prompt_tokens=(_float(table, "cached_prompt_tokens")
                               if "cached_prompt_tokens" in table.column_names
                               else np.full(n, np.nan)),
+        turn=_float(table, "turn") if "turn" in table.column_names else np.full(n, np.nan),
         tokens_from=np.asarray(
             _col(table, "tokens_from").to_numpy(zero_copy_only=False), dtype=object
         ),

@@ -25,6 +25,7 @@ from acceval.metrics.accuracy import Accuracy, PassAt1, accuracy, has_correctnes
 from acceval.metrics.derive import BoolArray, Derived, FloatArray, derive
 from acceval.metrics.distribution import Distribution, finite, percentile
 from acceval.metrics.spec import SLO
+from acceval.metrics.turns import TurnSummary, per_turn
 
 # The load generator is *degraded* (its numbers describe the client as much as the server)
 # when it sent late or slowly. 10 ms of p99 lag is already a visible share of a TTFT bound of a
@@ -114,6 +115,8 @@ class PointSummary(MetricModel):
     pass_at_1: PassAt1 | None
     correct_good: int | None
     correct_goodput_rps: float | None  # correct and good / duration
+    # Multi-turn conversations: TTFT/E2E by turn index (None: no conversation at this point).
+    turns: list[TurnSummary] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -374,6 +377,7 @@ def summarize_point(
         tokens_from_chunks_fraction=_fraction(int((src == "chunks").sum()), n_ok),
         accuracy=acc, pass_at_1=p1, correct_good=n_correct_good,
         correct_goodput_rps=_per_s(n_correct_good, duration_s),
+        turns=per_turn(d),
     )
 
 

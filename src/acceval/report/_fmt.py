@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from acceval.loadgen.spec import family
 from acceval.metrics.spec import SLO
@@ -86,3 +87,12 @@ def slo_text(slo: SLO) -> str:
                                                    ("e2e_ms", slo.e2e_ms)) if v is not None)
     return (f"{bounds or 'no latency bound'} at p{slo.percentile:g}; "
             f"errors ≤ {pct(slo.max_error_rate)}")
+
+
+def not_assessed(a: Any, requests: int) -> str | None:
+    """What the accuracy cell says when requests were answered but none was checked (the
+    synthetic, conversation, trace and text sources have no checker): not assessed, never
+    correct. None when accuracy was assessed or nothing was sent."""
+    if requests <= 0 or (a is not None and (a.n or not a.unscored)):
+        return None
+    return "not assessed (the tasks have no checker)"

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from acceval.report._claims import console_lines
-from acceval.report._fmt import gate, num, pct, trusted
+from acceval.report._fmt import gate, not_assessed, num, pct, trusted
 from acceval.results.result import RunResult
 
 
@@ -26,7 +26,8 @@ def _table(result: RunResult) -> Table:
         for p in t.points:
             s = p.summary
             acc = s.accuracy
-            acc_s = "not measured" if acc is None or acc.accuracy is None else (
+            acc_s = (not_assessed(acc, s.requests) or "not measured") if acc is None or \
+                acc.accuracy is None else (
                 f"{pct(acc.accuracy)} [{pct(acc.ci_low)}–{pct(acc.ci_high)}]")
             tab.add_row(escape(t.name), escape(p.label), str(s.requests), pct(s.error_rate),
                         num(s.ttft_ms.p95), num(s.tpot_ms.p95),

@@ -43,6 +43,7 @@ from acceval.report._econ import (
 from acceval.report._fmt import (
     NOT_MEASURED,
     gate,
+    not_assessed,
     num,
     pct,
     selfcheck_table,
@@ -108,11 +109,15 @@ def _d3(d: Distribution) -> str:
     return f"{num(d.p50)} / {num(d.p95)} / {num(d.p99)}"
 
 
-def _acc(a: Any) -> str:
+def _acc(a: Any, requests: int = 0) -> str:
     if a is None or a.accuracy is None:
-        return NOT_MEASURED
+        return not_assessed(a, requests) or NOT_MEASURED
     unscored = f", {a.unscored} load-only not scored" if a.unscored else ""
     return f"{pct(a.accuracy)} [{pct(a.ci_low)}–{pct(a.ci_high)}] (n={a.n}{unscored})"
+
+
+def _sent(t: TargetResult) -> int:
+    return sum(p.summary.requests for p in t.points)
 
 
 def _usd_ci(c: TargetEcon) -> str:
@@ -141,7 +146,7 @@ def _target_line(result: RunResult, t: TargetResult, c: TargetEcon) -> str:
     load = (f"{num(op.summary.request_throughput_rps, 2)} req/s ({esc(op.label)})"
             if op else _nm("none"))
     out = (f"<li><b>{esc(t.name)}</b>: cost {cost}; quality gate {gate_html}, "
-           f"accuracy {esc(_acc(t.accuracy))}; operating point: {load}")
+           f"accuracy {esc(_acc(t.accuracy, _sent(t)))}; operating point: {load}")
     if st is not None and not st.qualified:
         out += f' <span class="bad">— does not qualify: {esc("; ".join(st.reasons))}</span>'
     return out + ".</li>"
@@ -216,7 +221,7 @@ def _decision(result: RunResult, econ: dict[str, TargetEcon]) -> str:
         c = econ[t.name]
         best = operating_point(t, result)
         rows.append([
-            t.name, gate(t.gate.passed), _acc(t.accuracy),
+            t.name, gate(t.gate.passed), _acc(t.accuracy, _sent(t)),
             (f"{num(best.summary.request_throughput_rps, 2)} req/s ({best.label})"
              if best else NOT_MEASURED),
             num(best.summary.correct_goodput_rps, 2) if best else NOT_MEASURED,
@@ -320,6 +325,15 @@ def _repeats_peers_html(result: RunResult) -> str:
                 f"<p>{esc(peers.peer_intro(result))}</p><div class=\"scroll\">{body}</div>"
                 "</section>")
     return out
+def _turns_html(result: RunResult) -> str:
+    from acceval.report import _turns as turns
+
+    rows = turns.rows(result)
+    if not rows:
+        return ""
+    return ('<section id="turns"><h2>Multi-turn conversations: latency per turn</h2>'
+            f"<p>{esc(turns.INTRO)}</p>"
+            f'<div class="scroll">{_table(turns.HEAD, rows, "capacity")}</div></section>')
 
 
 def _batching_html(result: RunResult) -> str:
@@ -558,8 +572,8 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         f"acceval {esc(__version__)}</p>{banner}"
         f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
         _verdict(result, econ, run), _decision(result, econ), _charts_html(charts),
-        _capacity_html(capacity, cap_chart), _batching_html(result), _telemetry_html(result),
-        _repeats_peers_html(result),
+        _capacity_html(capacity, cap_chart), _batching_html(result), _turns_html(result),
+        _telemetry_html(result), _repeats_peers_html(result),
         _claims_html(result), _plan_html(result), training,
         _portability_html(result), agents_html(result), _samples(result, records),
         _provenance(result),

@@ -16,6 +16,7 @@ from acceval.report._agents import agents_markdown
 from acceval.report._fmt import (
     NOT_MEASURED,
     gate,
+    not_assessed,
     num,
     pct,
     selfcheck_table,
@@ -40,7 +41,9 @@ def _d3(d: Distribution) -> str:
 def _acc(t: TargetResult | PointResult) -> str:
     a = t.accuracy if isinstance(t, TargetResult) else t.summary.accuracy
     if a is None or a.accuracy is None:
-        return NOT_MEASURED
+        sent = (sum(q.summary.requests for q in t.points) if isinstance(t, TargetResult)
+                else t.summary.requests)
+        return not_assessed(a, sent) or NOT_MEASURED
     unscored = f", {a.unscored} load-only not scored" if a.unscored else ""
     return f"{pct(a.accuracy)} [{pct(a.ci_low)}–{pct(a.ci_high)}] (n={a.n}{unscored})"
 
@@ -129,6 +132,7 @@ def render_markdown(result: RunResult) -> str:
     lines += _capacity(result)
     lines += _demand_and_faults(result)
     lines += _batching(result)
+    lines += _turns(result)
     lines += _telemetry(result)
     lines += _repeats_and_peers(result)
     lines += _claims(result)
@@ -438,6 +442,14 @@ def _repeats_and_peers(result: RunResult) -> list[str]:
         lines += ["## Imported: peer-computed figures", "", _esc(peers.peer_intro(result)), ""]
         lines += (_table(peers.PEER_HEAD, rows) if rows else []) + [""]
     return lines
+def _turns(result: RunResult) -> list[str]:
+    from acceval.report import _turns as turns
+
+    rows = turns.rows(result)
+    if not rows:
+        return []
+    return ["## Multi-turn conversations: latency per turn", "", turns.INTRO, "",
+            *_table(turns.HEAD, [[_esc(c) for c in r] for r in rows]), ""]
 
 
 def _telemetry(result: RunResult) -> list[str]:

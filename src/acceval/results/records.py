@@ -58,6 +58,7 @@ class Record:
     retry_after_s: float | None = None   # the last Retry-After the server sent, in seconds
     http_attempts: int | None = None     # sends of this request (> 1: endpoint.retry resent it)
     cached_prompt_tokens: int | None = None  # prompt tokens the server's prefix cache held
+    turn: int | None = None              # a conversation's turn, 0 first (None: not one)
 
 
 RECORD_SCHEMA = pa.schema(
@@ -89,6 +90,7 @@ RECORD_SCHEMA = pa.schema(
         ("retry_after_s", pa.float64()),
         ("http_attempts", pa.int32()),
         ("cached_prompt_tokens", pa.int32()),
+        ("turn", pa.int32()),
     ]
 )
 

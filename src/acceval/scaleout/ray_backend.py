@@ -267,7 +267,8 @@ class RemoteClients:
         if self.lost is not None:
             raise ClientsLost(self.lost)
         shards, seeds = split_point(spec, len(self.prompts), self.n,
-                                    first_request_id=first_request_id, schedule_ns=schedule_ns)
+                                    first_request_id=first_request_id, schedule_ns=schedule_ns,
+                                    prompts=self.prompts)
         if progress is not None:
             progress.start_point(spec.label, None)
         start_wall = time.time_ns() + int(START_MARGIN_S * 1e9)

@@ -18,12 +18,14 @@ summing counts and pooling the lags, never by averaging percentiles.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from acceval.loadgen.protocol import Prompt
 from acceval.loadgen.runner import PointRun, PointSpec, StoppedBy, lag_stats, point_schedule
 
 
@@ -52,8 +54,8 @@ def _split(total: int, weights: list[int]) -> list[int]:
 
 
 def split_point(spec: PointSpec, n_prompts: int, clients: int, *, first_request_id: int,
-                schedule_ns: npt.NDArray[np.int64] | None = None
-                ) -> tuple[list[Shard], dict[str, Any]]:
+                schedule_ns: npt.NDArray[np.int64] | None = None,
+                prompts: Sequence[Prompt] = ()) -> tuple[list[Shard], dict[str, Any]]:
     """The shares of ``clients`` load generators, and the point's seed provenance.
 
     Fewer generators are used when the point has less to share: a closed loop of
@@ -67,15 +69,15 @@ def split_point(spec: PointSpec, n_prompts: int, clients: int, *, first_request_
             offsets = np.asarray(schedule_ns, dtype=np.int64)
             seeds["arrivals"] = "given schedule"
         else:
-            offsets, seeds["arrivals"] = point_schedule(spec)
+            offsets, seeds["arrivals"] = point_schedule(spec, prompts)
         n = clients
     else:
         n = min(clients, int(spec.level))
     if n == 1:
         return [Shard(0, 1, spec, tuple(range(n_prompts)), offsets, first_request_id, 1)], seeds
-    prompts = [tuple(range(k, n_prompts, n)) if n_prompts >= n else (k % n_prompts,)
-               for k in range(n)]
-    sizes = [len(p) for p in prompts]
+    owned = [tuple(range(k, n_prompts, n)) if n_prompts >= n else (k % n_prompts,)
+             for k in range(n)]
+    sizes = [len(p) for p in owned]
     min_requests = [max(1, m) for m in _split(spec.min_requests, sizes)]
     warmup = _split(spec.warmup_requests, [1] * n)
     levels = _split(int(spec.level), [1] * n) if spec.family.loop == "closed" else None
@@ -85,7 +87,7 @@ def split_point(spec: PointSpec, n_prompts: int, clients: int, *, first_request_
         level = float(levels[k]) if levels is not None else spec.level / n
         share = dataclasses.replace(spec, level=level, min_requests=min_requests[k],
                                     warmup_requests=warmup[k], max_in_flight=max(1, cap))
-        shards.append(Shard(k, n, share, prompts[k],
+        shards.append(Shard(k, n, share, owned[k],
                             None if offsets is None else offsets[k::n].copy(),
                             first_request_id + k, n))
     return shards, seeds
@@ -109,8 +111,15 @@ def merge_runs(spec: PointSpec, runs: list[PointRun], lags_ns: list[int],
     lag50, lag99, lagmax = lag_stats(lags_ns)
     loops = [r.loop_lag_ms for r in runs if r.loop_lag_ms is not None]
     worst = max(loops, key=lambda d: (d.p99 if d.p99 is not None else -1.0), default=None)
+    # A rate level is the point's rate; a shape's is its schedule's, the shares' rates added
+    # (unknown when a share was lost).
+    rates = [r.requested_rate_rps for r in runs]
+    rate: float | None = None
+    if spec.family.loop == "open":
+        rate = spec.level if spec.family.rate_levels else (
+            None if lost or None in rates else float(sum(x or 0.0 for x in rates)))
     return PointRun(
-        spec=spec, requested_rate_rps=spec.level if spec.family.loop == "open" else None,
+        spec=spec, requested_rate_rps=rate,
         started_ns=min(r.started_ns for r in runs), ended_ns=max(r.ended_ns for r in runs),
         sent=sum(r.sent for r in runs), completed=sum(r.completed for r in runs),
         errors=sum(r.errors for r in runs), stopped_by=stopped,

@@ -88,6 +88,7 @@ class Exchange:
     done_ns: int | None = None
     prompt_tokens: int | None = None
     output_tokens: int = 0
+    messages: int | None = None          # chat: messages in the request (a history's length)
     error_injected: str | None = None
     error: str | None = None
     task: asyncio.Task[None] | None = None
@@ -99,7 +100,8 @@ class Exchange:
             "recv_ns": self.recv_ns, "first_chunk_ns": self.first_chunk_ns,
             "chunk_ns": self.chunk_ns, "done_ns": self.done_ns,
             "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
-            "status": self.status, "error_injected": self.error_injected, "error": self.error,
+            "messages": self.messages, "status": self.status,
+            "error_injected": self.error_injected, "error": self.error,
         }
 
 

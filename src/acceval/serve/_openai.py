@@ -44,6 +44,7 @@ class ParsedRequest:
     temperature: float
     stream: bool
     model: str | None
+    ignore_eos: bool = False   # vLLM's field: generate max_tokens whatever the model says
 
 
 def _content_text(content: Any, index: int) -> str:
@@ -112,7 +113,13 @@ def parse_request(body: bytes, *, chat: bool) -> ParsedRequest:
     model = data.get("model")
     if model is not None and not isinstance(model, str):
         raise BadRequest("'model' must be a string", param="model")
-    return ParsedRequest(chat, prompt, messages, max_tokens, float(temperature), stream, model)
+    ignore_eos = data.get("ignore_eos", False)
+    if ignore_eos is None:
+        ignore_eos = False
+    if not isinstance(ignore_eos, bool):
+        raise BadRequest("'ignore_eos' must be a boolean", param="ignore_eos")
+    return ParsedRequest(chat, prompt, messages, max_tokens, float(temperature), stream, model,
+                         ignore_eos)
 
 
 def usage_json(prompt_tokens: int, completion_tokens: int) -> str:

@@ -120,9 +120,10 @@ class App:
                                                 param=bad.param), ex=ex)
             return
         ex.stream = parsed.stream
+        ex.messages = len(parsed.messages) if parsed.messages is not None else None
         ex.prompt_tokens = self.engine.count_tokens(prompt)
         greq = GenerationRequest(rid, prompt, parsed.max_tokens, parsed.temperature, chat,
-                                 received_ns=req.recv_ns)
+                                 received_ns=req.recv_ns, ignore_eos=parsed.ignore_eos)
         enc = Encoder(response_id=("chatcmpl-" if chat else "cmpl-") + rid,
                       model=self.model_name, created=int(time.time()), chat=chat,
                       stream=parsed.stream)

@@ -330,6 +330,14 @@ def _header_safe(value: str, what: str) -> str:
     return value
 
 
+def _sampling_fields(ep: Endpoint) -> dict[str, Any]:
+    """The endpoint's optional request fields (top_p, seed, stop, extra_body), once."""
+    out: dict[str, Any] = {k: v for k, v in (("top_p", ep.top_p), ("seed", ep.seed),
+                                              ("stop", ep.stop)) if v is not None}
+    out.update(ep.extra_body)
+    return out
+
+
 class OpenAITarget:
     """A server reached over the OpenAI-compatible HTTP API (implements ``loadgen.Target``)."""
 
@@ -358,6 +366,7 @@ class OpenAITarget:
         static = ("\r\n".join(lines) + "\r\n").encode("latin-1") + self._extra
         self._head = static.replace(b"%", b"%%") + b"Content-Length: %d\r\nX-Request-Id: %d\r\n\r\n"
         self._bodies: dict[Prompt, bytes] = {}
+        self._sampling = _sampling_fields(endpoint)
 
     @staticmethod
     def _auth_header(name: str, endpoint: Endpoint) -> bytes:
@@ -404,6 +413,10 @@ class OpenAITarget:
         req["stream"] = ep.stream
         if ep.stream:
             req["stream_options"] = {"include_usage": True}
+        if prompt.ignore_eos:
+            req["ignore_eos"] = True
+        # The endpoint's extras last: validation keeps them off the fields written above.
+        req.update(self._sampling)
         body = json.dumps(req, ensure_ascii=False, separators=(",", ":")).encode()
         if len(self._bodies) >= _BODY_CACHE_MAX:
             self._bodies.clear()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
@@ -16,6 +16,23 @@ _HOST = re.compile(r"[A-Za-z0-9._~-]+")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Headers the client writes itself; a second copy would change how the request is framed.
 OWN_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "x-request-id"})
+#: Request-body fields acceval writes itself, and where each one is set instead: an
+#: ``extra_body`` carrying one would silently change what is measured.
+OWN_BODY_FIELDS: dict[str, str] = {
+    "model": "endpoint.model",
+    "messages": "the task set (tasks.source)",
+    "prompt": "the task set (tasks.source)",
+    "stream": "endpoint.stream",
+    "stream_options": "endpoint.stream (usage is always asked for when streaming)",
+    "max_tokens": "tasks.max_tokens, or the synthetic output_tokens",
+    "max_completion_tokens": "tasks.max_tokens, or the synthetic output_tokens",
+    "n": "nothing: acceval reads one choice per request",
+    "temperature": "endpoint.temperature",
+    "top_p": "endpoint.top_p",
+    "seed": "endpoint.seed",
+    "stop": "endpoint.stop",
+    "ignore_eos": "tasks.synthetic.ignore_eos (set per task by the task set)",
+}
 
 
 def header_value_problem(value: str) -> str | None:
@@ -147,6 +164,19 @@ class Endpoint(BaseModel):
         default_factory=dict, description="Extra HTTP headers (no secrets: use api_key_env)."
     )
     temperature: float = Field(0.0, ge=0, description="Sampling temperature sent with requests.")
+    top_p: float | None = Field(None, gt=0, le=1, description="Nucleus sampling: sent as "
+                                "`top_p` when set.")
+    seed: int | None = Field(None, ge=0, le=2**63 - 1, description="Sampling seed sent as `seed` "
+                             "when set (servers that honour it repeat their samples).")
+    stop: list[str] | None = Field(None, min_length=1, max_length=16,
+                                   description="Stop strings sent as `stop` when set.")
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="Further request-body fields sent as given, e.g. "
+        "{top_k: 20, min_p: 0.05, repetition_penalty: 1.1} for vLLM. It cannot set the fields "
+        "acceval writes (model, messages, prompt, stream, stream_options, max_tokens, "
+        "max_completion_tokens, n) nor those with their own key (temperature, top_p, seed, "
+        "stop, ignore_eos).",
+    )
     max_response_bytes: int = Field(
         64 * 2**20, gt=0,
         description="Largest response body accepted, in bytes (default 64 MiB). A larger one "
@@ -165,6 +195,22 @@ class Endpoint(BaseModel):
         if problem is not None:
             raise ValueError(problem)
         return v.rstrip("/")
+
+    @field_validator("stop")
+    @classmethod
+    def _stops(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and any(not s for s in v):
+            raise ValueError("a stop string cannot be empty")
+        return v
+
+    @field_validator("extra_body")
+    @classmethod
+    def _extra_body(cls, v: dict[str, Any]) -> dict[str, Any]:
+        owned = [k for k in v if k in OWN_BODY_FIELDS]
+        if owned:
+            raise ValueError("; ".join(f"`{k}` is written by acceval: set it with "
+                                       f"{OWN_BODY_FIELDS[k]}, not extra_body" for k in owned))
+        return v
 
     @field_validator("api_key_env")
     @classmethod

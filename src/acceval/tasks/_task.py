@@ -42,7 +42,10 @@ class Task:
     """One question with its verifiable answer.
 
     ``prompt`` is the completion text (None for a chat-only task); ``messages`` the chat form.
-    ``checker`` is None for load-only tasks (``text:`` source): their ``correct`` stays None.
+    ``checker`` is None for load-only tasks (``text:``, ``synthetic``, conversation and trace
+    sources): their ``correct`` stays None. ``max_tokens`` (None: the study's) and
+    ``ignore_eos`` set the requested output length of synthetic and trace tasks; ``turns`` are
+    a conversation's later user messages; ``at_ms`` a trace's send time.
     """
 
     id: str
@@ -51,22 +54,31 @@ class Task:
     reference: str
     checker: Checker | None = field(default=None, hash=False)
     meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    max_tokens: int | None = None
+    ignore_eos: bool = False
+    turns: tuple[str, ...] = ()
+    at_ms: float | None = None
 
 
 def to_prompt(task: Task, *, api: Literal["chat", "completions"], max_tokens: int) -> Prompt:
-    """What the load generator sends for ``task`` to an endpoint speaking ``api``."""
+    """What the load generator sends for ``task`` to an endpoint speaking ``api``
+    (``max_tokens``: the study's, unless the task asks for its own output length)."""
+    extra: dict[str, Any] = {
+        "max_tokens": task.max_tokens or max_tokens, "ignore_eos": task.ignore_eos,
+        "turns": task.turns,
+        "at_ns": None if task.at_ms is None else round(task.at_ms * 1_000_000)}
     if api == "chat":
         messages = task.messages or ((("user", task.prompt),) if task.prompt is not None else ())
         if not messages:
             raise StudyError(f"task {task.id!r} has neither a prompt nor chat messages")
-        return Prompt(task_id=task.id, messages=messages, max_tokens=max_tokens)
+        return Prompt(task_id=task.id, messages=messages, **extra)
     if api == "completions":
         if task.prompt is None:
             raise StudyError(
                 f"task {task.id!r} has only chat messages, so it cannot be sent to a completions "
                 "endpoint; set the target's endpoint.api to 'chat' or give the task a 'prompt'"
             )
-        return Prompt(task_id=task.id, prompt=task.prompt, max_tokens=max_tokens)
+        return Prompt(task_id=task.id, prompt=task.prompt, **extra)
     raise StudyError(f"unknown api {api!r}; use 'chat' or 'completions'")
 
 

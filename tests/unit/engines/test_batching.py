@@ -26,12 +26,15 @@ class CountingModel:
         self.fail = fail
         self.batches: list[list[list[int]]] = []
         self.max_new: list[int] = []
+        self.min_new: list[int] = []
         self.steps_run = 0
         self.threads: set[str] = set()
 
-    def __call__(self, prompts: list[list[int]], max_new: int) -> Iterator[Sequence[int]]:
+    def __call__(self, prompts: list[list[int]], max_new: int,
+                 min_new: int = 0) -> Iterator[Sequence[int]]:
         self.batches.append(prompts)
         self.max_new.append(max_new)
+        self.min_new.append(min_new)
         self.threads.add(threading.current_thread().name)
         if self.fail:
             raise RuntimeError("runtime exploded")
