@@ -150,9 +150,13 @@ def run(study_file: Path | None, out_dir: Path | None, resume_dir: Path | None,
 @click.option("--head-timeout", default=10.0, show_default=True, metavar="SECONDS",
               type=click.FloatRange(min=0, min_open=True),
               help="Answer 408 and close when a request's head takes longer than this.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              metavar="N", help="Serve from N processes sharing the port (SO_REUSEPORT), so "
+              "the server is never the bottleneck of a client benchmark; each has its own "
+              "engine (and --log PATH writes PATH.workerK for the others).")
 def serve(engine: str, model: str | None, precision: str | None, host: str, port: int,
           options: tuple[str, ...], log_path: str | None, served_model_name: str | None,
-          idle_timeout: float, head_timeout: float) -> None:
+          idle_timeout: float, head_timeout: float, workers: int) -> None:
     """Serve a local engine behind an OpenAI-compatible API (loopback by default)."""
     from acceval.serve import serve_forever
 
@@ -161,6 +165,14 @@ def serve(engine: str, model: str | None, precision: str | None, host: str, port
         opts["model"] = model
     if precision is not None:
         opts["precision"] = precision
+    if workers > 1:
+        from acceval.serve.__main__ import main as serve_main
+        from acceval.serve._process import server_command
+
+        argv = server_command(engine, options=opts, host=host, port=port, log_path=log_path,
+                              model_name=served_model_name,
+                              timeouts_s=(idle_timeout, head_timeout))[3:]
+        raise SystemExit(serve_main([*argv, "--workers", str(workers)]))
     serve_forever(engine, host=host, port=port, options=opts, log_path=log_path,
                   model_name=served_model_name, idle_timeout_s=idle_timeout,
                   head_timeout_s=head_timeout)

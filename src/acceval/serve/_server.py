@@ -336,12 +336,14 @@ class ServerHandle:
 async def start_server(engine: Engine, *, host: str = "127.0.0.1", port: int = 0,
                        log_path: str | None = None, model_name: str | None = None,
                        engine_name: str | None = None, idle_timeout_s: float = 30.0,
-                       head_timeout_s: float = 10.0) -> ServerHandle:
+                       head_timeout_s: float = 10.0, reuse_port: bool = False) -> ServerHandle:
     """Start ``engine`` behind the OpenAI API in the running loop; ``port=0`` picks a free one.
 
     The server starts the engine and ``ServerHandle.close`` stops it. A connection is closed
     after ``idle_timeout_s`` without a request (or amid a stalled body), and a request whose
-    head takes longer than ``head_timeout_s`` is answered 408 and closed.
+    head takes longer than ``head_timeout_s`` is answered 408 and closed. ``reuse_port``
+    shares the port with other processes listening on it (SO_REUSEPORT: the kernel spreads
+    the connections over them; ``--workers``).
     """
     limits = HttpLimits(idle_timeout_s, head_timeout_s)
     loop = asyncio.get_running_loop()
@@ -351,7 +353,8 @@ async def start_server(engine: Engine, *, host: str = "127.0.0.1", port: int = 0
               engine_name=engine_name or type(engine).__name__, log=log)
     try:
         server = await loop.create_server(lambda: HttpConnection(app, loop, limits), host, port,
-                                          reuse_address=True, backlog=4096)
+                                          reuse_address=True, backlog=4096,
+                                          reuse_port=reuse_port or None)
     except OSError as exc:
         await engine.stop()
         if log is not None:
@@ -367,7 +370,7 @@ async def start_server(engine: Engine, *, host: str = "127.0.0.1", port: int = 0
 def serve_forever(engine_name: str, *, host: str = "127.0.0.1", port: int = 8000,
                   options: dict[str, Any], log_path: str | None = None,
                   model_name: str | None = None, idle_timeout_s: float = 30.0,
-                  head_timeout_s: float = 10.0) -> None:
+                  head_timeout_s: float = 10.0, reuse_port: bool = False) -> None:
     """Load engine ``engine_name`` and serve it until SIGINT/SIGTERM (blocking)."""
     from acceval.engines.base import load_engine
 
@@ -375,7 +378,7 @@ def serve_forever(engine_name: str, *, host: str = "127.0.0.1", port: int = 8000
     engine = load_engine(engine_name, **options)
     coro = _serve_main(engine, engine_name, host=host, port=port, log_path=log_path,
                        model_name=model_name, idle_timeout_s=idle_timeout_s,
-                       head_timeout_s=head_timeout_s)
+                       head_timeout_s=head_timeout_s, reuse_port=reuse_port)
     try:
         import uvloop
     except ImportError:  # pragma: no cover - uvloop is a core dependency except on Windows
@@ -386,10 +389,11 @@ def serve_forever(engine_name: str, *, host: str = "127.0.0.1", port: int = 8000
 
 async def _serve_main(engine: Engine, engine_name: str, *, host: str, port: int,
                       log_path: str | None, model_name: str | None, idle_timeout_s: float,
-                      head_timeout_s: float) -> None:
+                      head_timeout_s: float, reuse_port: bool = False) -> None:
     handle = await start_server(engine, host=host, port=port, log_path=log_path,
                                 model_name=model_name, engine_name=engine_name,
-                                idle_timeout_s=idle_timeout_s, head_timeout_s=head_timeout_s)
+                                idle_timeout_s=idle_timeout_s, head_timeout_s=head_timeout_s,
+                                reuse_port=reuse_port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
