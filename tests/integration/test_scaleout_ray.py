@@ -103,6 +103,9 @@ def test_a_ray_run_has_the_local_runs_records_and_counts(cluster: Any, tmp_path:
     pooled = np.concatenate([derive(o).ttft_ms[derive(o).measured] for o in own])
     assert point.summary.ttft_ms.p99 == pytest.approx(float(np.percentile(pooled, 99)))
     assert r_local.target("a").points[1].summary.requests == point.summary.requests
+    # The report says where the load came from; a local run's does not.
+    assert "Where the load came from" in (d_ray / "report.html").read_text()
+    assert "Where the load came from" not in (d_local / "report.html").read_text()
 
 
 def _kill_first_running_generator(stop: threading.Event, killed: list[int]) -> None:

@@ -503,13 +503,19 @@ def _provenance(result: RunResult) -> str:
     study_yaml = yaml.safe_dump(result.study, sort_keys=False)
     t_targets = _table(["target", "endpoint", "model", "platform", "fingerprint",
                         "local server"], targets)
+    from acceval.report import _execution as execution
+
+    load_from = execution.intro(result)
+    t_load = "" if load_from is None else (
+        f"<h3>Where the load came from</h3><p>{esc(load_from)}</p>"
+        f'<div class="scroll">{_table(execution.HEAD, execution.rows(result))}</div>')
     t_check = _table(*selfcheck_table(result))
     t_assume = _table(["target", "input", "value", "origin", "source", "date"], assume)
     t_soft = _table(["package", "version"], sorted([k, v] for k, v in result.software.items()))
     t_env = _table(["key", "value"], [[k, str(v)] for k, v in result.environment.items()])
     return (
         '<section id="provenance"><h2>4. Provenance</h2>'
-        f'<h3>Targets</h3><div class="scroll">{t_targets}</div>'
+        f'<h3>Targets</h3><div class="scroll">{t_targets}</div>{t_load}'
         "<h3>Load-generator self-check</h3><p>Schedule lag is the actual send time minus "
         "the intended one (open loop); loop lag is how late the client's event loop ran its "
         "ticks (both loops). A point is not trusted when the client could not keep up: its "

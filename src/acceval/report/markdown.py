@@ -169,6 +169,12 @@ def render_markdown(result: RunResult) -> str:
         rows.append([t.name, t.endpoint.base_url if t.endpoint else "",
                      t.endpoint.model if t.endpoint else "", fp, local])
     lines += _table(["target", "endpoint", "model", "fingerprint", "local server"], rows)
+    from acceval.report import _execution as execution
+
+    load_from = execution.intro(result)
+    if load_from is not None:
+        lines += ["", "Where the load came from: " + _esc(load_from), ""]
+        lines += _table(execution.HEAD, [[_esc(c) for c in r] for r in execution.rows(result)])
     lines += ["", "Software: " + ", ".join(f"{k} {v}" for k, v in sorted(result.software.items())),
               "", f"Seeds: {result.seeds}", ""]
     if result.warnings:

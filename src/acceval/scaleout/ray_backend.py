@@ -180,6 +180,7 @@ class LoadGenerator:
         generator's own run and its raw dispatch lags."""
         done: deque[Record] = deque()
         lags: list[int] = []
+        cpu0 = time.process_time()
         start_at = self.anchor_perf_ns + (start_wall_ns - self.anchor_wall_ns)
         prompts = [self.prompts[i] for i in shard.prompts]
         fut = asyncio.run_coroutine_threadsafe(
@@ -198,7 +199,7 @@ class LoadGenerator:
         rest = [done.popleft() for _ in range(len(done))]
         if rest:
             yield records_to_table(rest)
-        yield {"run": fut.result(), "lags": lags}
+        yield {"run": fut.result(), "lags": lags, "cpu_s": time.process_time() - cpu0}
 
     def close(self) -> None:
         try:
@@ -230,6 +231,7 @@ class RemoteClients:
         self.actors: list[Any] = []
         self.info: list[dict[str, Any]] = []
         self.lost: str | None = None
+        self.last_cpu_s: float | None = None   # the generators' CPU for the last point
         self._lost_types = _lost_errors(self.ray)
 
     async def start(self) -> None:
@@ -287,12 +289,13 @@ class RemoteClients:
                          "incomplete and the target's later points were not measured")
         if not runs:
             raise ClientsLost(self.lost or f"{self.name}: no load generator finished")
-        lags = [x for _, lg in runs for x in lg]
-        return merge_runs(spec, [r for r, _ in runs], lags, seeds, lost=len(lost))
+        lags = [x for _, lg, _ in runs for x in lg]
+        self.last_cpu_s = sum(c for _, _, c in runs)
+        return merge_runs(spec, [r for r, _, _ in runs], lags, seeds, lost=len(lost))
 
     async def _drain(self, actor: Any, shard: Shard, start_wall: int,
                      sink: Callable[[Record], None],
-                     progress: Progress | None) -> tuple[PointRun, list[int]] | str:
+                     progress: Progress | None) -> tuple[PointRun, list[int], float] | str:
         final: dict[str, Any] | None = None
         try:
             async for ref in actor.run.remote(shard, start_wall):
@@ -313,7 +316,7 @@ class RemoteClients:
                                f"{_cause(exc)}") from None
         if final is None:
             return f"generator {shard.client}: ended without its summary"
-        return final["run"], final["lags"]
+        return final["run"], final["lags"], float(final["cpu_s"])
 
     def close(self) -> None:
         """Close the generators' connections, then end their processes."""
