@@ -152,6 +152,40 @@ def test_a_generator_killed_mid_point_leaves_the_other_target_complete(
     assert (run_dir / "report.html").exists()
 
 
+def test_demand_replay_and_the_interruption_work_through_ray(cluster: Any,
+                                                            tmp_path: Path) -> None:
+    """The driver keeps the scenarios: the replay's schedule is dealt out to the generators,
+    and the server it kills and restarts is the driver's local one."""
+    c, _ = cluster
+    study = study_from_dict({
+        "name": "replay", "seed": 2,
+        "tasks": {"source": "builtin:arithmetic", "count": 12, "max_tokens": 8},
+        "targets": [{"name": "m", "serve": {"engine": "mock", "options": {
+            "ttft_ms": 2, "itl_ms": 1, "output_tokens": 4}}}],
+        "slo": {"ttft_ms": 100, "e2e_ms": 200},
+        "load": [{"concurrency": [2], "min_requests": 12}],
+        "demand": {"profile": "builtin:flat", "peak_rps": 40,
+                   "replay": {"compress_to_s": 3.0, "seed": 1}},
+        "interruption": {"target": "m", "at_s": 1.0, "down_s": 0.8,
+                         "action": "kill_restart"},
+        "execution": {"backend": "ray", "address": c.address, "clients": 2},
+    })
+    result, run_dir = execute(study, base_dir=tmp_path, out_dir=tmp_path / "rp",
+                              progress=False)
+    t = result.target("m")
+    assert t.failure is None
+    assert t.replay is not None and t.replay.point.sent > 60
+    i = t.interruption
+    assert i is not None and i.error is None and i.point_label == "demand replay"
+    table = read_records(run_dir)
+    sel = table.filter(pc.equal(table["load_index"], i.load_index))
+    assert sel.num_rows == i.requests == i.point.sent      # every request has its row
+    assert i.accounted and i.ok + i.failed == i.requests
+    assert i.failed_after_fault > 0 and i.restart_s is not None
+    log = next(x for x in result.log.targets if x.name == "m")
+    assert log.replay is not None and log.replay.seeds["load_generators"] == 2
+
+
 def test_a_placement_on_an_unknown_target_is_a_study_error() -> None:
     with pytest.raises(StudyError, match=r"execution\.placement names nowhere"):
         study_from_dict(_study({"backend": "ray", "placement": [{"target": "nowhere"}]}))
