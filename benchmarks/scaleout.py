@@ -20,7 +20,6 @@ mock's workers share the cores with the clients, which caps every rate here.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import json
 import os
@@ -89,6 +88,15 @@ def _figures(run: Any, cpu_s: float, wall_s: float) -> dict[str, Any]:
             "loop_p99_ms": run.loop_lag_ms.p99 if run.loop_lag_ms is not None else None}
 
 
+def _writer() -> Any:
+    """What a run does with each record: the run's single writer (Parquet parts)."""
+    import tempfile
+
+    from acceval.results.store import RecordWriter
+
+    return RecordWriter(Path(tempfile.mkdtemp(prefix="acceval-bench-")))
+
+
 def local_point(base_url: str, kind: str, level: float, n_out: int,
                 seconds: float) -> dict[str, Any]:
     from acceval.loadgen.runner import run, run_point
@@ -98,12 +106,16 @@ def local_point(base_url: str, kind: str, level: float, n_out: int,
     async def go() -> dict[str, Any]:
         target = make_target("mock", Endpoint(base_url=base_url, model="mock"))
         await target.start()
+        writer = _writer()
         try:
             t0 = time.perf_counter_ns()
             cpu0, w0 = time.process_time(), time.perf_counter()
             r = await run_point(target, _prompts(n_out), _spec(kind, level, seconds),
-                                lambda rec: None, t0_ns=t0)
-            return _figures(r, time.process_time() - cpu0, time.perf_counter() - w0)
+                                writer.add, t0_ns=t0)
+            wall = time.perf_counter() - w0
+            writer.flush()
+            writer.wait()
+            return _figures(r, time.process_time() - cpu0, wall)
         finally:
             await target.close()
 
@@ -123,14 +135,22 @@ def ray_point(base_url: str, kind: str, level: float, n_out: int, seconds: float
                            placement=Placement(target="mock", num_cpus=0.5),
                            t0_ns=time.perf_counter_ns())
         await rc.start()
+        writer = _writer()
         try:
-            w0 = time.perf_counter()
-            r = await rc.run_point(_spec(kind, level, seconds), lambda rec: None,
+            w0, cpu0 = time.perf_counter(), time.process_time()
+            r = await rc.run_point(_spec(kind, level, seconds), writer.add,
                                    progress=None, first_request_id=0)
-            # The generators' own CPU; the wall time without the common start's margin.
+            writer.flush()
+            writer.wait()
+            driver = time.process_time() - cpu0
+            # The generators' own CPU plus the driver's (receiving and writing); the wall
+            # time without the common start's margin.
             from acceval.scaleout.ray_backend import START_MARGIN_S
             wall = time.perf_counter() - w0 - START_MARGIN_S
-            return {**_figures(r, rc.last_cpu_s or 0.0, wall), "clients": clients}
+            gens = rc.last_cpu_s or 0.0
+            return {**_figures(r, gens + driver, wall), "clients": clients,
+                    "generator_cpu_us_per_req": gens / max(r.completed, 1) * 1e6,
+                    "driver_cpu_us_per_req": driver / max(r.completed, 1) * 1e6}
         finally:
             rc.close()
 
@@ -141,6 +161,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--workers", type=int, default=2, help="mock processes sharing the port")
+    ap.add_argument("--same-rate", type=float, default=1000.0,
+                    help="the Poisson rate at which CPU per request is compared")
     args = ap.parse_args()
     import ray
 
@@ -155,13 +177,17 @@ def main() -> None:
             n = SETTINGS["fast"]["output_tokens"]
             out["fast_local"] = local_point(fast.base_url, "concurrency", 64, n, args.seconds)
             out["fast_ray1"] = ray_point(fast.base_url, "concurrency", 64, n, args.seconds, 1)
-            out["fast_local_again"] = local_point(fast.base_url, "concurrency", 64, n,
-                                                  args.seconds)
+            # The same rate both ways, for CPU per request at equal load (A, B, A, B).
+            same = args.same_rate
+            out["same_rate_rps"] = same
+            out["same_local"] = local_point(fast.base_url, "poisson", same, n, args.seconds)
+            out["same_ray1"] = ray_point(fast.base_url, "poisson", same, n, args.seconds, 1)
+            out["same_local_2"] = local_point(fast.base_url, "poisson", same, n, args.seconds)
+            out["same_ray1_2"] = ray_point(fast.base_url, "poisson", same, n, args.seconds, 1)
             half = 0.5 * out["fast_local"]["rate_rps"]
             out["half_rate_rps"] = half
             out["open_local"] = local_point(fast.base_url, "poisson", half, n, args.seconds)
             out["open_ray2"] = ray_point(fast.base_url, "poisson", half, n, args.seconds, 2)
-            out["closed_local_cpu_us"] = out["fast_local"]["cpu_us_per_req"]
         finally:
             fast.stop()
         paced = Mock(SETTINGS["paced"], args.workers)
@@ -181,7 +207,10 @@ def main() -> None:
     path.write_text(json.dumps(out, indent=2))
     rows = [("fast, closed loop 64, local", out["fast_local"]),
             ("fast, closed loop 64, Ray 1 generator", out["fast_ray1"]),
-            ("fast, closed loop 64, local again", out["fast_local_again"]),
+            (f"Poisson {same:g} req/s, local", out["same_local"]),
+            (f"Poisson {same:g} req/s, Ray 1 generator", out["same_ray1"]),
+            (f"Poisson {same:g} req/s, local (again)", out["same_local_2"]),
+            (f"Poisson {same:g} req/s, Ray 1 generator (again)", out["same_ray1_2"]),
             (f"Poisson {out['half_rate_rps']:.0f} req/s, local", out["open_local"]),
             (f"Poisson {out['half_rate_rps']:.0f} req/s, Ray 2 generators", out["open_ray2"]),
             ("paced, closed loop 1024, local", out["paced_local"]),
