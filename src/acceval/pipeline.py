@@ -743,17 +743,9 @@ def _agents(study: Study, run_dir: Path, prog: Progress) -> AgentRecords | None:
 
 
 def _write_outputs(result: RunResult, run_dir: Path) -> None:
-    """report.html beside the result, and the run in the catalog of its runs folder."""
-    from acceval.report import render
-    from acceval.results.catalog import index_run
+    from acceval.report import write_outputs
 
-    write_text_durable(run_dir / "report.html", render(result, "html", run_dir=run_dir))
-    try:
-        index_run(run_dir)
-    except AccevalError as exc:
-        # A locked or damaged catalog must not cost the user a finished run.
-        result.warnings.append(f"runs catalog not updated: {exc}")
-        result.save(run_dir)
+    write_outputs(result, run_dir)
 
 
 def _run_async(coro: Any) -> Any:

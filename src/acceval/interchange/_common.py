@@ -94,3 +94,25 @@ def need(data: Any, key: str, path: Path, what: str) -> Any:
     if not isinstance(data, dict) or key not in data:
         raise UsageError(f"{path}: no '{key}' field, so this is not a {what}; check --format")
     return data[key]
+
+
+_STAMPS = ("scheduled_ns", "sent_ns", "first_byte_ns", "first_token_ns", "done_ns")
+
+
+def on_one_timeline(records: list[Record], *, closed: bool) -> list[Record]:
+    """The records with their stamps from the first send, in send order, numbered from 0;
+    a closed loop's have no intended send time (nothing to lag behind)."""
+    sent = [r.sent_ns for r in records if r.sent_ns is not None]
+    t0 = min(sent) if sent else 0
+    for r in records:
+        for f in _STAMPS:
+            v = getattr(r, f)
+            if v is not None:
+                setattr(r, f, v - t0)
+        r.chunk_ns = [c - t0 for c in r.chunk_ns]
+        if closed:
+            r.scheduled_ns = None
+    records.sort(key=lambda r: (r.sent_ns or 0))
+    for i, r in enumerate(records):
+        r.request_id = i
+    return records

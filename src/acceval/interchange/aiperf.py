@@ -20,6 +20,7 @@ from acceval.interchange._common import (
     closed_loop,
     label_of,
     number,
+    on_one_timeline,
 )
 from acceval.results.records import Record
 from acceval.results.sections import PeerFigures
@@ -61,17 +62,7 @@ def read(path: Path, text: str, unmapped: Unmapped) -> list[ImportedPoint]:
     model = _model(summary)
     records = [r for r in (_record(o, model, label, kind, unmapped) for o in rows)
                if r is not None]
-    sent = [r.sent_ns for r in records if r.sent_ns is not None]
-    t0 = min(sent) if sent else 0
-    for r in records:
-        for f in ("scheduled_ns", "sent_ns", "first_byte_ns", "first_token_ns", "done_ns"):
-            v = getattr(r, f)
-            if v is not None:
-                setattr(r, f, v - t0)
-        r.chunk_ns = [c - t0 for c in r.chunk_ns]
-    records.sort(key=lambda r: (r.sent_ns or 0))
-    for i, r in enumerate(records):
-        r.request_id = i
+    on_one_timeline(records, closed=False)
     if closed_loop(kind) and level == 0:
         level = float(_peak(records) or 1)
         label = f"concurrency {int(level)} (peak observed; no {SUMMARY_FILE})"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from acceval.analysis import analyze
-from acceval.errors import AccevalError, UsageError
+from acceval.errors import UsageError
 from acceval.interchange import aiperf, guidellm, vllm
 from acceval.interchange._common import ImportedPoint, Unmapped, read_json
 from acceval.results.files import write_text_durable
@@ -215,15 +215,9 @@ def _run_dir(name: str, root: Path, now: dt.datetime) -> Path:
 
 
 def _outputs(result: RunResult, run_dir: Path) -> None:
-    from acceval.report import render
-    from acceval.results.catalog import index_run
+    from acceval.report import write_outputs
 
-    write_text_durable(run_dir / "report.html", render(result, "html", run_dir=run_dir))
-    try:
-        index_run(run_dir)
-    except AccevalError as exc:
-        result.warnings.append(f"runs catalog not updated: {exc}")
-        result.save(run_dir)
+    write_outputs(result, run_dir)
 
 
 def export_vllm(run_dir: Path, out_dir: Path) -> list[Path]:

@@ -19,6 +19,7 @@ from acceval.interchange._common import (
     need,
     ns,
     number,
+    on_one_timeline,
 )
 from acceval.results.records import Record
 from acceval.results.sections import PeerFigures
@@ -69,19 +70,7 @@ def _point(path: Path, b: dict[str, Any], i: int, version: str | None,
             if rec is not None:
                 records.append(rec)
     unmapped.rest(reqs, set(_STATUSES) | {"total"}, "benchmarks[].requests.")
-    sent = [r.sent_ns for r in records if r.sent_ns is not None]
-    t0 = min(sent) if sent else 0
-    for r in records:
-        for f in ("scheduled_ns", "sent_ns", "first_byte_ns", "first_token_ns", "done_ns"):
-            v = getattr(r, f)
-            if v is not None:
-                setattr(r, f, v - t0)
-        r.chunk_ns = [c - t0 for c in r.chunk_ns]
-        if closed_loop(kind):
-            r.scheduled_ns = None  # a closed loop has no intended send to lag behind
-    records.sort(key=lambda r: (r.sent_ns or 0))
-    for n, r in enumerate(records):
-        r.request_id = n
+    on_one_timeline(records, closed=closed_loop(kind))
     peer = PeerFigures(tool=TOOL, version=version, file=f"{path.name} benchmarks[{i}]",
                        figures=figures, summary_only=not records)
     url = backend.get("target")

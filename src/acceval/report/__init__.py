@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from acceval.errors import UsageError
+from acceval.errors import AccevalError, UsageError
 from acceval.results.result import RunResult
 
 
@@ -31,4 +31,18 @@ def render(result: RunResult, fmt: str, *, run_dir: Path | None = None) -> str:
     raise UsageError(f"unknown report format '{fmt}'")
 
 
-__all__ = ["render"]
+def write_outputs(result: RunResult, run_dir: Path) -> None:
+    """report.html beside the result, and the run in the catalog of its runs folder."""
+    from acceval.results.catalog import index_run
+    from acceval.results.files import write_text_durable
+
+    write_text_durable(run_dir / "report.html", render(result, "html", run_dir=run_dir))
+    try:
+        index_run(run_dir)
+    except AccevalError as exc:
+        # A locked or damaged catalog must not cost the user a finished run.
+        result.warnings.append(f"runs catalog not updated: {exc}")
+        result.save(run_dir)
+
+
+__all__ = ["render", "write_outputs"]
