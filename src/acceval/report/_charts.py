@@ -443,6 +443,51 @@ def demand_vs_capacity(result: RunResult, view: CapacityView | None) -> Chart:
     return Chart("chart-capacity", title, {"data": data, "layout": layout}, note)
 
 
+_CDF_STEPS = 201  # probabilities the CDF is drawn at: exact quantiles, not a resampling
+
+
+def latency_cdf(result: RunResult, records: pa.Table | None) -> Chart:
+    """The distribution of TTFT and E2E at every point: one empirical CDF per target and
+    point (each target's first point shown, the others one click away in the legend)."""
+    title = "Latency distributions: TTFT and E2E (CDF per load point)"
+    if records is None or records.num_rows == 0:
+        return Chart("chart-cdf", title, None, "no records.parquet for this run")
+    d = derive(records, itl=False)
+    targets = records["target"].to_numpy(zero_copy_only=False)
+    index = records["load_index"].to_numpy(zero_copy_only=False)
+    probs = np.linspace(0.0, 1.0, _CDF_STEPS)
+    data: list[dict[str, Any]] = []
+    for i, t in enumerate(result.targets):
+        for j, p in enumerate(t.points):
+            sel = d.ok & d.measured & (targets == t.name) & (index == p.index)
+            for axis, values, metric in (("", d.ttft_ms, "TTFT"), ("2", d.e2e_ms, "E2E")):
+                v = values[sel]
+                v = v[~np.isnan(v)]
+                if v.size < 2:
+                    continue
+                q = np.quantile(v, probs)
+                name = f"{t.name} · {p.label}"
+                data.append({
+                    "type": "scatter", "mode": "lines", "x": q.tolist(),
+                    "y": probs.tolist(), "name": _e(name), "legendgroup": _e(name),
+                    "showlegend": axis == "", "xaxis": f"x{axis}", "yaxis": f"y{axis}",
+                    "visible": True if j == 0 else "legendonly",
+                    "line": {"color": _colour(i), "dash": "solid" if j == 0 else "dot"},
+                    "hovertemplate": f"{_e(name)}: {metric} %{{x:.4g}} ms at p%{{y:.0%}}"
+                                     "<extra></extra>"})
+    if not data:
+        return Chart("chart-cdf", title, None, "no point has two completed requests")
+    layout = _layout(title, height=480,
+                     xaxis={"domain": [0, 0.47], "title": {"text": "TTFT (ms)"}},
+                     xaxis2={"domain": [0.53, 1], "title": {"text": "E2E (ms)"},
+                             "anchor": "y2"},
+                     yaxis={"title": {"text": "fraction of requests"}, "range": [0, 1]},
+                     yaxis2={"anchor": "x2", "range": [0, 1]})
+    note = ("completed, measured requests (no warm-up); each line is the exact quantiles of "
+            "one point, so a percentile reads off where it crosses that height")
+    return Chart("chart-cdf", title, {"data": data, "layout": layout}, note)
+
+
 def all_charts(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon,
                records: pa.Table | None) -> list[Chart]:
     """Every chart of the HTML report. ``econ`` is accepted for the caller's convenience; the
@@ -450,4 +495,5 @@ def all_charts(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon,
     result itself."""
     del econ
     return [latency_vs_throughput(result), pareto(result), cost_stack(result),
-            tornado(run), accuracy(result), timeline(result, records)]
+            tornado(run), accuracy(result), timeline(result, records),
+            latency_cdf(result, records)]

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from acceval.report import render
@@ -90,9 +91,37 @@ def test_charts_are_embedded(page: str) -> None:
     specs = json.loads(data[:data.index("</script>")])
     ids = {s["id"] for s in specs}
     assert ids == {"chart-latency", "chart-pareto", "chart-cost", "chart-tornado",
-                   "chart-accuracy", "chart-timeline"}
+                   "chart-accuracy", "chart-timeline", "chart-cdf"}
     for sid in ids:
         assert f'id="{sid}"' in page
+
+
+def test_the_cdf_chart_draws_each_points_exact_quantiles(run_dir: Path) -> None:
+    from acceval.metrics import derive
+    from acceval.report._charts import latency_cdf
+
+    result = RunResult.load(run_dir)
+    records = read_records(run_dir)
+    chart = latency_cdf(result, records)
+    assert chart.figure is not None
+    t = result.targets[0]
+    p = t.points[0]
+    name = f"{t.name} · {p.label}"
+    ttft = next(tr for tr in chart.figure["data"] if tr["name"] == name and tr["xaxis"] == "x")
+    d = derive(records, itl=False)
+    sel = (d.ok & d.measured & (records["target"].to_numpy(zero_copy_only=False) == t.name)
+           & (records["load_index"].to_numpy(zero_copy_only=False) == p.index))
+    values = d.ttft_ms[sel]
+    # The curve crosses 0.5 and 0.99 at the point's own p50 and p99.
+    probs = np.asarray(ttft["y"])
+    xs = np.asarray(ttft["x"])
+    assert xs[np.argmin(abs(probs - 0.5))] == pytest.approx(np.percentile(values, 50))
+    assert xs[np.argmin(abs(probs - 0.99))] == pytest.approx(np.percentile(values, 99))
+    assert xs[np.argmin(abs(probs - 0.99))] == pytest.approx(p.summary.ttft_ms.p99)
+    assert ttft["visible"] is True
+    assert all(tr["visible"] == "legendonly" for tr in chart.figure["data"]
+               if tr["name"] != name and tr["legendgroup"].startswith(t.name + " "))
+    assert latency_cdf(result, None).figure is None
 
 
 def test_without_economics_says_not_measured(tmp_path: Path) -> None:
