@@ -35,7 +35,7 @@ async def _check(report: Path) -> dict[str, object]:
     async with open_page() as page:
         url = report.resolve().as_uri()
         await navigate(page, url)
-        out["drawn"] = await _wait_drawn(page, 6)
+        out["drawn"] = await _wait_drawn(page, 7)
         out["pwned"] = await page.evaluate("typeof window.__acceval_pwned")
         out["text"] = await page.evaluate("document.getElementById('samples').innerText")
         out["boxes"] = boxes = await page.evaluate(
@@ -60,10 +60,10 @@ def test_report_renders_offline_and_never_runs_model_output(tmp_path: Path) -> N
 
     assert out["errors"] == []
     assert out["requests"] == [out["url"]]
-    assert out["drawn"] == "6"
+    assert out["drawn"] == "7"
     assert out["pwned"] == "undefined"
     for payload in run_fixture.PAYLOADS[:2]:
         assert payload in out["text"]  # shown as text
-    assert len(out["boxes"]) == 6
+    assert len(out["boxes"]) == 7
     for cid, std in out["std"].items():
         assert std > MIN_PIXEL_STD, f"{cid} looks blank (grey-level std {std:.2f})"
