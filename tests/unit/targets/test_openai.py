@@ -265,7 +265,7 @@ def test_cancelled_send_raises_and_leaves_no_open_connection() -> None:
             return t, srv
 
     t, _ = run(go())
-    assert not t._pool.all and not t._pool.idle
+    assert not t.transport._pool.all and not t.transport._pool.idle  # type: ignore[attr-defined]
 
 
 async def _keep(cfg: ServerConfig, n: int, concurrency: int = 1) -> tuple[list[Record],
@@ -285,7 +285,7 @@ async def _keep(cfg: ServerConfig, n: int, concurrency: int = 1) -> tuple[list[R
         try:
             await asyncio.gather(*(worker(w) for w in range(concurrency)))
         finally:
-            pool = target._pool
+            pool = target.transport.stats
             await target.close()
         return recs, srv, pool
 
