@@ -9,9 +9,11 @@ connection is checked at its socket before it carries a request (aiohttp itself 
 connection whose FIN the event loop has not read yet; llama.cpp's server closes after every
 streamed answer, and such a request is a wasted send).
 
-Its stamps are taken when aiohttp hands the data over: the head when ``session.request``
-returns, each body piece when ``iter_any`` yields it, one wake-up of the request's coroutine
-after the network read the native transport stamps.
+The send is stamped in the connector, where the native transport stamps it (after the idle
+connection's check, before a new connection's connect). The answer's stamps are taken when
+aiohttp hands the data over: the head when ``session.request`` returns, each body piece when
+``iter_any`` yields it, one wake-up of the request's coroutine after the network read that
+the native transport stamps.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import asyncio
 import contextvars
 import time
 import weakref
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -44,11 +47,24 @@ from acceval.targets.transport import (
 )
 
 _now = time.perf_counter_ns
-# Answers the connection in use had served before this request (0: a fresh one), set by the
-# connector in the request's own task: a reused connection that fails before any answer was
-# closed by the server while idle, and the request goes again.
-_SERVED_BEFORE: contextvars.ContextVar[int] = contextvars.ContextVar("acceval_served_before",
-                                                                    default=0)
+
+
+@dataclass(slots=True)
+class _Attempt:
+    """One send as the connector sees it, through a context variable (the connector runs in
+    the request's own task)."""
+
+    consumer: Consumer | None   # still to be told ``sent`` (the first send only)
+    served: int = 0             # answers its connection had served before (0: a fresh one)
+
+    def stamp(self, now: int) -> None:
+        if self.consumer is not None:
+            self.consumer.sent(now)
+            self.consumer = None
+
+
+_ATTEMPT: contextvars.ContextVar[_Attempt | None] = contextvars.ContextVar("acceval_attempt",
+                                                                          default=None)
 _MAX_HEAD = 65536  # a header line, as the native client's whole head
 
 
@@ -64,19 +80,34 @@ class _CheckedConnector(aiohttp.TCPConnector):
         self._served: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
     async def connect(self, req: Any, traces: Any, timeout: Any) -> aiohttp.connector.Connection:
+        # The send is stamped here, as the native transport stamps it: after an idle
+        # connection was chosen and checked (the check's system call is the client's time,
+        # not the server's), before a new connection's connect (a user waits for that).
+        attempt = _ATTEMPT.get()
         stats = self._stats
+        t = _now()
         while True:
-            conn = await super().connect(req, traces, timeout)
+            try:
+                conn = await super().connect(req, traces, timeout)
+            except BaseException:
+                if attempt is not None:
+                    attempt.stamp(t)
+                raise
             proto = conn.protocol
             served = self._served.get(proto, 0) if proto is not None else 0
             if served and self._closed_by_server(proto, served):
                 conn.close()
+                t = _now()
                 continue
-            if not served:
+            if served:
+                t = _now()
+            else:
                 stats.connects += 1
             if proto is not None:
                 self._served[proto] = served + 1
-            _SERVED_BEFORE.set(served)
+            if attempt is not None:
+                attempt.served = served
+                attempt.stamp(t)
             return conn
 
     def _closed_by_server(self, proto: Any, served: int) -> bool:
@@ -172,28 +203,32 @@ class AiohttpTransport:
             url, headers = self._prepare(request)
         if request_id is not None:
             headers = {**headers, "X-Request-Id": str(request_id)}
-        consumer.sent(_now())
-        for attempt in range(2):
+        attempt = _Attempt(consumer)
+        for n in range(2):
             again = await self._once(session, request.method, url, headers, body or None,
-                                     consumer, deadline, attempt == 0)
+                                     consumer, deadline, attempt, may_resend=n == 0)
             if not again:
                 return
             self.stats.resends += 1
 
     async def _once(self, session: aiohttp.ClientSession, method: str, url: URL,
                     headers: dict[str, str], body: bytes | None, consumer: Consumer,
-                    deadline: float, may_resend: bool) -> bool:
+                    deadline: float, attempt: _Attempt, *, may_resend: bool) -> bool:
         """One send; True when a reused connection turned out closed before any answer."""
-        _SERVED_BEFORE.set(0)
+        attempt.served = 0
+        _ATTEMPT.set(attempt)
         got_head = False
         try:
             async with asyncio.timeout_at(deadline):
                 try:
-                    resp = await session.request(method, url, data=body, headers=headers)
+                    try:
+                        resp = await session.request(method, url, data=body, headers=headers)
+                    finally:
+                        attempt.stamp(_now())  # when aiohttp failed before its connector
                 except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
                     if isinstance(exc, aiohttp.ClientConnectorError):
                         raise
-                    served = _SERVED_BEFORE.get()
+                    served = attempt.served
                     if served and may_resend:
                         self.stats.closed_while_idle(served)
                         return True

@@ -386,8 +386,9 @@ class Connection(asyncio.Protocol):
 
     def _finish(self, c: Consumer, now: int, out: list[bytes]) -> None:
         if out:
-            c.body(out[0] if len(out) == 1 else b"".join(out), now)
-            out.clear()
+            data = out[0] if len(out) == 1 else b"".join(out)
+            out.clear()  # handed over once, even when the consumer stops the exchange
+            c.body(data, now)
         if self._consumer is c:
             self._done(c, now)
 
