@@ -23,8 +23,8 @@ from acceval.targets.transport import TRANSPORTS
 
 # The native transport stamps in the network callback. aiohttp hands data over one coroutine
 # wake-up later, when another thread (the records writer, a probe) may hold the interpreter
-# for up to its switch interval (5 ms): its p99 is bounded by that (docs/transports.md).
-P99_MS = {"native": 2.0, "aiohttp": 6.0}
+# (docs/transports.md).
+P99_MS = {"native": 2.0, "aiohttp": 3.0}
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -179,6 +179,16 @@ def test_a_server_that_closes_after_every_answer_is_learnt(transport: str,
     assert not stats.reuse  # it learnt that the server closes after one answer
 
 
+def test_connections_this_side_closed_teach_nothing_about_the_server(transport: str) -> None:
+    # Two timeouts and a response the client gave up on close their fresh connections from
+    # this side: the server did not close after one answer, and keep-alive goes on.
+    prompts = ["fault:hang", "fault:hang", "fault:malformed", "a", "b", "c"]
+    recs, srv, stats = _served(ServerConfig(tokens=2), transport, prompts, timeout_s=0.2)
+    assert [r.error_kind for r in recs] == ["timeout", "timeout", "malformed", None, None, None]
+    assert stats.reuse and stats.closed_after_one == 0
+    assert srv.stats.connections <= 4  # the last three answers share one connection
+
+
 def test_an_idle_connection_the_server_dropped_is_sent_again_once(transport: str) -> None:
     recs, srv, stats = _served(ServerConfig(tokens=2, drop_reused_once=True), transport,
                                ["a", "b", "c"])

@@ -46,7 +46,7 @@ def test_the_native_transport_is_the_default_and_each_one_is_chosen_by_name() ->
 
 def test_an_unknown_transport_is_named_with_the_choices() -> None:
     probs = _problems(_study({"transport": "httpx"}))
-    msg, hint = probs["targets[0].endpoint.transport"]
+    _, hint = probs["targets[0].endpoint.transport"]
     assert "native" in hint and "aiohttp" in hint
 
 
