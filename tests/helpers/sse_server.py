@@ -17,9 +17,9 @@ Broken HTTP: ``badstatus`` (a status line without a code), ``garbage`` (not HTTP
 ``badheader`` (a header line without a colon), ``badchunk`` (a chunk size that is not hex),
 ``badlength`` (a Content-Length that is not a number), ``truncated`` (the connection closes
 inside a Content-Length body), ``badchunk_late`` (the head, then a bad chunk size in a later
-read). Big bodies, written under flow control so the server never
-holds them: ``big`` (``big_bytes`` of chunked SSE comment lines), ``biglength`` (a JSON body
-of ``big_bytes`` announced by its Content-Length).
+read), ``redirect`` (a 307 with a cookie). Big bodies, written under flow control so the
+server never holds them: ``big`` (``big_bytes`` of chunked SSE comment lines), ``biglength``
+(a JSON body of ``big_bytes`` announced by its Content-Length).
 ``drop_reused_once`` closes, unanswered, the first request that arrives on a reused
 connection (what a server's keep-alive timeout looks like to a client). ``busy_first = n``
 answers the first n completion requests 503 with ``Retry-After: <retry_after>``.
@@ -48,8 +48,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-_REASONS = {200: b"OK", 404: b"Not Found", 429: b"Too Many Requests", 500: b"Internal Error",
-            503: b"Service Unavailable"}
+_REASONS = {200: b"OK", 307: b"Temporary Redirect", 404: b"Not Found",
+            429: b"Too Many Requests", 500: b"Internal Error", 503: b"Service Unavailable"}
 # Responses that break HTTP/1.1, each with a body a lenient parser would take as an answer.
 _BROKEN = {
     "badstatus": b"HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
@@ -338,6 +338,10 @@ class SSEServer:
         if fault == "close":
             assert conn.transport is not None
             conn.transport.close()
+            return
+        if fault == "redirect":  # with a cookie: a client must neither follow nor keep it
+            self._simple(conn, 307, b"", extra=b"Location: /v1/elsewhere\r\n"
+                         b"Set-Cookie: session=1; Path=/\r\n")
             return
         if self.config.busy_first > 0:
             self.config.busy_first -= 1

@@ -233,6 +233,13 @@ def test_each_body_framing_is_read_whole(transport: str, framing: str) -> None:
     assert srv.stats.connections == (2 if framing == "until-close" else 1)
 
 
+def test_a_redirect_is_not_followed_and_a_cookie_not_kept(transport: str) -> None:
+    recs, srv, _ = _served(ServerConfig(tokens=2), transport, ["fault:redirect", "a"])
+    assert recs[0].http_status == 307 and recs[0].error_kind is not None
+    assert recs[1].error_kind is None
+    assert srv.stats.requests == 2 and "cookie" not in srv.stats.last_headers
+
+
 # --- TLS ---------------------------------------------------------------------------------------
 
 def test_tls_on_loopback_with_a_self_signed_certificate(

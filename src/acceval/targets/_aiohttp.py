@@ -183,9 +183,12 @@ class AiohttpTransport:
         # transport's connect timeout; no rounding up of timeouts (ceil_threshold).
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout_s,
                                         ceil_threshold=float("inf"))
+        # As on the wire of the native transport: no compression asked for, no cookies kept
+        # between requests, no redirect followed (the request below).
         self._session = aiohttp.ClientSession(
             connector=connector, timeout=timeout, auto_decompress=False,
             skip_auto_headers=("Accept-Encoding", "User-Agent"),
+            cookie_jar=aiohttp.DummyCookieJar(),
             max_line_size=_MAX_HEAD, max_field_size=_MAX_HEAD)
         return self._session
 
@@ -222,7 +225,8 @@ class AiohttpTransport:
             async with asyncio.timeout_at(deadline):
                 try:
                     try:
-                        resp = await session.request(method, url, data=body, headers=headers)
+                        resp = await session.request(method, url, data=body, headers=headers,
+                                                     allow_redirects=False)
                     finally:
                         attempt.stamp(_now())  # when aiohttp failed before its connector
                 except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
