@@ -11,6 +11,10 @@ it is measured exactly like the peers. Runs alternate (acceval, peer1, peer2, ..
     python benchmarks/loadgen.py --setup-peers            # venvs under /work/peers, tokenizer
     python benchmarks/loadgen.py --peers inference-perf,aiperf,guidellm
     python benchmarks/loadgen.py --quick --peers none     # acceval only, seconds
+    python benchmarks/loadgen.py --peers none --transports native,aiohttp   # both transports
+
+With ``--transports``, acceval is measured once per transport (``acceval`` is the native one,
+``acceval-aiohttp`` the aiohttp one), alternating like the peers.
 
 Results: ``benchmarks/out/loadgen-<UTC>.json`` and ``.md`` (see docs/benchmarks.md).
 """
@@ -44,6 +48,8 @@ SETTINGS: dict[str, dict[str, Any]] = {
 # Closed-loop concurrency per setting: a paced request lasts 50 + 63*5 = 365 ms, so the
 # in-flight count must be large for the client, not Little's law, to set the rate.
 CONCURRENCY = {"fast": 128, "paced": 1024}
+# acceval's client per transport, named as a tool of its own in the tables.
+ACCEVAL_TOOLS = {"native": "acceval", "aiohttp": "acceval-aiohttp"}
 # Requests per closed-loop peer run, sized from their known ceilings so a run lasts ~10 s.
 PEER_RATE_GUESS = {"inference-perf": 400.0, "aiperf": 250.0, "guidellm": 130.0}
 
@@ -64,7 +70,8 @@ async def _worker_main(args: argparse.Namespace) -> dict[str, Any]:
     from acceval.targets.spec import Endpoint
 
     target = OpenAITarget("mock", Endpoint(base_url=args.url + "/v1", model="mock",
-                                           api="completions", stream=True))
+                                           api="completions", stream=True,
+                                           transport=args.transport))
     await target.start()
     recs: list[Any] = []
     kind = "concurrency" if args.concurrency else "poisson"
@@ -101,6 +108,7 @@ def worker(argv: list[str]) -> None:
     ap.add_argument("--output-tokens", type=int, required=True)
     ap.add_argument("--concurrency", type=int)
     ap.add_argument("--rate", type=float)
+    ap.add_argument("--transport", default="native")
     args = ap.parse_args(argv)
     from acceval.loadgen.runner import run
 
@@ -148,7 +156,7 @@ class Bench:
         return MockServer(_free_port(), SETTINGS[setting], log, self.args.server_cpu, self.env)
 
     def _client_prefix(self, tool: str) -> list[str]:
-        if tool == "acceval":
+        if tool in ACCEVAL_TOOLS.values():
             cpus = self.args.acceval_cpu
         elif tool == "acceval-unpinned":
             cpus = None
@@ -174,6 +182,8 @@ class Bench:
                                          else self.args.poisson_duration)]
                 cmd += (["--concurrency", str(concurrency)] if concurrency
                         else ["--rate", str(rate)])
+                transport = next((k for k, v in ACCEVAL_TOOLS.items() if v == tool), "native")
+                cmd += ["--transport", transport]
                 rc, cpu = run_client(self._client_prefix(tool) + cmd, work / "client.log", 300,
                                      env=self.env)
             else:
@@ -224,22 +234,24 @@ class Bench:
 
     def run(self) -> None:
         a = self.args
-        tools = ["acceval", *[p.name for p in self.peers]]
+        ours = [ACCEVAL_TOOLS[t] for t in a.transports]
+        tools = [*ours, *[p.name for p in self.peers]]
         if a.acceval_cpu and a.also_unpinned:
-            tools.insert(1, "acceval-unpinned")
+            tools.insert(len(ours), "acceval-unpinned")
         for setting in a.settings:
             for _ in range(a.rounds):
                 for tool in tools:
                     self.measure(tool, setting, "closed",
                                  concurrency=a.concurrency or CONCURRENCY[setting])
-            ours = [r["rate_rps"] for r in self.results if r["tool"] == "acceval"
-                    and r["setting"] == setting and r["mode"] == "closed" and r.get("rate_rps")]
             for _ in range(a.poisson_rounds):
                 for tool in tools:
                     self.measure(tool, setting, "poisson", rate=a.rate)
-            if ours and a.half_rate:
-                half = round(max(ours) / 2, -1)
-                self.measure("acceval", setting, "half-max", rate=half)
+            for tool in ours if a.half_rate else []:
+                rates = [r["rate_rps"] for r in self.results if r["tool"] == tool
+                         and r["setting"] == setting and r["mode"] == "closed"
+                         and r.get("rate_rps")]
+                if rates:
+                    self.measure(tool, setting, "half-max", rate=round(max(rates) / 2, -1))
 
 
 def _fmt(v: Any, nd: int = 2) -> str:
@@ -302,7 +314,8 @@ def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                          f" | {_fmt(rr, 1)}x | {_fmt(cr, 1)}x |")
         half = [r for r in rows if r["mode"] == "half-max"]
         for r in half:
-            lines.append(f"\nacceval at half its max rate ({_fmt(r['rate_target_rps'], 0)} req/s"
+            lines.append(f"\n{r['tool']} at half its max rate"
+                         f" ({_fmt(r['rate_target_rps'], 0)} req/s"
                          f" Poisson): schedule lag p50 / p99 = {_fmt(r.get('lag_p50_ms'), 3)} /"
                          f" {_fmt(r.get('lag_p99_ms'), 3)} ms, achieved"
                          f" {_fmt(r.get('rate_rps'), 0)} req/s,"
@@ -324,6 +337,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="comma list, or 'none' for acceval alone")
     ap.add_argument("--peers-root", default=os.environ.get("ACCEVAL_PEERS", "/work/peers"))
     ap.add_argument("--settings", default="fast,paced")
+    ap.add_argument("--transports", default="native",
+                    help="acceval's transports to measure, comma list: native,aiohttp")
     ap.add_argument("--concurrency", type=int, default=0,
                     help="closed-loop concurrency (default: per setting, see CONCURRENCY)")
     ap.add_argument("--rate", type=float, default=50.0, help="Poisson rate for TTFT error")
@@ -348,6 +363,11 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     args.peer_list = [] if args.peers in ("", "none") else args.peers.split(",")
     args.settings = args.settings.split(",")
+    args.transports = args.transports.split(",")
+    unknown = set(args.transports) - set(ACCEVAL_TOOLS)
+    if unknown:
+        sys.exit(f"unknown transport(s) {', '.join(sorted(unknown))}; "
+                 f"choose from {', '.join(ACCEVAL_TOOLS)}")
     args.server_cpu = args.server_cpu or None
     if args.quick:
         args.duration, args.poisson_duration, args.rounds = 3.0, 3.0, 1

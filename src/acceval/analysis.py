@@ -379,7 +379,7 @@ def _mean_output_tokens(table: pa.Table) -> float | None:
 def endpoint_log(ep: Any) -> EndpointLog:
     # The key's *variable name* is fine to record; the key never is.
     return EndpointLog(base_url=ep.base_url, model=ep.model, api=ep.api, stream=ep.stream,
-                       api_key_env=ep.api_key_env)
+                       api_key_env=ep.api_key_env, transport=ep.transport)
 
 
 def _seed_for(base: int, *path: int) -> int:

@@ -16,12 +16,21 @@ without ``choices``), ``nodone`` (stream ends with no finish_reason and no [DONE
 Broken HTTP: ``badstatus`` (a status line without a code), ``garbage`` (not HTTP at all),
 ``badheader`` (a header line without a colon), ``badchunk`` (a chunk size that is not hex),
 ``badlength`` (a Content-Length that is not a number), ``truncated`` (the connection closes
-inside a Content-Length body). Big bodies, written under flow control so the server never
-holds them: ``big`` (``big_bytes`` of chunked SSE comment lines), ``biglength`` (a JSON body
-of ``big_bytes`` announced by its Content-Length).
+inside a Content-Length body), ``badchunk_late`` (the head, then a bad chunk size in a later
+read), ``redirect`` (a 307 with a cookie). Big bodies, written under flow control so the
+server never holds them: ``big`` (``big_bytes`` of chunked SSE comment lines), ``biglength``
+(a JSON body of ``big_bytes`` announced by its Content-Length).
 ``drop_reused_once`` closes, unanswered, the first request that arrives on a reused
 connection (what a server's keep-alive timeout looks like to a client). ``busy_first = n``
 answers the first n completion requests 503 with ``Retry-After: <retry_after>``.
+
+Framing and connections (answers without a fault): ``connection_close`` says
+``Connection: close`` on every answer and closes; ``until_close`` streams without chunked
+framing or Content-Length and ends the body by closing; ``close_after_stream`` closes after
+each streamed answer while advertising keep-alive (llama.cpp's server), and
+``half_close_after_stream`` only shuts its side (a FIN) and keeps reading, so that a request
+a client writes on such a connection is counted (``stats.late_requests``). Pass an
+``ssl.SSLContext`` to serve TLS.
 
 Run standalone (a separate process for benchmarks): ``python tests/helpers/sse_server.py
 --port 0 --tokens 16``; it prints ``PORT <n>`` and serves ``GET /_truth`` as JSON.
@@ -39,8 +48,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-_REASONS = {200: b"OK", 404: b"Not Found", 429: b"Too Many Requests", 500: b"Internal Error",
-            503: b"Service Unavailable"}
+_REASONS = {200: b"OK", 307: b"Temporary Redirect", 404: b"Not Found",
+            429: b"Too Many Requests", 500: b"Internal Error", 503: b"Service Unavailable"}
 # Responses that break HTTP/1.1, each with a body a lenient parser would take as an answer.
 _BROKEN = {
     "badstatus": b"HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
@@ -73,6 +82,9 @@ class ServerConfig:
     # Close the connection after each streamed answer, while advertising keep-alive (no
     # Connection: close), as llama.cpp's server does.
     close_after_stream: bool = False
+    half_close_after_stream: bool = False   # FIN after each streamed answer, keep reading
+    connection_close: bool = False          # "Connection: close" on every answer, then close
+    until_close: bool = False               # streamed bodies end by closing (no framing)
     # Say how many prompt tokens the prefix cache held: OpenAI's usage field ("usage") or
     # llama.cpp's timings.cache_n ("timings"); None says nothing.
     cached_tokens: int | None = None
@@ -83,12 +95,15 @@ class ServerConfig:
 class Truth:
     recv_ns: int
     first_token_ns: int | None = None
+    done_ns: int | None = None          # the answer's last bytes written
+    tokens: int | None = None           # content events sent
 
 
 @dataclass
 class _Stats:
     requests: int = 0
     connections: int = 0
+    late_requests: int = 0     # request bytes that arrived after this side's FIN
     truth: dict[str, Truth] = field(default_factory=dict)
     last_headers: dict[str, str] = field(default_factory=dict)
     last_body: dict[str, Any] = field(default_factory=dict)
@@ -104,6 +119,7 @@ class _Conn(asyncio.Protocol):
         self.handled = 0
         self.paused = False
         self.pump: Callable[[], None] | None = None     # writes more of a big body when resumed
+        self.fin_sent = False                           # half_close_after_stream shut our side
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
@@ -128,6 +144,13 @@ class _Conn(asyncio.Protocol):
             self.pump()
 
     def data_received(self, data: bytes) -> None:
+        if self.fin_sent:
+            # A request on a connection this side had closed: a client that did not check
+            # its idle connection. Counted, and the connection goes.
+            self.s.stats.late_requests += 1
+            if self.transport is not None:
+                self.transport.close()
+            return
         if self.recv_ns is None:
             self.recv_ns = time.perf_counter_ns()
         self.buf += data
@@ -153,9 +176,11 @@ class _Conn(asyncio.Protocol):
 
 
 class SSEServer:
-    def __init__(self, config: ServerConfig | None = None, *, port: int = 0) -> None:
+    def __init__(self, config: ServerConfig | None = None, *, port: int = 0,
+                 ssl: Any = None) -> None:
         self.config = config or ServerConfig()
         self.port = port
+        self.ssl = ssl
         self.conns: set[_Conn] = set()
         self.stats = _Stats()
         self._server: asyncio.base_events.Server | None = None
@@ -163,12 +188,13 @@ class SSEServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        scheme = "https" if self.ssl is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/v1"
 
     async def start(self) -> SSEServer:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(lambda: _Conn(self), "127.0.0.1", self.port,
-                                                backlog=4096)
+                                                backlog=4096, ssl=self.ssl)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -201,16 +227,20 @@ class SSEServer:
             else:
                 obj = {"id": "c1", "object": "text_completion", "model": self.config.model,
                        "choices": [{"index": 0, "text": text, "finish_reason": None}]}
-            ev = _chunk(b"data: " + json.dumps(obj).encode() + b"\n\n")
+            ev = self._frame(b"data: " + json.dumps(obj).encode() + b"\n\n")
             self._pre[key] = ev
         return ev
+
+    def _frame(self, payload: bytes) -> bytes:
+        return payload if self.config.until_close else _chunk(payload)
 
     def _tail(self, chat: bool, n: int, usage: bool, finish: bool = True) -> bytes:
         out = b""
         if finish:
             choice: dict[str, Any] = {"index": 0, "finish_reason": "length"}
             choice["delta" if chat else "text"] = {} if chat else ""
-            out += _chunk(b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n")
+            out += self._frame(b"data: " + json.dumps({"choices": [choice]}).encode()
+                               + b"\n\n")
         if usage:
             u: dict[str, Any] = {"choices": [], "usage": {
                 "prompt_tokens": 5, "completion_tokens": n, "total_tokens": 5 + n}}
@@ -219,18 +249,35 @@ class SSEServer:
                 u["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
             elif cached is not None:
                 u["timings"] = {"cache_n": cached, "prompt_n": 5 - cached}
-            out += _chunk(b"data: " + json.dumps(u).encode() + b"\n\n")
+            out += self._frame(b"data: " + json.dumps(u).encode() + b"\n\n")
         if finish:
-            out += _chunk(b"data: [DONE]\n\n")
-        return out + b"0\r\n\r\n"
+            out += self._frame(b"data: [DONE]\n\n")
+        return out if self.config.until_close else out + b"0\r\n\r\n"
 
-    @staticmethod
-    def _simple(conn: _Conn, status: int, body: bytes,
+    def _ended(self, conn: _Conn, truth: Truth | None, tokens: int) -> None:
+        """A streamed answer is written: log it, and close as the config says."""
+        if truth is not None:
+            truth.done_ns = time.perf_counter_ns()
+            truth.tokens = tokens
+        t = conn.transport
+        assert t is not None
+        cfg = self.config
+        if cfg.close_after_stream or cfg.until_close or cfg.connection_close:
+            t.close()
+        elif cfg.half_close_after_stream:
+            conn.fin_sent = True
+            t.write_eof()
+
+    def _simple(self, conn: _Conn, status: int, body: bytes,
                 ctype: bytes = b"application/json", extra: bytes = b"") -> None:
         assert conn.transport is not None
+        if self.config.connection_close:
+            extra += b"Connection: close\r\n"
         conn.transport.write(
             b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n%s\r\n%s"
             % (status, _REASONS.get(status, b"X"), ctype, len(body), extra, body))
+        if self.config.connection_close:
+            conn.transport.close()
 
     def handle(self, conn: _Conn, method: str, path: str, headers: dict[str, str],
                body: bytes, recv_ns: int | None) -> None:
@@ -272,12 +319,29 @@ class SSEServer:
                                  b"application/json\r\nContent-Length: 100\r\n\r\n{\"choi")
             conn.transport.close()
             return
+        if fault == "badchunk_late":
+            # The head, then a broken chunk in a later read, then the close.
+            t = conn.transport
+            assert t is not None
+            t.write(_BROKEN["badchunk"][:_BROKEN["badchunk"].index(b"\r\n\r\n") + 4])
+
+            def rest() -> None:
+                if not t.is_closing():
+                    t.write(b"zz\r\ndata: [DONE]\n\n\r\n0\r\n\r\n")
+                    t.close()
+
+            conn.timer = asyncio.get_running_loop().call_later(0.02, rest)
+            return
         if fault in ("big", "biglength"):
             self._big(conn, fault == "big")
             return
         if fault == "close":
             assert conn.transport is not None
             conn.transport.close()
+            return
+        if fault == "redirect":  # with a cookie: a client must neither follow nor keep it
+            self._simple(conn, 307, b"", extra=b"Location: /v1/elsewhere\r\n"
+                         b"Set-Cookie: session=1; Path=/\r\n")
             return
         if self.config.busy_first > 0:
             self.config.busy_first -= 1
@@ -310,6 +374,8 @@ class SSEServer:
             if truth is not None:
                 truth.first_token_ns = time.perf_counter_ns()
             self._simple(conn, 200, json.dumps(out).encode())
+            if truth is not None:
+                truth.done_ns, truth.tokens = time.perf_counter_ns(), n
             return
         loop = asyncio.get_running_loop()
         delay = self.config.ttft_s
@@ -354,6 +420,10 @@ class SSEServer:
             return
         head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                 b"Transfer-Encoding: chunked\r\n\r\n")
+        if self.config.until_close:
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+        elif self.config.connection_close:
+            head = head[:-2] + b"Connection: close\r\n\r\n"
         if fault == "malformed":
             t.write(head + self._event(chat, 0) + _chunk(b"data: {not json\n\n")
                     + self._tail(chat, n, usage))
@@ -388,8 +458,7 @@ class SSEServer:
                 for i in range(n):
                     t.write(self._event(chat, i))
                 t.write(self._tail(chat, n, usage))
-            if self.config.close_after_stream:
-                t.close()
+            self._ended(conn, truth, n)
             return
         t.write(head)
         self._tick(conn, chat, n, usage, truth, 0, itl)
@@ -401,8 +470,7 @@ class SSEServer:
             return
         if i >= n:
             t.write(self._tail(chat, n, usage))
-            if self.config.close_after_stream:
-                t.close()
+            self._ended(conn, truth, n)
             return
         if i == 0 and truth is not None:
             truth.first_token_ns = time.perf_counter_ns()

@@ -12,15 +12,23 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.compute as pc
+import pytest
 
 from acceval.metrics import derive
 from acceval.pipeline import execute
 from acceval.results.store import read_records
 from acceval.serve import spawn_server
 from acceval.study import study_from_dict
+from acceval.targets.transport import TRANSPORTS
+
+# The native transport stamps in the network callback. aiohttp hands data over one coroutine
+# wake-up later, when another thread (the records writer, a probe) may hold the interpreter
+# (docs/transports.md).
+P99_MS = {"native": 2.0, "aiohttp": 3.0}
 
 
-def test_ttft_and_tpot_match_server_log_within_2ms(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ttft_and_tpot_match_server_log_within_2ms(tmp_path: Path, transport: str) -> None:
     log = tmp_path / "server.jsonl"
     opts = {"ttft_ms": 50, "itl_ms": 5, "output_tokens": 16, "seed": 1}
     with spawn_server("mock", options=opts, log_path=str(log)) as server:
@@ -28,7 +36,8 @@ def test_ttft_and_tpot_match_server_log_within_2ms(tmp_path: Path) -> None:
             "name": "truth",
             "tasks": {"source": "text:Count to sixteen.", "count": 60, "max_tokens": 16},
             "targets": [{"name": "mock",
-                         "endpoint": {"base_url": server.base_url, "model": "mock"}}],
+                         "endpoint": {"base_url": server.base_url, "model": "mock",
+                                      "transport": transport}}],
             "load": [{"concurrency": [1], "warmup_requests": 3}],
         })
         t_start = time.perf_counter_ns()
@@ -41,6 +50,7 @@ def test_ttft_and_tpot_match_server_log_within_2ms(tmp_path: Path) -> None:
 
     result = json.loads((run_dir / "result.json").read_text())
     assert result["targets"][0]["points"][0]["summary"]["ok"] == 60
+    assert result["targets"][0]["endpoint"]["transport"] == transport  # who measured
     server_lines = [json.loads(line) for line in log.read_text().splitlines()]
     by_id = {str(e["request_id"]): e for e in server_lines}
     s_ttft, s_tpot = [], []
@@ -52,9 +62,10 @@ def test_ttft_and_tpot_match_server_log_within_2ms(tmp_path: Path) -> None:
         s_tpot.append((chunks[-1] - chunks[0]) / 1e6 / (e["output_tokens"] - 1))
     c_ttft = d.ttft_ms[d.measured]
     c_tpot = d.tpot_ms[d.measured]
-    for q in (50, 99):
-        assert abs(np.percentile(c_ttft, q) - np.percentile(s_ttft, q)) <= 2.0
-        assert abs(np.percentile(c_tpot, q) - np.percentile(s_tpot, q)) <= 2.0
+    for q in (50, 95, 99):
+        bound = P99_MS[transport] if q == 99 else 2.0
+        assert abs(np.percentile(c_ttft, q) - np.percentile(s_ttft, q)) <= bound
+        assert abs(np.percentile(c_tpot, q) - np.percentile(s_tpot, q)) <= bound
     # Request by request too, the typical disagreement is well under a millisecond.
     assert float(np.median(np.abs(c_ttft - np.array(s_ttft)))) < 1.0
     # The server's delays are the configured ones (client numbers are not just self-consistent).

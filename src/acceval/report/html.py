@@ -494,14 +494,15 @@ def _provenance(result: RunResult) -> str:
         local = (f"{ls.engine} {ls.model or ''} {ls.precision or ''} pid {ls.pid}, "
                  f"startup {num(ls.startup_s, 2)} s" if ls else "—")
         targets.append([t.name, t.endpoint.base_url if t.endpoint else "—",
-                        t.endpoint.model if t.endpoint else "—", _kv(t.platform) or "—",
+                        t.endpoint.model if t.endpoint else "—",
+                        t.endpoint.transport if t.endpoint else "—", _kv(t.platform) or "—",
                         _kv(t.fingerprint) or NOT_MEASURED, local])
     assume = [[a.target or "study", a.name,
                "not declared" if a.value is None else str(a.value), a.origin, a.source or "—",
                a.date or "—"] for a in assumptions(result)]
     warn = "".join(f"<li>{esc(w)}</li>" for w in result.warnings)
     study_yaml = yaml.safe_dump(result.study, sort_keys=False)
-    t_targets = _table(["target", "endpoint", "model", "platform", "fingerprint",
+    t_targets = _table(["target", "endpoint", "model", "client", "platform", "fingerprint",
                         "local server"], targets)
     from acceval.report import _execution as execution
 

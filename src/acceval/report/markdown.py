@@ -167,8 +167,10 @@ def render_markdown(result: RunResult) -> str:
             local = (f"{ls.engine} {ls.model or ''} {ls.precision or ''} "
                      f"startup {num(ls.startup_s, 2)} s")
         rows.append([t.name, t.endpoint.base_url if t.endpoint else "",
-                     t.endpoint.model if t.endpoint else "", fp, local])
-    lines += _table(["target", "endpoint", "model", "fingerprint", "local server"], rows)
+                     t.endpoint.model if t.endpoint else "",
+                     t.endpoint.transport if t.endpoint else "—", fp, local])
+    lines += _table(["target", "endpoint", "model", "client", "fingerprint", "local server"],
+                    rows)
     from acceval.report import _execution as execution
 
     load_from = execution.intro(result)

@@ -64,6 +64,9 @@ class EndpointLog(Section):
     api: str = "completions"
     stream: bool = True
     api_key_env: str | None = None
+    # The HTTP client that measured (endpoint.transport); runs before it was recorded used
+    # the native one, the only one there was.
+    transport: str = "native"
 
 
 class LocalServerInfo(Section):

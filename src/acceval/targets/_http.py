@@ -1,11 +1,13 @@
-"""A lean HTTP/1.1 client on asyncio protocols: a keep-alive pool and a response parser.
+"""The ``native`` transport: a lean HTTP/1.1 client on asyncio protocols, a keep-alive pool
+and a response parser.
 
-Why not aiohttp here: the load generator's own CPU per request bounds the load one client
-host can offer and adds noise to every stamp. Parsing inside ``data_received`` (status line,
-headers, chunked framing) and handing body bytes to a consumer callback wakes the request's
-coroutine once per response instead of once per line. It only does what an
-OpenAI-compatible server needs: one request at a time per connection (no pipelining),
-Content-Length or chunked or read-until-close bodies, plain TCP or TLS.
+Why not aiohttp here (it is the other transport, :mod:`acceval.targets._aiohttp`): the load
+generator's own CPU per request bounds the load one client host can offer and adds noise to
+every stamp. Parsing inside ``data_received`` (status line, headers, chunked framing) and
+handing body bytes to a consumer callback wakes the request's coroutine once per response
+instead of once per line. It only does what an OpenAI-compatible server needs: one request
+at a time per connection (no pipelining), Content-Length or chunked or read-until-close
+bodies, plain TCP or TLS.
 
 Whatever a server sends ends the exchange through the consumer, never as an exception out of
 a protocol callback: a response that breaks HTTP/1.1 (status line, headers, chunk framing,
@@ -19,12 +21,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-import select
 import socket
 import ssl
 import time
-from typing import cast
+from typing import ClassVar, cast
 from urllib.parse import urlsplit
+
+from acceval.targets.transport import (
+    CLIENT_ERRNOS,
+    ClientLimit,
+    ConnectFailed,
+    Consumer,
+    ProtocolError,
+    Request,
+    ResponseTooLarge,
+    StopExchange,
+    TimedOut,
+    TransportStats,
+    peer_closed,
+    tls_context,
+)
+
+__all__ = ["Connection", "Consumer", "NativeTransport", "Pool", "ProtocolError",
+           "ResponseTooLarge"]
 
 _now = time.perf_counter_ns
 
@@ -34,40 +53,6 @@ _HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER, _UNTIL_CLOSE, _
 _MAX_HEAD = 65536          # status line and headers, and again the trailer section
 _MAX_CHUNK_LINE = 4096     # a chunk-size line with its extensions
 _STATUS = re.compile(r"HTTP/1\.([01]) ([0-9]{3})(?: .*)?")
-
-
-class Consumer:
-    """Receives one response. Callbacks run inside the event loop's I/O callback: keep them short.
-
-    ``now`` is an absolute ``perf_counter_ns`` taken once per network read.
-    Exactly one of ``end`` or ``lost`` is called, unless the exchange is abandoned
-    (:meth:`Connection.abandon`).
-    """
-
-    __slots__ = ()
-
-    def head(self, status: int, headers: dict[str, str], now: int) -> None:
-        """Status line and headers are complete."""
-
-    def body(self, data: bytes, now: int) -> None:
-        """Body payload (de-chunked), in arrival order."""
-
-    def end(self, now: int) -> None:
-        """The response is complete (the connection is already back in the pool)."""
-
-    def lost(self, got_bytes: bool, detail: str, problem: Exception | None, now: int) -> None:
-        """The response did not end well. ``problem`` is None when the connection closed
-        before ``end``, a :class:`ProtocolError` (or :class:`ResponseTooLarge`) when the
-        response could not be parsed or was too large, any other exception when one of this
-        consumer's callbacks raised it (a bug on the client's side)."""
-
-
-class ProtocolError(Exception):
-    """The response breaks HTTP/1.1: status line, headers, chunk framing, Content-Length."""
-
-
-class ResponseTooLarge(ProtocolError):
-    """The response body is larger than the pool's ``max_body_bytes``."""
 
 
 def _content_length(value: str) -> int:
@@ -95,13 +80,16 @@ class Connection(asyncio.Protocol):
     """One TCP connection; one exchange at a time."""
 
     __slots__ = ("_body_bytes", "_buf", "_consumer", "_counted", "_expect_body", "_fd",
-                 "_length", "_remaining", "_state", "closed", "got_bytes", "keep_alive", "pool",
-                 "requests", "transport")
+                 "_length", "_remaining", "_state", "_waiter", "closed", "got_bytes",
+                 "keep_alive", "pool", "requests", "transport")
 
     def __init__(self, pool: Pool) -> None:
         self.pool = pool
         self.transport: asyncio.Transport | None = None
         self._consumer: Consumer | None = None
+        # Set when the exchange is over: True when the request must go again on a fresh
+        # connection (this reused one was closed by the server before any answer).
+        self._waiter: asyncio.Future[bool] | None = None
         self._buf = b""
         self._state = _IDLE
         self._remaining = 0
@@ -132,52 +120,55 @@ class Connection(asyncio.Protocol):
         return not self.closed and self.transport is not None and not self.transport.is_closing()
 
     def stale(self) -> bool:
-        """Whether an idle connection has something to read: the server's FIN (it closed the
-        connection after its last answer) or stray bytes. Either way it must not carry the
-        next request; the event loop may not have read the FIN yet when the next request
-        wants a connection, so the socket is asked directly (one poll, no wait)."""
-        if self._fd < 0 or self.pool.ssl is not None:
-            return False  # TLS records can be pending without a FIN: reuse as before
-        poller = select.poll()
-        poller.register(self._fd, select.POLLIN | select.POLLRDHUP | select.POLLHUP)
-        try:
-            return bool(poller.poll(0))
-        except OSError:
-            return True
+        """Whether the server has closed this idle connection, or sent stray bytes on it
+        (:func:`~acceval.targets.transport.peer_closed`)."""
+        return self._fd >= 0 and peer_closed(self._fd, self.pool.ssl is not None)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        ours = self.closed  # closed by this side (abandoned, failed, or not to be reused)
         self.closed = True
         self.pool.all.discard(self)
         c = self._consumer
         if c is None:
-            self.gone_while_idle()
+            self.gone_while_idle(by_server=not ours)
             return
         self._consumer = None
         now = _now()
-        if self._state == _UNTIL_CLOSE:
-            try:
-                c.end(now)
-            except Exception as bug:  # a consumer's bug ends its exchange
-                c.lost(True, f"client error: {bug!r}", bug, now)
-            return
-        detail = f"connection lost: {exc}" if exc else "connection closed by the server"
-        if self._state == _LENGTH and self._length:
-            detail += f" after {self._length - self._remaining} of {self._length} body bytes"
-        elif self._state in (_CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER):
-            detail += " inside the chunked body"
-        c.lost(self.got_bytes, detail, None, now)
+        try:
+            if self._state == _UNTIL_CLOSE:
+                try:
+                    c.end(now)
+                except StopExchange:
+                    pass
+                except Exception as bug:  # a consumer's bug ends its exchange
+                    c.lost(True, f"client error: {bug!r}", bug, now)
+                return
+            if not self.got_bytes and self.requests > 1:
+                # Nothing came back on a reused connection: the server closed it while it was
+                # idle (a keep-alive timeout). Not the request's failure: it goes again, fresh.
+                self._settle(True)
+                return
+            detail = f"connection lost: {exc}" if exc else "connection closed by the server"
+            if self._state == _LENGTH and self._length:
+                detail += (f" after {self._length - self._remaining} of {self._length} body "
+                           "bytes")
+            elif self._state in (_CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER):
+                detail += " inside the chunked body"
+            c.lost(self.got_bytes, detail, None, now)
+        finally:
+            self._settle(False)
 
     def eof_received(self) -> bool | None:
         if self._consumer is None:
             self.gone_while_idle()
         return None  # close our side too
 
-    def gone_while_idle(self) -> None:
-        """The server closed this idle keep-alive connection: out of the pool, and told to
-        the pool once (it learns a server that closes after every answer)."""
+    def gone_while_idle(self, *, by_server: bool = True) -> None:
+        """This idle connection is closed: out of the pool. When the server closed it, the
+        pool is told once (it learns a server that closes after every answer)."""
         with contextlib.suppress(ValueError):
             self.pool.idle.remove(self)
-        if not self._counted and self.requests:
+        if by_server and not self._counted and self.requests:
             self._counted = True
             self.pool.closed_while_idle(self.requests)
 
@@ -193,6 +184,8 @@ class Connection(asyncio.Protocol):
         self.got_bytes = True
         try:
             self._feed(c, data, now)
+        except StopExchange:
+            self._stop()
         except ResponseTooLarge as exc:
             self._fail(c, str(exc), exc, now)
         except ProtocolError as exc:
@@ -202,9 +195,12 @@ class Connection(asyncio.Protocol):
 
     # --- exchange -----------------------------------------------------------------------------
 
-    def start(self, request: bytes, consumer: Consumer, *, expect_body: bool = True) -> None:
-        """Write one request; ``consumer`` gets the response."""
+    def start(self, request: bytes, consumer: Consumer, waiter: asyncio.Future[bool] | None = None,
+              *, expect_body: bool = True) -> None:
+        """Write one request; ``consumer`` gets the response, and ``waiter`` is set when the
+        exchange is over (True: send it again on a fresh connection)."""
         self._consumer = consumer
+        self._waiter = waiter
         self._state = _HEAD
         self._buf = b""
         self._length = self._body_bytes = 0
@@ -215,18 +211,51 @@ class Connection(asyncio.Protocol):
         self.transport.write(request)
 
     def abandon(self) -> None:
-        """Drop the exchange in progress (timeout, cancellation): close without callbacks."""
+        """Drop the exchange in progress (cancellation, a stale connection): close without
+        callbacks."""
+        self._consumer = None
+        self._waiter = None
+        self.closed = True
+        if self.transport is not None:
+            self.transport.abort()
+
+    def time_out(self) -> None:
+        """The request's deadline: close, and tell the consumer."""
+        c = self._consumer
+        if c is None:
+            return
+        waiter, got = self._waiter, self.got_bytes
+        self.abandon()
+        try:
+            c.lost(got, "deadline passed", TimedOut(), _now())
+        finally:
+            if waiter is not None and not waiter.done():
+                waiter.set_result(False)
+
+    def _settle(self, resend: bool) -> None:
+        w = self._waiter
+        if w is not None:
+            self._waiter = None
+            if not w.done():
+                w.set_result(resend)
+
+    def _stop(self) -> None:
+        """The consumer stopped the exchange (it recorded why)."""
         self._consumer = None
         self.closed = True
         if self.transport is not None:
             self.transport.abort()
+        self._settle(False)
 
     def _fail(self, c: Consumer, detail: str, problem: Exception, now: int) -> None:
         self._consumer = None
         self.closed = True
         if self.transport is not None:
             self.transport.abort()
-        c.lost(True, detail, problem, now)
+        try:
+            c.lost(True, detail, problem, now)
+        finally:
+            self._settle(False)
 
     def _grow(self, n: int) -> None:
         """Count ``n`` more body bytes, before they are kept."""
@@ -240,13 +269,14 @@ class Connection(asyncio.Protocol):
         self._state = _IDLE
         if self._buf:
             self.keep_alive = False  # trailing garbage: do not trust this connection
-        if self.keep_alive and not self.closed and self.pool.reuse:
+        if self.keep_alive and not self.closed and self.pool.stats.reuse:
             self.pool.idle.append(self)
         else:
             self.closed = True
             if self.transport is not None:
                 self.transport.close()
         c.end(now)
+        self._settle(False)
 
     def _feed(self, c: Consumer, data: bytes, now: int) -> None:
         # Body bytes of one read go to the consumer in one call (one SSE split, not one per
@@ -356,8 +386,9 @@ class Connection(asyncio.Protocol):
 
     def _finish(self, c: Consumer, now: int, out: list[bytes]) -> None:
         if out:
-            c.body(out[0] if len(out) == 1 else b"".join(out), now)
-            out.clear()
+            data = out[0] if len(out) == 1 else b"".join(out)
+            out.clear()  # handed over once, even when the consumer stops the exchange
+            c.body(data, now)
         if self._consumer is c:
             self._done(c, now)
 
@@ -411,21 +442,12 @@ class Pool:
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.host_header = host if default_port else f"{host}:{self.port}"
         self.path = u.path.rstrip("/")
-        self.ssl: ssl.SSLContext | None = (
-            ssl.create_default_context() if u.scheme == "https" else None
-        )
+        self.ssl: ssl.SSLContext | None = tls_context(u.scheme)
         self.connect_timeout_s = connect_timeout_s
         self.max_body_bytes = max_body_bytes
         self.idle: list[Connection] = []
         self.all: set[Connection] = set()
-        self.connects = 0
-        self.stale_found = 0     # idle connections found closed by the server before reuse
-        self.resends = 0         # requests written on a connection the server had closed
-        # False once the server has shown it closes every connection after one answer
-        # (llama.cpp's server does, while it advertises keep-alive): each request then
-        # takes a fresh connection instead of racing the server's FIN.
-        self.reuse = True
-        self._closed_after_one = 0
+        self.stats = TransportStats()
 
     def has_idle(self) -> bool:
         """Whether ``take_idle`` would return a connection (it takes from the end)."""
@@ -442,10 +464,10 @@ class Pool:
         while idle:
             conn = idle.pop()
             if conn.closed or conn.transport is None or conn.transport.is_closing():
-                conn.gone_while_idle()
+                conn.gone_while_idle(by_server=not conn.closed)
                 continue
             if conn.stale():
-                self.stale_found += 1
+                self.stats.stale_found += 1
                 conn.gone_while_idle()
                 conn.abandon()
                 continue
@@ -453,15 +475,12 @@ class Pool:
         return None
 
     def closed_while_idle(self, served: int) -> None:
-        """The server closed a connection after ``served`` answers, between answers; twice
-        after a single answer each, and connections are no longer kept for reuse."""
-        if served == 1:
-            self._closed_after_one += 1
-            if self._closed_after_one >= 2:
-                self.reuse = False
-                for other in self.idle:
-                    other.abandon()
-                self.idle.clear()
+        """The server closed a connection after ``served`` answers, between answers; once
+        it has shown that it closes after every answer, no connection is kept."""
+        if self.stats.closed_while_idle(served):
+            for other in self.idle:
+                other.abandon()
+            self.idle.clear()
 
     async def connect(self) -> Connection:
         """Open a new connection; raises OSError or TimeoutError."""
@@ -471,7 +490,7 @@ class Pool:
                 lambda: Connection(self), self.host, self.port, ssl=self.ssl,
                 server_hostname=self.host if self.ssl else None,
             )
-        self.connects += 1
+        self.stats.connects += 1
         return proto
 
     def close(self) -> None:
@@ -479,3 +498,99 @@ class Pool:
             conn.abandon()
         self.idle.clear()
         self.all.clear()
+
+
+class NativeTransport:
+    """The ``native`` transport (:class:`~acceval.targets.transport.Transport`): a
+    :class:`Pool`, with each request's head formatted from bytes built once per request
+    kind."""
+
+    name: ClassVar[str] = "native"
+
+    def __init__(self, url: str, *, connect_timeout_s: float, max_body_bytes: int) -> None:
+        self._pool = Pool(url, connect_timeout_s=connect_timeout_s,
+                          max_body_bytes=max_body_bytes)
+        self.stats = self._pool.stats
+        self._heads: dict[Request, bytes] = {}
+
+    def __repr__(self) -> str:
+        return f"NativeTransport({self._pool.host_header!r})"
+
+    def ready(self) -> bool:
+        return self._pool.has_idle()
+
+    def _static(self, request: Request) -> bytes:
+        lines = [f"{request.method} {request.path} HTTP/1.1", f"Host: {self._pool.host_header}"]
+        lines += [f"{k}: {v}" for k, v in request.headers]
+        return ("\r\n".join(lines) + "\r\n").encode("latin-1")
+
+    def _head(self, request: Request) -> bytes:
+        head = (self._static(request).replace(b"%", b"%%")
+                + b"Content-Length: %d\r\nX-Request-Id: %d\r\n\r\n")
+        self._heads[request] = head
+        return head
+
+    def _plain(self, request: Request, body: bytes) -> bytes:
+        """A request without an id (probes): not worth a cached head."""
+        length = b"Content-Length: %d\r\n" % len(body) if body else b""
+        return self._static(request) + length + b"\r\n" + body
+
+    async def handle(self, request: Request, body: bytes, request_id: int | None,
+                     consumer: Consumer, deadline: float) -> None:
+        if request_id is not None:
+            head = self._heads.get(request) or self._head(request)
+            wire = head % (len(body), request_id) + body
+        else:
+            wire = self._plain(request, body)
+        pool = self._pool
+        # The connection is chosen before the send is stamped: checking an idle one at its
+        # socket is a system call, during which another thread (the records writer) may take
+        # the interpreter for a while. That is the client's time, not the target's, so it
+        # must not fall inside TTFT. (A new connection's connect time does: a user waits it.)
+        conn = pool.take_idle()
+        consumer.sent(_now())
+        loop = asyncio.get_running_loop()
+        for _ in range(2):
+            if conn is None:
+                conn = await self._connect(consumer)
+                if conn is None:
+                    return
+            waiter: asyncio.Future[bool] = loop.create_future()
+            timer = loop.call_at(deadline, conn.time_out)
+            try:
+                conn.start(wire, consumer, waiter)
+                resend = await waiter
+            except asyncio.CancelledError:
+                conn.abandon()
+                raise
+            except Exception as exc:  # a bug in parsing must not crash the run
+                conn.abandon()
+                consumer.lost(conn.got_bytes, f"client error: {exc!r}", exc, _now())
+                return
+            finally:
+                timer.cancel()
+            if not resend:
+                return
+            # The resend takes a fresh connection: the other idle ones may be just as dead
+            # (a server restart closes them all).
+            self.stats.resends += 1
+            pool.closed_while_idle(conn.requests - 1)
+            conn = None
+
+    async def _connect(self, consumer: Consumer) -> Connection | None:
+        try:
+            return await self._pool.connect()
+        except TimeoutError:
+            consumer.lost(False, f"connect timed out after {self._pool.connect_timeout_s:g} s",
+                          ConnectFailed(), _now())
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+            if exc.errno in CLIENT_ERRNOS:
+                consumer.lost(False, f"client cannot open a connection: {why} (raise ulimit -n, "
+                              "or lower the concurrency)", ClientLimit(), _now())
+            else:
+                consumer.lost(False, f"cannot connect: {why}", ConnectFailed(), _now())
+        return None
+
+    async def close(self) -> None:
+        self._pool.close()

@@ -18,23 +18,32 @@ the sends).
 from __future__ import annotations
 
 import asyncio
-import errno
 import json
 import json.scanner
 import os
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from acceval.errors import TargetError
 from acceval.loadgen.protocol import Prompt
 from acceval.results.records import Record
-from acceval.targets._http import Connection, Consumer, Pool, ProtocolError, ResponseTooLarge
 from acceval.targets._retry import clear_outcome, parse_retry_after, wait_before_next
 from acceval.targets._sse import EventSplitter
 from acceval.targets.spec import Endpoint, header_value_problem
+from acceval.targets.transport import (
+    ClientLimit,
+    ConnectFailed,
+    Consumer,
+    ProtocolError,
+    Request,
+    ResponseTooLarge,
+    StopExchange,
+    TimedOut,
+    Transport,
+    make_transport,
+)
 
-# Failures of this host, not of the target (a descriptor or memory limit of the client).
-_CLIENT_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 _now = time.perf_counter_ns
 _loads = json.loads
 # The C scanner behind json.loads, without its bytes sniffing and whitespace regexes
@@ -71,16 +80,14 @@ def _excerpt(data: bytes | str, limit: int = _EXCERPT) -> str:
 class _Exchange(Consumer):
     """One request's response, parsed as it arrives and written into its Record."""
 
-    __slots__ = ("chat", "conn", "done_seen", "events", "failed", "finish", "mode", "parts",
-                 "rec", "resend", "retry_after_s", "t0", "timings", "usage", "waiter")
+    __slots__ = ("chat", "done_seen", "events", "failed", "finish", "mode", "parts", "rec",
+                 "retry_after_s", "t0", "timeout_s", "timings", "usage")
 
-    def __init__(self, rec: Record, t0: int, chat: bool, conn: Connection,
-                 waiter: asyncio.Future[None]) -> None:
+    def __init__(self, rec: Record, t0: int, chat: bool, timeout_s: float) -> None:
         self.rec = rec
         self.t0 = t0
         self.chat = chat
-        self.conn = conn
-        self.waiter = waiter
+        self.timeout_s = timeout_s
         self.mode = _SSE
         self.events = EventSplitter()
         self.parts: list[Any] = []
@@ -89,10 +96,14 @@ class _Exchange(Consumer):
         self.usage: dict[str, Any] | None = None
         self.timings: dict[str, Any] | None = None  # llama.cpp's own per-request figures
         self.failed = False
-        self.resend = False     # the reused connection was found closed: send once more
         self.retry_after_s: float | None = None
 
     # --- Consumer callbacks ----------------------------------------------------------------
+
+    def sent(self, now: int) -> None:
+        rec = self.rec
+        if rec.sent_ns is None:  # a retry's sends keep the first one's stamp
+            rec.sent_ns = now - self.t0
 
     def head(self, status: int, headers: dict[str, str], now: int) -> None:
         rec = self.rec
@@ -129,40 +140,32 @@ class _Exchange(Consumer):
         else:
             rec.error_kind = "http"
             rec.error_detail = f"HTTP {rec.http_status}: {_excerpt(b''.join(self.parts))}"
-        self._resolve()
 
     def lost(self, got_bytes: bool, detail: str, problem: Exception | None, now: int) -> None:
         if self.failed:
             return
-        if isinstance(problem, ResponseTooLarge):
+        if isinstance(problem, TimedOut):
+            rec = self.rec
+            t = self.timeout_s
+            self._fail("timeout", f"no response within {t:g} s" if rec.first_byte_ns is None
+                       else f"response incomplete after {t:g} s ({len(rec.chunk_ns)} chunk(s))",
+                       now)
+        elif isinstance(problem, ResponseTooLarge):
             self._fail("too_large", f"{detail} (endpoint.max_response_bytes; raise it to accept "
                                     "larger responses)", now)
         elif isinstance(problem, ProtocolError):
             self._fail("malformed", detail, now)
+        elif isinstance(problem, ClientLimit):
+            self._fail("client", detail, now)
+        elif isinstance(problem, ConnectFailed) or (problem is None and not got_bytes):
+            # No connection, or the server dropped it before answering.
+            self._fail("connect", detail, now)
         elif problem is not None:
             self._fail("client", _excerpt(detail), now)
-        elif not got_bytes:
-            # Nothing came back: the server dropped the connection before answering. A reused
-            # keep-alive connection may have been closed by the server while idle: retry once.
-            self.resend = self.conn.requests > 1
-            self._fail("connect", detail, now)
         elif self.mode == _SSE and self.done_seen:
             self.end(now)  # [DONE] arrived; only the framing after it was lost
         else:
             self._fail("stream_cut", f"{detail} after {len(self.rec.chunk_ns)} chunk(s)", now)
-
-    # --- timeout (a loop timer) -------------------------------------------------------------
-
-    def timeout(self, timeout_s: float) -> None:
-        if self.failed or self.waiter.done():
-            return
-        self.conn.abandon()
-        rec = self.rec
-        if rec.first_byte_ns is None:
-            detail = f"no response within {timeout_s:g} s"
-        else:
-            detail = f"response incomplete after {timeout_s:g} s ({len(rec.chunk_ns)} chunk(s))"
-        self._fail("timeout", detail, _now())
 
     # --- parsing ----------------------------------------------------------------------------
 
@@ -170,7 +173,7 @@ class _Exchange(Consumer):
         for payload in self.events.feed(data):
             self._event(payload, now)
             if self.failed:
-                return
+                raise StopExchange
 
     def _event(self, payload: str, now: int) -> None:
         if payload == "[DONE]":
@@ -286,26 +289,19 @@ class _Exchange(Consumer):
         rec.done_ns = now - self.t0
         if self.parts and self.mode == _SSE:
             rec.output_text = "".join(self.parts)
-        if self.conn._consumer is self:
-            self.conn.abandon()
-        self._resolve()
-
-    def _resolve(self) -> None:
-        if not self.waiter.done():
-            self.waiter.set_result(None)
 
 
 class _Collect(Consumer):
     """Collects a small response whole (probe requests)."""
 
-    __slots__ = ("body_parts", "error", "headers", "status", "waiter")
+    __slots__ = ("body_parts", "error", "headers", "status", "timed_out")
 
-    def __init__(self, waiter: asyncio.Future[None]) -> None:
-        self.waiter = waiter
+    def __init__(self) -> None:
         self.status: int | None = None
         self.headers: dict[str, str] = {}
         self.body_parts: list[bytes] = []
         self.error: str | None = None
+        self.timed_out = False
 
     def head(self, status: int, headers: dict[str, str], now: int) -> None:
         self.status = status
@@ -314,13 +310,9 @@ class _Collect(Consumer):
     def body(self, data: bytes, now: int) -> None:
         self.body_parts.append(data)
 
-    def end(self, now: int) -> None:
-        if not self.waiter.done():
-            self.waiter.set_result(None)
-
     def lost(self, got_bytes: bool, detail: str, problem: Exception | None, now: int) -> None:
         self.error = detail
-        self.end(now)
+        self.timed_out = isinstance(problem, TimedOut)
 
 
 def _header_safe(value: str, what: str) -> str:
@@ -339,7 +331,8 @@ def _sampling_fields(ep: Endpoint) -> dict[str, Any]:
 
 
 class OpenAITarget:
-    """A server reached over the OpenAI-compatible HTTP API (implements ``loadgen.Target``)."""
+    """A server reached over the OpenAI-compatible HTTP API (implements ``loadgen.Target``),
+    through the transport ``endpoint.transport`` names."""
 
     def __init__(self, name: str, endpoint: Endpoint) -> None:
         self.name = name
@@ -347,32 +340,33 @@ class OpenAITarget:
         self.timeout_s = endpoint.timeout_s
         self.chat = endpoint.api == "chat"
         try:
-            self._pool = Pool(endpoint.base_url, connect_timeout_s=endpoint.connect_timeout_s,
-                              max_body_bytes=endpoint.max_response_bytes)
+            self.transport: Transport = make_transport(
+                endpoint.transport, endpoint.base_url,
+                connect_timeout_s=endpoint.connect_timeout_s,
+                max_body_bytes=endpoint.max_response_bytes)
         except ValueError as exc:  # an Endpoint built past its validators
             raise TargetError(f"target '{name}': endpoint.base_url {exc}") from None
-        path = self._pool.path + ("/chat/completions" if self.chat else "/completions")
-        lines = [
-            f"POST {path} HTTP/1.1",
-            f"Host: {self._pool.host_header}",
-            "User-Agent: acceval",
-            "Content-Type: application/json",
-            "Accept: text/event-stream" if endpoint.stream else "Accept: application/json",
-        ]
-        extra = "".join(f"{_header_safe(k, 'header name')}: {_header_safe(v, f'header {k}')}\r\n"
-                        for k, v in endpoint.headers.items())
-        # The API key lives only in these header bytes (never in records, logs or repr).
-        self._extra = extra.encode("latin-1") + self._auth_header(name, endpoint)
-        static = ("\r\n".join(lines) + "\r\n").encode("latin-1") + self._extra
-        self._head = static.replace(b"%", b"%%") + b"Content-Length: %d\r\nX-Request-Id: %d\r\n\r\n"
+        except TargetError as exc:
+            raise TargetError(f"target '{name}': {exc}") from None
+        self._base = urlsplit(endpoint.base_url).path.rstrip("/")
+        extra = [(_header_safe(k, "header name"), _header_safe(v, f"header {k}"))
+                 for k, v in endpoint.headers.items()]
+        # The API key lives only in these headers (never in records, logs or repr).
+        self._extra = (*extra, *self._auth_header(name, endpoint))
+        accept = "text/event-stream" if endpoint.stream else "application/json"
+        self._post = Request(
+            "POST", self._base + ("/chat/completions" if self.chat else "/completions"),
+            (("User-Agent", "acceval"), ("Content-Type", "application/json"),
+             ("Accept", accept), *self._extra))
+        self._gets: dict[str, Request] = {}
         self._bodies: dict[Prompt, bytes] = {}
         self._sampling = _sampling_fields(endpoint)
 
     @staticmethod
-    def _auth_header(name: str, endpoint: Endpoint) -> bytes:
+    def _auth_header(name: str, endpoint: Endpoint) -> tuple[tuple[str, str], ...]:
         env = endpoint.api_key_env
         if not env:
-            return b""
+            return ()
         key = os.environ.get(env)
         if not key:
             raise TargetError(
@@ -380,10 +374,11 @@ class OpenAITarget:
                 f"not set; export it with the API key before running"
             )
         value = _header_safe(key, f"target '{name}': the value of {env} (endpoint.api_key_env)")
-        return b"Authorization: Bearer " + value.encode("latin-1") + b"\r\n"
+        return (("Authorization", "Bearer " + value),)
 
     def __repr__(self) -> str:
-        return f"OpenAITarget(name={self.name!r}, base_url={self.endpoint.base_url!r})"
+        return (f"OpenAITarget(name={self.name!r}, base_url={self.endpoint.base_url!r}, "
+                f"transport={self.transport.name!r})")
 
     # --- Target protocol --------------------------------------------------------------------
 
@@ -391,7 +386,7 @@ class OpenAITarget:
         """Nothing to open ahead: connections open on first use and are kept alive."""
 
     async def close(self) -> None:
-        self._pool.close()
+        await self.transport.close()
 
     def _body(self, prompt: Prompt) -> bytes:
         ep = self.endpoint
@@ -426,36 +421,30 @@ class OpenAITarget:
     def ready_to_send(self) -> bool:
         """True when ``send`` would write at once on an idle keep-alive connection, without
         awaiting anything first (so the load generator may start it eagerly)."""
-        return self._pool.has_idle()
+        return self.transport.ready()
 
     async def send(self, prompt: Prompt, rec: Record, t0_ns: int) -> None:
         """Send one request and fill ``rec``; never raises except ``CancelledError``."""
         try:
             body = self._bodies.get(prompt) or self._body(prompt)
-            request = self._head % (len(body), rec.request_id) + body
         except Exception as exc:  # a prompt we cannot encode is our problem, not the server's
             rec.error_kind = "client"
             rec.error_detail = f"cannot encode request: {_excerpt(repr(exc))}"
             rec.done_ns = rec.sent_ns = _now() - t0_ns
             return
         loop = asyncio.get_running_loop()
-        # The connection is chosen before the send is stamped: checking an idle one at its
-        # socket is a system call, during which another thread (the records writer) may take
-        # the interpreter for a while. That is the client's time, not the target's, so it
-        # must not fall inside TTFT. (A new connection's connect time does: a user waits it.)
-        ready = self._pool.take_idle()
-        rec.sent_ns = _now() - t0_ns
         deadline = loop.time() + self.timeout_s
         policy = self.endpoint.retry
+        handle = self.transport.handle
         sends = 0
         while True:
             sends += 1
             rec.http_attempts = sends
-            retry_after_s = await self._send_once(request, rec, t0_ns, deadline, ready)
-            ready = None
+            ex = _Exchange(rec, t0_ns, self.chat, self.timeout_s)
+            await handle(self._post, body, rec.request_id, ex, deadline)
             if policy is None:
                 return
-            wait, why_not = wait_before_next(policy, rec, sends, retry_after_s,
+            wait, why_not = wait_before_next(policy, rec, sends, ex.retry_after_s,
                                              deadline - loop.time())
             if wait is None:
                 if why_not:
@@ -464,97 +453,27 @@ class OpenAITarget:
             await asyncio.sleep(wait)
             clear_outcome(rec)
 
-    async def _send_once(self, request: bytes, rec: Record, t0_ns: int,
-                         deadline: float, ready: Connection | None = None) -> float | None:
-        """One send of ``request`` (and one more on a fresh connection when a reused one
-        turns out closed); the response's Retry-After in seconds, if it had one."""
-        loop = asyncio.get_running_loop()
-        pool = self._pool
-        for attempt in range(2):
-            # The resend takes a fresh connection: the other idle ones may be just as dead
-            # (a server restart closes them all), and a second stale one used to leave the
-            # record cleared, with neither an answer nor an error.
-            conn = None
-            if attempt == 0:
-                conn = ready if ready is not None and ready.usable() else pool.take_idle()
-            if conn is None:
-                try:
-                    conn = await pool.connect()
-                except TimeoutError:
-                    self._connect_failed(rec, t0_ns, f"connect timed out after "
-                                                     f"{self.endpoint.connect_timeout_s:g} s")
-                    return None
-                except OSError as exc:
-                    if exc.errno in _CLIENT_ERRNOS:
-                        # Out of descriptors or memory here: the client's limit, not the
-                        # target's fault, so it must not count against the target as connect.
-                        rec.error_kind = "client"
-                        rec.error_detail = (f"client cannot open a connection: "
-                                            f"{exc.strerror or exc} (raise ulimit -n, or "
-                                            "lower the concurrency)")
-                        rec.done_ns = _now() - t0_ns
-                        return None
-                    self._connect_failed(rec, t0_ns, f"cannot connect: {exc.strerror or exc}")
-                    return None
-            waiter: asyncio.Future[None] = loop.create_future()
-            ex = _Exchange(rec, t0_ns, self.chat, conn, waiter)
-            timer = loop.call_at(deadline, ex.timeout, self.timeout_s)
-            try:
-                conn.start(request, ex)
-                await waiter
-            except asyncio.CancelledError:
-                conn.abandon()
-                raise
-            except Exception as exc:  # a bug in parsing must not crash the run
-                conn.abandon()
-                if not ex.failed:
-                    ex._fail("client", f"client error: {_excerpt(repr(exc))}", _now())
-            finally:
-                timer.cancel()
-            if not ex.resend or attempt == 1:
-                return ex.retry_after_s
-            # The server closed an idle keep-alive connection under us: once more, fresh.
-            pool.resends += 1
-            pool.closed_while_idle(conn.requests - 1)
-            rec.error_kind = rec.error_detail = rec.done_ns = None
-        return None
-
-    @staticmethod
-    def _connect_failed(rec: Record, t0_ns: int, detail: str) -> None:
-        rec.error_kind = "connect"
-        rec.error_detail = detail
-        rec.done_ns = _now() - t0_ns
-
     # --- fingerprint ------------------------------------------------------------------------
 
     async def _get(self, path: str, timeout_s: float) -> tuple[int | None, bytes, str | None,
                                                               dict[str, str]]:
-        req = (f"GET {path} HTTP/1.1\r\nHost: {self._pool.host_header}\r\n"
-               f"User-Agent: acceval\r\nAccept: application/json\r\n").encode("latin-1")
-        req += self._extra + b"\r\n"
+        req = self._gets.get(path)
+        if req is None:
+            req = self._gets[path] = Request(
+                "GET", path, (("User-Agent", "acceval"), ("Accept", "application/json"),
+                              *self._extra))
+        col = _Collect()
         loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(timeout_s):
-                conn = self._pool.take_idle() or await self._pool.connect()
-                waiter: asyncio.Future[None] = loop.create_future()
-                col = _Collect(waiter)
-                conn.start(req, col)
-                try:
-                    await waiter
-                except BaseException:
-                    conn.abandon()
-                    raise
-        except TimeoutError:
+        await self.transport.handle(req, b"", None, col, loop.time() + timeout_s)
+        if col.timed_out:
             return None, b"", f"GET {path}: no answer within {timeout_s:g} s", {}
-        except OSError as exc:
-            return None, b"", f"GET {path}: cannot connect: {exc.strerror or exc}", {}
         if col.error:
             return col.status, b"", f"GET {path}: {col.error}", col.headers
         return col.status, b"".join(col.body_parts), None, col.headers
 
     async def _models(self, timeout_s: float
                       ) -> tuple[list[str] | None, str | None, int | None, dict[str, str]]:
-        base = self._pool.path
+        base = self._base
         status, body, err, headers = await self._get(base + "/models", timeout_s)
         if err:
             return None, err, status, headers
@@ -577,7 +496,7 @@ class OpenAITarget:
         ``Server`` header. Never raises; what failed is listed under ``errors``."""
         out: dict[str, Any] = {"base_url": self.endpoint.base_url, "model": self.endpoint.model,
                                "models": None, "version": None, "server": None, "errors": []}
-        base = self._pool.path
+        base = self._base
         models, err, status, headers = await self._models(timeout_s)
         out["server"] = headers.get("server")
         out["models"] = models

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import socket
 from typing import Any
 
@@ -15,6 +14,7 @@ from acceval.loadgen.runner import run
 from acceval.results.records import ERROR_KINDS, Record
 from acceval.study import Endpoint
 from acceval.targets import OpenAITarget
+from acceval.targets.transport import TRANSPORTS
 from helpers.sse_server import ServerConfig, SSEServer
 
 
@@ -22,12 +22,20 @@ def _rec(i: int = 1) -> Record:
     return Record("t", 0, "p", i, "task")
 
 
-async def _send_all(cfg: ServerConfig, prompts: list[str], *, api: str = "completions",
-                    stream: bool = True, timeout_s: float = 5.0, **ep: Any
-                    ) -> tuple[list[Record], SSEServer]:
+@pytest.fixture(params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    """Every test here runs on each transport (the conformance suite covers the wire)."""
+    name: str = request.param
+    return name
+
+
+async def _send_all(transport: str, cfg: ServerConfig, prompts: list[str], *,
+                    api: str = "completions", stream: bool = True, timeout_s: float = 5.0,
+                    **ep: Any) -> tuple[list[Record], SSEServer]:
     async with SSEServer(cfg) as srv:
         target = OpenAITarget("t", Endpoint(base_url=srv.base_url, model="m", api=api,
-                                            stream=stream, timeout_s=timeout_s, **ep))
+                                            stream=stream, timeout_s=timeout_s,
+                                            transport=transport, **ep))
         await target.start()
         recs = []
         try:
@@ -41,8 +49,8 @@ async def _send_all(cfg: ServerConfig, prompts: list[str], *, api: str = "comple
 
 
 @pytest.mark.parametrize("api", ["completions", "chat"])
-def test_streamed_request_fills_stamps_text_and_usage(api: str) -> None:
-    recs, srv = run(_send_all(ServerConfig(tokens=8, itl_s=0.001), ["hello"], api=api))
+def test_streamed_request_fills_stamps_text_and_usage(transport: str, api: str) -> None:
+    recs, srv = run(_send_all(transport, ServerConfig(tokens=8, itl_s=0.001), ["hello"], api=api))
     rec = recs[0]
     assert rec.error_kind is None, rec.error_detail
     assert rec.output_text == "".join(f" t{i}" for i in range(8))
@@ -61,16 +69,16 @@ def test_streamed_request_fills_stamps_text_and_usage(api: str) -> None:
     assert srv.stats.last_headers["x-request-id"] == "0"
 
 
-def test_tokens_fall_back_to_chunk_count_without_usage() -> None:
-    recs, _ = run(_send_all(ServerConfig(tokens=6), ["fault:nousage"]))
+def test_tokens_fall_back_to_chunk_count_without_usage(transport: str) -> None:
+    recs, _ = run(_send_all(transport, ServerConfig(tokens=6), ["fault:nousage"]))
     assert recs[0].error_kind is None
     assert recs[0].output_tokens == 6 and recs[0].tokens_from == "chunks"
     assert recs[0].prompt_tokens is None
 
 
 @pytest.mark.parametrize("api", ["completions", "chat"])
-def test_non_streamed_request_parses_json(api: str) -> None:
-    recs, srv = run(_send_all(ServerConfig(tokens=4), ["hi"], api=api, stream=False))
+def test_non_streamed_request_parses_json(transport: str, api: str) -> None:
+    recs, srv = run(_send_all(transport, ServerConfig(tokens=4), ["hi"], api=api, stream=False))
     rec = recs[0]
     assert rec.error_kind is None, rec.error_detail
     assert rec.output_text == " t0 t1 t2 t3"
@@ -79,21 +87,9 @@ def test_non_streamed_request_parses_json(api: str) -> None:
     assert "stream_options" not in srv.stats.last_body
 
 
-def test_json_answer_to_a_streamed_request_is_accepted() -> None:
-    recs, _ = run(_send_all(ServerConfig(tokens=3), ["fault:json"]))
+def test_json_answer_to_a_streamed_request_is_accepted(transport: str) -> None:
+    recs, _ = run(_send_all(transport, ServerConfig(tokens=3), ["fault:json"]))
     assert recs[0].error_kind is None and recs[0].output_text == " t0 t1 t2"
-
-
-def test_keep_alive_reuses_one_connection() -> None:
-    recs, srv = run(_send_all(ServerConfig(tokens=2), ["a"] * 20))
-    assert all(r.error_kind is None for r in recs)
-    assert srv.stats.connections == 1
-
-
-def test_idle_connection_closed_by_server_is_retried_once() -> None:
-    recs, srv = run(_send_all(ServerConfig(tokens=2, drop_reused_once=True), ["a", "b", "c"]))
-    assert [r.error_kind for r in recs] == [None, None, None]
-    assert srv.stats.connections == 2
 
 
 @pytest.mark.parametrize(
@@ -111,8 +107,9 @@ def test_idle_connection_closed_by_server_is_retried_once() -> None:
         ("fault:hang", "timeout", None),
     ],
 )
-def test_each_failure_is_classified(prompt: str, kind: str, status: int | None) -> None:
-    recs, _ = run(_send_all(ServerConfig(tokens=4), [prompt, "ok"], timeout_s=0.3))
+def test_each_failure_is_classified(transport: str, prompt: str, kind: str,
+                                    status: int | None) -> None:
+    recs, _ = run(_send_all(transport, ServerConfig(tokens=4), [prompt, "ok"], timeout_s=0.3))
     rec, after = recs
     assert rec.error_kind == kind, rec.error_detail
     assert kind in ERROR_KINDS
@@ -123,8 +120,8 @@ def test_each_failure_is_classified(prompt: str, kind: str, status: int | None) 
     assert after.error_kind is None, after.error_detail
 
 
-def test_retry_after_is_recorded_in_seconds_and_as_a_date() -> None:
-    recs, _ = run(_send_all(ServerConfig(), ["fault:http429", "fault:http503", "ok"]))
+def test_retry_after_is_recorded_in_seconds_and_as_a_date(transport: str) -> None:
+    recs, _ = run(_send_all(transport, ServerConfig(), ["fault:http429", "fault:http503", "ok"]))
     seconds, date, ok = recs
     assert seconds.retry_after_s == 1.0
     assert date.retry_after_s is not None and 25.0 <= date.retry_after_s <= 30.0
@@ -133,9 +130,9 @@ def test_retry_after_is_recorded_in_seconds_and_as_a_date() -> None:
     assert [r.http_attempts for r in recs] == [1, 1, 1]
 
 
-def test_retry_policy_resends_after_503_and_records_the_attempts() -> None:
-    recs, srv = run(_send_all(ServerConfig(tokens=2, busy_first=2, retry_after="0.2"), ["a"],
-                              retry={"max_attempts": 3, "on": [503], "backoff_s": 0}))
+def test_retry_policy_resends_after_503_and_records_the_attempts(transport: str) -> None:
+    recs, srv = run(_send_all(transport, ServerConfig(tokens=2, busy_first=2, retry_after="0.2"),
+                              ["a"], retry={"max_attempts": 3, "on": [503], "backoff_s": 0}))
     rec = recs[0]
     assert rec.error_kind is None, rec.error_detail
     assert rec.http_attempts == 3 and srv.stats.requests == 3
@@ -146,76 +143,62 @@ def test_retry_policy_resends_after_503_and_records_the_attempts() -> None:
     assert rec.done_ns - rec.sent_ns >= 0.4e9
 
 
-def test_retries_stop_at_max_attempts_with_the_last_error() -> None:
-    recs, srv = run(_send_all(ServerConfig(busy_first=5), ["a"],
+def test_retries_stop_at_max_attempts_with_the_last_error(transport: str) -> None:
+    recs, srv = run(_send_all(transport, ServerConfig(busy_first=5), ["a"],
                               retry={"max_attempts": 3, "backoff_s": 0}))
     rec = recs[0]
     assert (rec.error_kind, rec.http_status, rec.http_attempts) == ("http", 503, 3)
     assert srv.stats.requests == 3
 
 
-def test_connect_failures_are_retried_when_the_policy_says_so() -> None:
-    recs, srv = run(_send_all(ServerConfig(fault="close"), ["a"],
+def test_connect_failures_are_retried_when_the_policy_says_so(transport: str) -> None:
+    recs, srv = run(_send_all(transport, ServerConfig(fault="close"), ["a"],
                               retry={"max_attempts": 4, "on": ["connect"], "backoff_s": 0}))
     assert (recs[0].error_kind, recs[0].http_attempts) == ("connect", 4)
     assert srv.stats.requests == 4 and srv.stats.connections == 4
 
 
-def test_a_retry_after_over_max_wait_is_not_retried_and_says_why() -> None:
-    recs, srv = run(_send_all(ServerConfig(busy_first=1, retry_after="120"), ["a"],
+def test_a_retry_after_over_max_wait_is_not_retried_and_says_why(transport: str) -> None:
+    recs, srv = run(_send_all(transport, ServerConfig(busy_first=1, retry_after="120"), ["a"],
                               retry={"max_wait_s": 5}))
     rec = recs[0]
     assert (rec.error_kind, rec.http_attempts, srv.stats.requests) == ("http", 1, 1)
     assert "not retried" in str(rec.error_detail) and rec.retry_after_s == 120.0
 
 
-def test_http_error_detail_carries_the_body_excerpt() -> None:
-    recs, _ = run(_send_all(ServerConfig(), ["fault:http500"]))
+def test_http_error_detail_carries_the_body_excerpt(transport: str) -> None:
+    recs, _ = run(_send_all(transport, ServerConfig(), ["fault:http500"]))
     assert recs[0].error_detail is not None and "injected 500" in recs[0].error_detail
 
 
-def test_partial_text_is_kept_when_the_stream_is_cut() -> None:
-    recs, _ = run(_send_all(ServerConfig(tokens=4), ["fault:reset"]))
+def test_partial_text_is_kept_when_the_stream_is_cut(transport: str) -> None:
+    recs, _ = run(_send_all(transport, ServerConfig(tokens=4), ["fault:reset"]))
     assert recs[0].output_text == " t0 t1" and len(recs[0].chunk_ns) == 2
 
 
-def test_refused_connection_is_a_connect_error() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]   # bound, never listening: connections are refused
-
-        async def go() -> Record:
-            t = OpenAITarget("t", Endpoint(base_url=f"http://127.0.0.1:{port}/v1", model="m"))
-            rec = _rec()
-            await t.send(Prompt("task", prompt="x"), rec, 0)
-            await t.close()
-            return rec
-
-        rec = run(go())
-    assert rec.error_kind == "connect" and rec.http_status is None
-    assert rec.error_detail is not None and "connect" in rec.error_detail
-
-
-def test_missing_api_key_variable_is_a_clear_target_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_api_key_variable_is_a_clear_target_error(
+        transport: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ACCEVAL_TEST_KEY", raising=False)
-    ep = Endpoint(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="ACCEVAL_TEST_KEY")
+    ep = Endpoint(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="ACCEVAL_TEST_KEY",
+                  transport=transport)
     with pytest.raises(TargetError, match="ACCEVAL_TEST_KEY"):
         OpenAITarget("t", ep)
 
 
-def test_api_key_is_sent_but_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_api_key_is_sent_but_never_shown(transport: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ACCEVAL_TEST_KEY", "sk-secret-123")
-    recs, srv = run(_send_all(ServerConfig(tokens=1), ["a"], api_key_env="ACCEVAL_TEST_KEY"))
+    recs, srv = run(_send_all(transport, ServerConfig(tokens=1), ["a"],
+                              api_key_env="ACCEVAL_TEST_KEY"))
     assert srv.stats.last_headers["authorization"] == "Bearer sk-secret-123"
     t = OpenAITarget("t", Endpoint(base_url="http://127.0.0.1:9/v1", model="m",
-                                   api_key_env="ACCEVAL_TEST_KEY"))
+                                   api_key_env="ACCEVAL_TEST_KEY", transport=transport))
     assert "sk-secret" not in repr(t) and "sk-secret" not in repr(recs[0])
 
 
-def test_extra_headers_are_sent_and_line_breaks_rejected() -> None:
-    _, srv = run(_send_all(ServerConfig(tokens=1), ["a"], headers={"X-Team": "perf%1"}))
+def test_extra_headers_are_sent_and_line_breaks_rejected(transport: str) -> None:
+    _, srv = run(_send_all(transport, ServerConfig(tokens=1), ["a"], headers={"X-Team": "perf%1"}))
     assert srv.stats.last_headers["x-team"] == "perf%1"
-    bad = {"base_url": "http://127.0.0.1:9/v1", "model": "m",
+    bad = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "transport": transport,
            "headers": {"X-Bad": "a\r\nInjected: 1"}}
     with pytest.raises(ValidationError, match="control character"):
         Endpoint(**bad)
@@ -224,10 +207,11 @@ def test_extra_headers_are_sent_and_line_breaks_rejected() -> None:
         OpenAITarget("t", Endpoint.model_construct(**bad))
 
 
-def test_probe_reports_models_and_version() -> None:
+def test_probe_reports_models_and_version(transport: str) -> None:
     async def go() -> dict[str, Any]:
         async with SSEServer(ServerConfig(model="served-model")) as srv:
-            t = OpenAITarget("t", Endpoint(base_url=srv.base_url, model="m"))
+            t = OpenAITarget("t", Endpoint(base_url=srv.base_url, model="m",
+                                           transport=transport))
             try:
                 return await t.probe()
             finally:
@@ -239,94 +223,41 @@ def test_probe_reports_models_and_version() -> None:
     assert fp["errors"] == []
 
 
-def test_probe_never_raises_when_nothing_listens() -> None:
+def test_probe_never_raises_when_nothing_listens(transport: str) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
 
         async def go() -> dict[str, Any]:
-            t = OpenAITarget("t", Endpoint(base_url=f"http://127.0.0.1:{port}/v1", model="m"))
-            return await t.probe(timeout_s=1.0)
+            t = OpenAITarget("t", Endpoint(base_url=f"http://127.0.0.1:{port}/v1", model="m",
+                                           transport=transport))
+            try:
+                return await t.probe(timeout_s=1.0)
+            finally:
+                await t.close()
 
         fp = run(go())
     assert fp["models"] is None and fp["errors"] and "cannot connect" in fp["errors"][0]
 
 
-def test_cancelled_send_raises_and_leaves_no_open_connection() -> None:
-    async def go() -> tuple[OpenAITarget, SSEServer]:
-        async with SSEServer(ServerConfig(fault="hang")) as srv:
-            t = OpenAITarget("t", Endpoint(base_url=srv.base_url, model="m"))
-            task = asyncio.ensure_future(t.send(Prompt("task", prompt="x"), _rec(), 0))
-            await asyncio.sleep(0.05)
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-            await t.close()
-            return t, srv
-
-    t, _ = run(go())
-    assert not t._pool.all and not t._pool.idle
-
-
-async def _keep(cfg: ServerConfig, n: int, concurrency: int = 1) -> tuple[list[Record],
-                                                                          SSEServer, Any]:
-    async with SSEServer(cfg) as srv:
-        target = OpenAITarget("t", Endpoint(base_url=srv.base_url, model="m", timeout_s=5.0))
-        await target.start()
-        recs: list[Record] = []
-
-        async def worker(w: int) -> None:
-            for i in range(w, n, concurrency):
-                rec = _rec(i)
-                await target.send(Prompt("task", prompt="x", max_tokens=4), rec, 0)
-                recs.append(rec)
-                await asyncio.sleep(0)
-
-        try:
-            await asyncio.gather(*(worker(w) for w in range(concurrency)))
-        finally:
-            pool = target._pool
-            await target.close()
-        return recs, srv, pool
-
-
-@pytest.mark.parametrize("concurrency", [1, 4])
-def test_a_server_that_closes_after_each_answer_gets_no_request_on_a_closed_connection(
-        concurrency: int) -> None:
-    # llama.cpp's server closes the connection after every streamed answer although it
-    # advertises keep-alive. No request may be written on such a connection (each such write
-    # was a wasted send, and the resend added to TTFT).
-    recs, srv, pool = run(_keep(ServerConfig(tokens=4, close_after_stream=True), 60,
-                                concurrency))
-    assert [r.error_kind for r in recs] == [None] * 60
-    assert pool.resends == 0
-    assert srv.stats.requests == 60 and srv.stats.connections == 60
-    assert not pool.reuse  # it learnt that the server closes after one answer
-
-
-def test_a_keep_alive_server_still_gets_its_connection_reused() -> None:
-    recs, srv, pool = run(_keep(ServerConfig(tokens=4), 40))
-    assert all(r.error_kind is None for r in recs)
-    assert srv.stats.connections == 1 and pool.reuse and pool.stale_found == 0
-
-
 @pytest.mark.parametrize("cached_as", ["usage", "timings"])
-def test_cached_prompt_tokens_are_recorded_when_the_server_says(cached_as: str) -> None:
-    recs, _ = run(_send_all(ServerConfig(tokens=4, cached_tokens=3, cached_as=cached_as),
-                            ["hi"]))
+def test_cached_prompt_tokens_are_recorded_when_the_server_says(transport: str,
+                                                                cached_as: str) -> None:
+    recs, _ = run(_send_all(transport, ServerConfig(tokens=4, cached_tokens=3,
+                                                    cached_as=cached_as), ["hi"]))
     assert recs[0].error_kind is None and recs[0].cached_prompt_tokens == 3
-    silent, _ = run(_send_all(ServerConfig(tokens=4), ["hi"]))
+    silent, _ = run(_send_all(transport, ServerConfig(tokens=4), ["hi"]))
     assert silent[0].cached_prompt_tokens is None  # not said is not zero
 
 
-def test_the_point_says_what_share_of_its_prompt_tokens_was_cached() -> None:
+def test_the_point_says_what_share_of_its_prompt_tokens_was_cached(transport: str) -> None:
     from acceval.metrics import summarize_point
     from acceval.results.records import records_to_table
     from acceval.study import SLO
 
-    recs, _ = run(_send_all(ServerConfig(tokens=4, cached_tokens=4), ["a", "b"]))
+    recs, _ = run(_send_all(transport, ServerConfig(tokens=4, cached_tokens=4), ["a", "b"]))
     s = summarize_point(records_to_table(recs), slo=SLO(), requested_rate_rps=None)
     assert s.cached_prompt_fraction == pytest.approx(4 / 5)
-    recs, _ = run(_send_all(ServerConfig(tokens=4), ["a"]))
+    recs, _ = run(_send_all(transport, ServerConfig(tokens=4), ["a"]))
     assert summarize_point(records_to_table(recs), slo=SLO(),
                            requested_rate_rps=None).cached_prompt_fraction is None

@@ -84,8 +84,9 @@ def _feed(response: bytes, cuts: list[int], *, chat: bool, limit: int = 2**26,
         conn = Connection(pool)
         conn.connection_made(_FakeTransport())  # type: ignore[arg-type]
         rec = Record("t", 0, "p", 1, "task")
-        ex = _Exchange(rec, 0, chat, conn, loop.create_future())
-        conn.start(b"POST / HTTP/1.1\r\n\r\n", ex)
+        ex = _Exchange(rec, 0, chat, 5.0)
+        waiter = loop.create_future()
+        conn.start(b"POST / HTTP/1.1\r\n\r\n", ex, waiter)
         prev = 0
         for cut in [*sorted(set(cuts)), len(response)]:
             if cut > prev:
@@ -93,7 +94,7 @@ def _feed(response: bytes, cuts: list[int], *, chat: bool, limit: int = 2**26,
                 prev = cut
         if close:
             conn.connection_lost(None)
-        assert ex.waiter.done()
+        assert waiter.done() and waiter.result() is False
         return rec, pool, conn
     finally:
         loop.close()
