@@ -57,7 +57,9 @@ def _point(n: int, kind: str = "concurrency", level: float = 4) -> PointSpec:
 async def _against(base_url: str, spec: PointSpec, transport: str
                    ) -> tuple[PointRun, list[Record]]:
     recs: list[Record] = []
-    target = OpenAITarget("t", Endpoint(base_url=base_url, model="m", timeout_s=0.3,
+    # 1 s: the hangs wait for it; it leaves the others room for a long test session's
+    # garbage collection (0.3 s seen), which would otherwise time them out.
+    target = OpenAITarget("t", Endpoint(base_url=base_url, model="m", timeout_s=1.0,
                                         connect_timeout_s=0.5, max_response_bytes=LIMIT,
                                         transport=transport))
     await target.start()

@@ -95,7 +95,7 @@ class _CheckedConnector(aiohttp.TCPConnector):
                 raise
             proto = conn.protocol
             served = self._served.get(proto, 0) if proto is not None else 0
-            if served and self._closed_by_server(proto, served):
+            if served and self._not_to_reuse(proto, served):
                 conn.close()
                 t = _now()
                 continue
@@ -110,7 +110,8 @@ class _CheckedConnector(aiohttp.TCPConnector):
                 attempt.stamp(t)
             return conn
 
-    def _closed_by_server(self, proto: Any, served: int) -> bool:
+    def _not_to_reuse(self, proto: Any, served: int) -> bool:
+        """Reuse is off for this server, or its socket shows the server's FIN."""
         stats = self._stats
         if not stats.reuse:
             return True
