@@ -34,9 +34,13 @@ lint: $(TESTSTAMP)
 typecheck: $(TESTSTAMP)
 	$(BIN)/mypy
 
+# Two phases: the unit and end-to-end tests on two worker processes, then the tests that
+# measure live timings (the integration tests and the files tests/conftest.py lists) alone;
+# together they are the whole suite.
 unit: $(TESTSTAMP)
 	@tools/ensure-browser.sh
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n 2 --dist loadfile -m "not timing"
+	$(BIN)/pytest -q -p no:cacheprovider -m timing
 
 test: lint typecheck unit
 
