@@ -1,10 +1,11 @@
 """Suite-wide: which tests measure live timings.
 
 `make test` runs the suite in two phases: the unit, end-to-end and untimed integration tests
-on two worker processes (pytest-xdist), then the other integration tests and the timing files
-below alone, one at a time. Their millisecond bounds (client against server log, recovery windows, schedule
-lag, timer precision) and the load generator's self-check (a point whose client loop lagged
-is not trusted) must be measured on a machine that is not also running another test.
+on two worker processes (pytest-xdist), then the other integration tests and the timing
+files below alone, one at a time. Their millisecond bounds (client against server log,
+recovery windows, schedule lag, timer precision) and the load generator's self-check (a point
+whose client loop lagged is not trusted) must be measured on a machine that is not also
+running another test.
 """
 
 from __future__ import annotations
