@@ -505,3 +505,31 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+#: What each request text of this server (and the mock engine's faults) ends as: the error
+#: kind a client must classify it as (None: a good answer).
+FAULT_KINDS: dict[str, str | None] = {
+    "ok": None,
+    "fault:http500": "http",
+    "fault:http429": "http",
+    "fault:http503": "http",
+    "fault:malformed": "malformed",
+    "fault:badshape": "malformed",
+    "fault:reset": "stream_cut",
+    "fault:nodone": "stream_cut",
+    "fault:errorevent": "stream_cut",
+    "fault:close": "connect",
+    "fault:hang": "timeout",
+    "fault:badstatus": "malformed",
+    "fault:garbage": "malformed",
+    "fault:badheader": "malformed",
+    "fault:badchunk": "malformed",
+    "fault:badlength": "malformed",
+    "fault:truncated": "stream_cut",
+    "fault:big": "too_large",
+    "fault:biglength": "too_large",
+    "fault:badchunk_late": "malformed",
+    "fault:json": None,
+    "fault:nousage": None,
+}

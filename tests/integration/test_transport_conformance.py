@@ -33,35 +33,12 @@ from acceval.serve import start_server
 from acceval.targets import OpenAITarget
 from acceval.targets.spec import Endpoint
 from acceval.targets.transport import TRANSPORTS
-from helpers.sse_server import ServerConfig, SSEServer
+from helpers.sse_server import FAULT_KINDS, ServerConfig, SSEServer
 from helpers.tls import self_signed, server_context
 
 TOLERANCE_MS = 2.0
 
-FAULTS = {
-    "ok": None,
-    "fault:http500": "http",
-    "fault:http429": "http",
-    "fault:http503": "http",
-    "fault:malformed": "malformed",
-    "fault:badshape": "malformed",
-    "fault:reset": "stream_cut",
-    "fault:nodone": "stream_cut",
-    "fault:errorevent": "stream_cut",
-    "fault:close": "connect",
-    "fault:hang": "timeout",
-    "fault:badstatus": "malformed",
-    "fault:garbage": "malformed",
-    "fault:badheader": "malformed",
-    "fault:badchunk": "malformed",
-    "fault:badchunk_late": "malformed",
-    "fault:badlength": "malformed",
-    "fault:truncated": "stream_cut",
-    "fault:big": "too_large",
-    "fault:biglength": "too_large",
-    "fault:json": None,
-    "fault:nousage": None,
-}
+FAULTS = FAULT_KINDS
 LIMIT = 2**20
 
 
