@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -41,7 +41,7 @@ from acceval.checks import check_runnable, in_flight_cap, preflight_study
 from acceval.claims.host import measure_host
 from acceval.errors import AccevalError, StudyError, UsageError
 from acceval.loadgen.progress import Progress
-from acceval.loadgen.protocol import Describes, Target
+from acceval.loadgen.protocol import Describes, Prompt, Target
 from acceval.loadgen.runner import PointSpec
 from acceval.probes import ProbeSampler, make_probe, read_samples
 from acceval.probes.base import compact_samples
@@ -77,7 +77,7 @@ from acceval.study import Endpoint, Study, load_study, study_to_yaml
 from acceval.study import Target as TargetSpec
 from acceval.targets import make_target
 from acceval.targets.preflight import served_model
-from acceval.tasks import Task, score, to_prompt, write_answers_jsonl
+from acceval.tasks import Task, TaskSets, score, to_prompt, write_answers_jsonl
 from acceval.training.execute import run_training
 
 
@@ -128,6 +128,9 @@ class _Scorer:
         self.seen = 0
         self.secrets = tuple(s for s in secrets if s)
 
+    def add(self, tasks: list[Task]) -> None:
+        self.by_id.update((t.id, t) for t in tasks)
+
     def __call__(self, rec: Record) -> None:
         self.seen += 1
         task = self.by_id.get(rec.task_id)
@@ -148,6 +151,43 @@ class _Scorer:
                 for s in self.secrets:
                     text = text.replace(s, REDACTED)
                 setattr(rec, field, text)
+
+
+class _RunTasks:
+    """The run's task sets (``tasks.per_point``), and who must learn a new set before a
+    point sends it: the scorer, and every local mock that answers from the study's tasks."""
+
+    def __init__(self, sets: TaskSets, scorer: _Scorer) -> None:
+        self.sets = sets
+        self.scorer = scorer
+        self.answer_files: list[Path] = []
+        scorer.add(sets.known())
+        sets.on_new = self._new
+
+    def _new(self, tasks: list[Task]) -> None:
+        self.scorer.add(tasks)
+        for path in self.answer_files:
+            write_answers_jsonl(tasks, path, append=True)
+
+    def answers_file(self, path: Path) -> None:
+        """Write the references of every set drawn so far to ``path``, and later ones as
+        they are drawn."""
+        write_answers_jsonl(self.sets.known(), path)
+        self.answer_files.append(path)
+
+    def prompts(self, api: Literal["chat", "completions"],
+                max_tokens: int) -> Callable[[int], tuple[int, list[Prompt]]]:
+        """Load point index -> (its task set, its prompts in the target's API)."""
+        made: dict[int, list[Prompt]] = {}
+
+        def for_point(index: int) -> tuple[int, list[Prompt]]:
+            k = self.sets.set_of(index)
+            got = made.get(k)
+            if got is None:
+                got = made[k] = [to_prompt(t, api=api, max_tokens=max_tokens)
+                                 for t in self.sets.tasks(index)]
+            return k, got
+        return for_point
 
 
 def _study_secrets(study: Study) -> tuple[str, ...]:
@@ -175,7 +215,7 @@ async def _measure_target(target: Target, run: TargetRun,
         await target.close()
 
 
-def _start_local(spec: TargetSpec, stack: ExitStack, tasks: list[Task],
+def _start_local(spec: TargetSpec, stack: ExitStack, tasks: _RunTasks,
                  run_dir: Path, handles: dict[str, Any]) -> tuple[Endpoint, LocalServerInfo]:
     from acceval.serve import spawn_server
 
@@ -184,7 +224,7 @@ def _start_local(spec: TargetSpec, stack: ExitStack, tasks: list[Task],
     if options.get("answers") == "@tasks":
         # The mock answers from the study's own tasks (to test correctness end to end).
         path = run_dir / f"answers-{spec.name}.jsonl"
-        write_answers_jsonl(tasks, path)
+        tasks.answers_file(path)
         options["answers"] = str(path)
     if spec.serve.model is not None:
         options["model"] = spec.serve.model
@@ -280,7 +320,13 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
     # ids after the kept ones, so that records of every session share one clock and key.
     t0_ns = time.perf_counter_ns() - _timeline_end_ns(log)
     prog = Progress(enabled=progress)
-    scorer = _Scorer(tasks, writer, _study_secrets(study))
+    scorer = _Scorer([], writer, _study_secrets(study))
+    sets = TaskSets(study.tasks, base_dir=base_dir, first=tasks)
+    run_tasks = _RunTasks(sets, scorer)
+    if sets.note is not None and sets.scheme != "text":
+        note = f"tasks.per_point fresh: {sets.note}"
+        if note not in log.notes:
+            log.notes.append(note)
     if kept is not None and kept.num_rows:
         scorer.seen = int(pc.max(kept["request_id"]).as_py() or 0) + 1
     journal = _journal(run_dir, base_dir, log, writer, guard)
@@ -308,12 +354,12 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
                 if prog.active:
                     prog.console.print(f"measuring {', '.join(t.name for _, t, _ in todo)} at "
                                        "the same time, from their own load generators")
-                _measure_together(study, todo, tasks=tasks, run_dir=run_dir,
+                _measure_together(study, todo, tasks=run_tasks, run_dir=run_dir,
                                   base_dir=base_dir, scorer=scorer, t0_ns=t0_ns,
                                   checkpoint=journal, kept_rows=kept_rows)
             else:
                 for t_index, tspec, tlog in todo:
-                    _measure(study, tspec, t_index, tlog, tasks=tasks, run_dir=run_dir,
+                    _measure(study, tspec, t_index, tlog, tasks=run_tasks, run_dir=run_dir,
                              base_dir=base_dir, scorer=scorer, t0_ns=t0_ns, prog=prog,
                              checkpoint=journal, kept_rows=kept_rows.get(tspec.name))
                     journal()
@@ -580,7 +626,7 @@ class _Prepared:
 
 
 def _prepare(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog,
-             stack: ExitStack, *, tasks: list[Task], run_dir: Path, base_dir: Path,
+             stack: ExitStack, *, tasks: _RunTasks, run_dir: Path, base_dir: Path,
              scorer: _Scorer, t0_ns: int, prog: Progress | None,
              checkpoint: Callable[[], None] | None = None,
              kept_rows: pa.Table | None = None, together: bool = False) -> _Prepared:
@@ -594,8 +640,8 @@ def _prepare(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog,
         assert tspec.endpoint is not None
         endpoint = tspec.endpoint
     tlog.endpoint = endpoint_log(endpoint)
-    prompts = [to_prompt(t, api=endpoint.api, max_tokens=study.tasks.max_tokens)
-               for t in tasks]
+    prompts_for = tasks.prompts(endpoint.api, study.tasks.max_tokens)
+    prompts = prompts_for(0)[1]
     specs = point_specs(study, t_index, len(prompts))
     client = make_target(tspec.name, endpoint)
     local = tlog.local_server
@@ -611,11 +657,11 @@ def _prepare(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog,
         sampler.start()
     execution = study.execution
     remote = None if execution.backend == "local" else RemoteClients(
-        tspec.name, endpoint, prompts, clients=execution.clients_for(tspec.name),
+        tspec.name, endpoint, clients=execution.clients_for(tspec.name),
         placement=execution.placement_for(tspec.name), t0_ns=t0_ns)
     run = TargetRun(
         study=study, name=tspec.name, t_index=t_index, base_dir=base_dir,
-        target=client, prompts=prompts, sink=scorer, t0_ns=t0_ns,
+        target=client, prompts=prompts, prompts_for=prompts_for, sink=scorer, t0_ns=t0_ns,
         progress=prog, log=tlog, server=handles.get("server"),
         respawn=handles.get("respawn"),
         on_new_server=partial(_stop_later, stack), checkpoint=checkpoint,
@@ -640,7 +686,7 @@ async def _measured(p: _Prepared) -> None:
 
 
 def _measure(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog, *,
-             tasks: list[Task], run_dir: Path, base_dir: Path, scorer: _Scorer, t0_ns: int,
+             tasks: _RunTasks, run_dir: Path, base_dir: Path, scorer: _Scorer, t0_ns: int,
              prog: Progress, checkpoint: Callable[[], None] | None = None,
              kept_rows: pa.Table | None = None) -> None:
     """One target: start its local server if any, probe it, run its points into ``tlog``."""
@@ -659,7 +705,7 @@ def _measure(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog, *,
 
 
 def _measure_together(study: Study, todo: list[tuple[int, TargetSpec, TargetLog]], *,
-                      tasks: list[Task], run_dir: Path, base_dir: Path, scorer: _Scorer,
+                      tasks: _RunTasks, run_dir: Path, base_dir: Path, scorer: _Scorer,
                       t0_ns: int, checkpoint: Callable[[], None],
                       kept_rows: dict[str, pa.Table]) -> None:
     """Several targets at the same time (execution.backend ray): each is prepared here in

@@ -13,7 +13,7 @@ docs/demand-and-faults.md.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -56,9 +56,9 @@ class RemotePoints(Protocol):
     """Load generators elsewhere (``acceval.scaleout.ray_backend.RemoteClients``) that run a
     point in place of the local runner and hand every record to ``sink`` on this loop."""
 
-    async def run_point(self, spec: PointSpec, sink: Callable[[Record], None], *,
-                        progress: Progress | None, first_request_id: int,
-                        schedule_ns: Any = None) -> PointRun: ...
+    async def run_point(self, spec: PointSpec, prompts: Sequence[Prompt],
+                        sink: Callable[[Record], None], *, progress: Progress | None,
+                        first_request_id: int, schedule_ns: Any = None) -> PointRun: ...
 
     @property
     def lost(self) -> str | None: ...
@@ -106,7 +106,7 @@ class TargetRun:
     t_index: int
     base_dir: Path
     target: Target
-    prompts: list[Prompt]
+    prompts: list[Prompt]                          # the first task set's
     sink: Callable[[Record], None]
     t0_ns: int
     progress: Progress | None
@@ -126,6 +126,9 @@ class TargetRun:
     # Targets measured together: this target's request ids start here (its own id space);
     # None: ids continue the run's count.
     request_id_base: int | None = None
+    # Load point index -> (its task set, its prompts) (tasks.per_point); None: every point
+    # sends ``prompts``.
+    prompts_for: Callable[[int], tuple[int, list[Prompt]]] | None = None
     _curve: list[CurvePoint] = field(default_factory=list)
 
     def logged(self) -> None:
@@ -145,7 +148,8 @@ def point_log(run: PointRun, role: PointRole = "fixed") -> PointLog:
         ended_ns=run.ended_ns, sent=run.sent, completed=run.completed, errors=run.errors,
         stopped_by=run.stopped_by, seeds=dict(run.seeds), warmup=run.warmup,
         held_by_cap=run.held_by_cap, lag_p50_ms=run.lag_p50_ms, lag_p99_ms=run.lag_p99_ms,
-        lag_max_ms=run.lag_max_ms, loop_lag_ms=run.loop_lag_ms, repeat=s.repeat)
+        lag_max_ms=run.lag_max_ms, loop_lag_ms=run.loop_lag_ms, repeat=s.repeat,
+        task_set=s.task_set)
 
 
 def point_result(log: PointLog, table: pa.Table | Derived, slo: SLO) -> PointResult:
@@ -160,6 +164,7 @@ def point_result(log: PointLog, table: pa.Table | Derived, slo: SLO) -> PointRes
         requested_rate_rps=log.requested_rate_rps, stopped_by=log.stopped_by, sent=log.sent,
         completed=log.completed, started_ns=log.started_ns, ended_ns=log.ended_ns,
         seeds=dict(log.seeds), summary=summary, repeat=log.repeat, peer=log.peer,
+        task_set=log.task_set,
     )
 
 
@@ -266,15 +271,18 @@ async def _run(tr: TargetRun, tap: _Tap, spec: PointSpec, *,
     cap = tr.in_flight_cap
     if cap is not None and spec.family.loop == "open" and spec.max_in_flight > cap:
         spec = dataclasses.replace(spec, max_in_flight=cap)
+    task_set, prompts = (0, tr.prompts) if tr.prompts_for is None else tr.prompts_for(spec.index)
+    if task_set != spec.task_set:
+        spec = dataclasses.replace(spec, task_set=task_set)
     if injector is not None:
         injector.start()
     try:
         # Request ids stay unique across the run, so they join with a server's own log.
         if tr.remote is not None:
-            return await tr.remote.run_point(spec, tap, progress=tr.progress,
+            return await tr.remote.run_point(spec, prompts, tap, progress=tr.progress,
                                              first_request_id=tap.seen,
                                              schedule_ns=schedule_ns)
-        return await run_point(tr.target, tr.prompts, spec, tap, t0_ns=tr.t0_ns,
+        return await run_point(tr.target, prompts, spec, tap, t0_ns=tr.t0_ns,
                                progress=tr.progress, first_request_id=tap.seen,
                                schedule_ns=schedule_ns)
     finally:

@@ -97,6 +97,10 @@ class MockOptions(EngineOptions):
     model_id: str = Field("mock", description="Model name the server lists.")
     slots: int = Field(0, ge=0, description="Responses produced at once (0: unlimited); the "
                        "others queue first come, first served.")
+    prefix_cache_block: int = Field(
+        0, ge=0, description="Simulate a prefix cache of blocks of this many tokens (vLLM's "
+        "automatic prefix caching: a prompt's leading blocks seen before are cached) and "
+        "report usage.prompt_tokens_details.cached_tokens; 0: no cache.")
 
     @field_validator("error_kinds")
     @classmethod
@@ -115,6 +119,10 @@ class MockOptions(EngineOptions):
         except UsageError as exc:
             return [("answers", str(exc))]
         return []
+
+
+#: The simulated prefix cache forgets everything past this many blocks.
+_MAX_CACHED_BLOCKS = 1 << 20
 
 
 def render_chat(messages: list[tuple[str, str]]) -> str:
@@ -190,6 +198,7 @@ class MockEngine:
         correct_fraction: float = 1.0,
         model_id: str = "mock",
         slots: int = 0,
+        prefix_cache_block: int = 0,
     ) -> None:
         self.ttft_ms = _as_number("ttft_ms", ttft_ms, low=0.0)
         self.itl_ms = _as_number("itl_ms", itl_ms, low=0.0)
@@ -205,8 +214,14 @@ class MockEngine:
         self.correct_fraction = _as_number("correct_fraction", correct_fraction, low=0.0, high=1.0)
         self.model_id = str(model_id)
         self.slots = _as_int("slots", slots, low=0)
+        self.prefix_cache_block = _as_int("prefix_cache_block", prefix_cache_block, low=0)
+        self._blocks: set[int] = set()
         self._free: asyncio.Semaphore | None = asyncio.Semaphore(self.slots) if self.slots else None
         self.answers: dict[str, str] = read_answers(answers) if answers else {}
+        # A run whose points draw fresh tasks appends their references to the file before
+        # each such point: a prompt not found reads the file again when it has grown.
+        self._answers_path = Path(answers) if answers else None
+        self._answers_size = self._answers_path.stat().st_size if self._answers_path else 0
         # One generator per random dimension, so enabling jitter does not change which
         # requests fail.
         self._error_rng = random.Random(f"acceval-mock-errors-{self.seed}")
@@ -228,6 +243,24 @@ class MockEngine:
     def render_chat(self, messages: list[tuple[str, str]]) -> str:
         return render_chat(messages)
 
+    def cached_prompt_tokens(self, prompt: str) -> int | None:
+        """How many of ``prompt``'s tokens the simulated prefix cache holds (None: no
+        cache), then cache its blocks. A block counts when it and every block before it were
+        seen in that order, as vLLM's block hashes chain."""
+        block = self.prefix_cache_block
+        if not block:
+            return None
+        tokens = prompt.split()
+        seen, chain, hit = self._blocks, 0, 0
+        if len(seen) > _MAX_CACHED_BLOCKS:
+            seen.clear()   # a bounded cache: forget everything rather than grow forever
+        for i in range(len(tokens) // block):
+            chain = hash((chain, *tokens[i * block:(i + 1) * block]))
+            if chain in seen and hit == i * block:
+                hit += block
+            seen.add(chain)
+        return hit
+
     def generate(self, req: GenerationRequest) -> AsyncIterator[GenerationChunk]:
         fault = self.choose_fault()
         tokens, finish = self.plan_output(req.prompt, req.max_tokens, ignore_eos=req.ignore_eos)
@@ -244,15 +277,36 @@ class MockEngine:
 
     def answer_for(self, prompt: str) -> str | None:
         """The text the mock answers for ``prompt``, or None for filler output."""
-        reference = self.answers.get(prompt)
-        if reference is None:
-            user = self._last_user_message(prompt)
-            reference = self.answers.get(user) if user is not None else None
+        reference = self._reference(prompt)
+        if reference is None and self._reread():
+            reference = self._reference(prompt)
         if reference is None:
             return None
         if _stable_unit(self.seed, prompt) < self.correct_fraction:
             return reference
         return wrong_answer(reference)
+
+    def _reference(self, prompt: str) -> str | None:
+        reference = self.answers.get(prompt)
+        if reference is None:
+            user = self._last_user_message(prompt)
+            reference = self.answers.get(user) if user is not None else None
+        return reference
+
+    def _reread(self) -> bool:
+        """Read the answers file again if it grew; whether it did."""
+        path = self._answers_path
+        if path is None:
+            return False
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return False
+        if size == self._answers_size:
+            return False
+        self._answers_size = size
+        self.answers = read_answers(str(path))
+        return True
 
     def plan_output(self, prompt: str, max_tokens: int, *,
                     ignore_eos: bool = False) -> tuple[list[str], str]:

@@ -93,6 +93,7 @@ class PointSpec:
     max_duration_s: float = 120.0
     max_in_flight: int = 4096
     repeat: int = 0                 # 0: the point's first run; n: its n-th repeat
+    task_set: int = 0               # the task set it sends (tasks.per_point)
     # The study's family, for a shape's own schedule (a ramp's rates, a step's durations).
     load: LoadFamily | None = field(default=None, compare=False, repr=False)
 

@@ -42,6 +42,7 @@ class PointLog(Section):
     loop_lag_ms: Distribution | None = None  # how late the client loop's monitor ticks ran
     session: int = 0  # 0: measured by the first run; n: by its n-th ``run --resume``
     repeat: int = 0  # 0: the point's first run; n: its n-th repeat (load[].repeats)
+    task_set: int = 0  # the task set it sent (tasks.per_point: fresh draws one per point)
     peer: PeerFigures | None = None  # imported: what the peer tool computed (acceval import)
 
     @property

@@ -52,6 +52,7 @@ class PointResult(Section):
     summary: PointSummary
     repeat: int = 0  # 0: the point's first run; n: its n-th repeat (load[].repeats)
     peer: PeerFigures | None = None  # an imported point: the peer tool's own figures
+    task_set: int = 0  # the task set it sent (tasks.per_point; the same on every target)
 
     @property
     def trusted(self) -> bool:

@@ -144,8 +144,7 @@ class LoadGenerator:
     """One load-generator process (a Ray actor): a target client on its own event loop,
     running the points' shares it is given."""
 
-    def __init__(self, name: str, endpoint: dict[str, Any], prompts: list[Prompt],
-                 t0_wall_ns: int) -> None:
+    def __init__(self, name: str, endpoint: dict[str, Any], t0_wall_ns: int) -> None:
         from acceval.targets import make_target
 
         # The wall-clock anchor: two reads back to back map the run's t0 onto this host's
@@ -153,7 +152,6 @@ class LoadGenerator:
         self.anchor_perf_ns = time.perf_counter_ns()
         self.anchor_wall_ns = time.time_ns()
         self.t0_ns = self.anchor_perf_ns - (self.anchor_wall_ns - t0_wall_ns)
-        self.prompts = prompts
         self.loop = new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
                                        name="acceval-loadgen")
@@ -175,14 +173,14 @@ class LoadGenerator:
                 "pid": os.getpid(), "python": platform.python_version(),
                 "anchor_wall_ns": self.anchor_wall_ns, "anchor_perf_ns": self.anchor_perf_ns}
 
-    def run(self, shard: Shard, start_wall_ns: int) -> Iterator[Any]:
-        """Run one share; yield Arrow tables of finished records as they come, then the
-        generator's own run and its raw dispatch lags."""
+    def run(self, shard: Shard, start_wall_ns: int, prompts: list[Prompt]) -> Iterator[Any]:
+        """Run one share with its prompts (the point's, at ``shard.prompts``); yield Arrow
+        tables of finished records as they come, then the generator's own run and its raw
+        dispatch lags."""
         done: deque[Record] = deque()
         lags: list[int] = []
         cpu0 = time.process_time()
         start_at = self.anchor_perf_ns + (start_wall_ns - self.anchor_wall_ns)
-        prompts = [self.prompts[i] for i in shard.prompts]
         fut = asyncio.run_coroutine_threadsafe(
             run_point(self.target, prompts, shard.spec, done.append, t0_ns=self.t0_ns,
                       first_request_id=shard.first_request_id,
@@ -219,12 +217,11 @@ class RemoteClients:
     """A target's load generators on Ray, used by the scenarios in place of the local
     runner (:meth:`run_point` has its shape)."""
 
-    def __init__(self, name: str, endpoint: Endpoint, prompts: Sequence[Prompt], *,
-                 clients: int, placement: Placement, t0_ns: int) -> None:
+    def __init__(self, name: str, endpoint: Endpoint, *, clients: int, placement: Placement,
+                 t0_ns: int) -> None:
         self.ray = import_ray()
         self.name = name
         self.endpoint = endpoint
-        self.prompts = list(prompts)
         self.n = clients
         self.placement = placement
         self.t0_wall_ns = wall_of(t0_ns)
@@ -244,7 +241,7 @@ class RemoteClients:
             opts["label_selector"] = dict(self.placement.labels)
         actor_cls = ray.remote(LoadGenerator).options(**opts)
         endpoint = self.endpoint.model_dump(mode="json")
-        self.actors = [actor_cls.remote(self.name, endpoint, self.prompts, self.t0_wall_ns)
+        self.actors = [actor_cls.remote(self.name, endpoint, self.t0_wall_ns)
                        for _ in range(self.n)]
         try:
             self.info = list(await asyncio.wait_for(
@@ -263,20 +260,21 @@ class RemoteClients:
             raise AccevalError(f"{self.name}: a load generator could not start: "
                                f"{_cause(exc)}") from None
 
-    async def run_point(self, spec: PointSpec, sink: Callable[[Record], None], *,
-                        progress: Progress | None, first_request_id: int,
-                        schedule_ns: Any = None) -> PointRun:
+    async def run_point(self, spec: PointSpec, prompts: Sequence[Prompt],
+                        sink: Callable[[Record], None], *, progress: Progress | None,
+                        first_request_id: int, schedule_ns: Any = None) -> PointRun:
         if self.lost is not None:
             raise ClientsLost(self.lost)
-        shards, seeds = split_point(spec, len(self.prompts), self.n,
+        shards, seeds = split_point(spec, len(prompts), self.n,
                                     first_request_id=first_request_id, schedule_ns=schedule_ns,
-                                    prompts=self.prompts)
+                                    prompts=prompts)
         if progress is not None:
             progress.start_point(spec.label, None)
         start_wall = time.time_ns() + int(START_MARGIN_S * 1e9)
         try:
             outcomes = await asyncio.gather(*[
-                self._drain(self.actors[s.client], s, start_wall, sink, progress)
+                self._drain(self.actors[s.client], s, start_wall,
+                            [prompts[i] for i in s.prompts], sink, progress)
                 for s in shards])
         finally:
             if progress is not None:
@@ -293,12 +291,12 @@ class RemoteClients:
         self.last_cpu_s = sum(c for _, _, c in runs)
         return merge_runs(spec, [r for r, _, _ in runs], lags, seeds, lost=len(lost))
 
-    async def _drain(self, actor: Any, shard: Shard, start_wall: int,
+    async def _drain(self, actor: Any, shard: Shard, start_wall: int, prompts: list[Prompt],
                      sink: Callable[[Record], None],
                      progress: Progress | None) -> tuple[PointRun, list[int], float] | str:
         final: dict[str, Any] | None = None
         try:
-            async for ref in actor.run.remote(shard, start_wall):
+            async for ref in actor.run.remote(shard, start_wall, prompts):
                 value = await ref
                 if isinstance(value, pa.Table):
                     for rec in table_to_records(value):

@@ -87,6 +87,7 @@ class Exchange:
     chunk_ns: list[int] = field(default_factory=list)
     done_ns: int | None = None
     prompt_tokens: int | None = None
+    cached_tokens: int | None = None     # of the prompt, held by the engine's prefix cache
     output_tokens: int = 0
     messages: int | None = None          # chat: messages in the request (a history's length)
     error_injected: str | None = None

@@ -122,9 +122,10 @@ def parse_request(body: bytes, *, chat: bool) -> ParsedRequest:
                          ignore_eos)
 
 
-def usage_json(prompt_tokens: int, completion_tokens: int) -> str:
+def usage_json(prompt_tokens: int, completion_tokens: int, cached: int | None = None) -> str:
+    details = "" if cached is None else f',"prompt_tokens_details":{{"cached_tokens":{cached}}}'
     return (f'{{"prompt_tokens":{prompt_tokens},"completion_tokens":{completion_tokens},'
-            f'"total_tokens":{prompt_tokens + completion_tokens}}}')
+            f'"total_tokens":{prompt_tokens + completion_tokens}{details}}}')
 
 
 class Encoder:
@@ -157,8 +158,9 @@ class Encoder:
         return ('data: ' + self._head + '[{"index":0,"delta":{"role":"assistant","content":""},'
                 '"logprobs":null,"finish_reason":null}]}\n\n')
 
-    def usage_event(self, prompt_tokens: int, completion_tokens: int) -> str:
-        usage = usage_json(prompt_tokens, completion_tokens)
+    def usage_event(self, prompt_tokens: int, completion_tokens: int,
+                    cached: int | None = None) -> str:
+        usage = usage_json(prompt_tokens, completion_tokens, cached)
         return f'data: {self._head}[],"usage":{usage}}}\n\n'
 
     @staticmethod
@@ -171,14 +173,14 @@ class Encoder:
         return "data: " + self._head + '[{"index":0,"text":"trunc\n\n'
 
     def full_body(self, text: str, finish_reason: str, prompt_tokens: int,
-                  completion_tokens: int) -> bytes:
+                  completion_tokens: int, cached: int | None = None) -> bytes:
         if self.chat:
             choice = (f'[{{"index":0,"message":{{"role":"assistant","content":{_dumps(text)}}},'
                       f'"logprobs":null,"finish_reason":{_dumps(finish_reason)}}}]')
         else:
             choice = (f'[{{"index":0,"text":{_dumps(text)},"logprobs":null,'
                       f'"finish_reason":{_dumps(finish_reason)}}}]')
-        usage = usage_json(prompt_tokens, completion_tokens)
+        usage = usage_json(prompt_tokens, completion_tokens, cached)
         return f'{self._head}{choice},"usage":{usage}}}'.encode()
 
 

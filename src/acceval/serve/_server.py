@@ -9,7 +9,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +55,10 @@ class App:
         self.active = 0             # generations started and not finished
         self.prompt_tokens = 0
         self.generation_tokens = 0
+        self.cache_queries = 0      # prompt tokens looked up in a prefix cache
+        self.cache_hits = 0         # of which it held
+        cached = getattr(engine, "cached_prompt_tokens", None)
+        self._cached: Callable[[str], int | None] | None = cached if callable(cached) else None
 
     # -- connection callbacks -----------------------------------------------------------------
 
@@ -122,6 +126,11 @@ class App:
         ex.stream = parsed.stream
         ex.messages = len(parsed.messages) if parsed.messages is not None else None
         ex.prompt_tokens = self.engine.count_tokens(prompt)
+        if self._cached is not None:
+            ex.cached_tokens = self._cached(prompt)
+            if ex.cached_tokens is not None:
+                self.cache_queries += ex.prompt_tokens
+                self.cache_hits += ex.cached_tokens
         greq = GenerationRequest(rid, prompt, parsed.max_tokens, parsed.temperature, chat,
                                  received_ns=req.recv_ns, ignore_eos=parsed.ignore_eos)
         enc = Encoder(response_id=("chatcmpl-" if chat else "cmpl-") + rid,
@@ -158,6 +167,13 @@ class App:
             ("vllm:generation_tokens_total", "counter", "Tokens generated.",
              self.generation_tokens),
         ]
+        if self.cache_queries:
+            rows += [
+                ("vllm:prefix_cache_queries_total", "counter",
+                 "Prompt tokens looked up in the prefix cache.", self.cache_queries),
+                ("vllm:prefix_cache_hits_total", "counter",
+                 "Prompt tokens the prefix cache held.", self.cache_hits),
+            ]
         out = []
         for name, kind, help_, value in rows:
             out += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}",
@@ -205,7 +221,8 @@ class App:
             if finish is None:
                 conn.event(enc.chunk_event("", "stop"), False)
             assert ex.prompt_tokens is not None
-            conn.event(enc.usage_event(ex.prompt_tokens, ex.output_tokens), False)
+            conn.event(enc.usage_event(ex.prompt_tokens, ex.output_tokens, ex.cached_tokens),
+                       False)
             conn.event(DONE_EVENT, False)
             conn.end_stream()
         except EngineFault as fault:
@@ -250,7 +267,7 @@ class App:
                 if ch.finish_reason is not None:
                     finish = ch.finish_reason
             body = enc.full_body("".join(texts), finish or "stop", ex.prompt_tokens,
-                                 ex.output_tokens)
+                                 ex.output_tokens, ex.cached_tokens)
             conn.respond(200, body, ex=ex, content=ex.output_tokens > 0)
         except EngineFault as fault:
             ex.error_injected = fault.label

@@ -15,7 +15,7 @@ from acceval.tasks._checkers import (
 from acceval.tasks._generators import GENERATORS
 from acceval.tasks._json_checker import JsonChecker
 from acceval.tasks._jsonl import read_tasks_jsonl, write_answers_jsonl
-from acceval.tasks._load import generate, generator_names, load_tasks, text_tasks
+from acceval.tasks._load import TaskSets, generate, generator_names, load_tasks, text_tasks
 from acceval.tasks._registry import (
     BUILTIN_CHECKERS,
     ENTRY_POINT_GROUP,
@@ -42,6 +42,7 @@ __all__ = [
     "Reason",
     "RegexChecker",
     "Task",
+    "TaskSets",
     "checker_names",
     "generate",
     "generator_names",

@@ -150,13 +150,14 @@ def _message_dicts(task: Task) -> list[dict[str, str]]:
     return [{"role": r, "content": c} for r, c in task.messages]
 
 
-def write_answers_jsonl(tasks: Iterable[Task], path: Path) -> None:
-    """Write ``{"id", "prompt", "messages", "reference"}`` per task, for the mock server.
+def write_answers_jsonl(tasks: Iterable[Task], path: Path, *, append: bool = False) -> None:
+    """Write ``{"id", "prompt", "messages", "reference"}`` per task, for the mock server
+    (``append``: after what the file holds).
 
     ``messages`` uses the OpenAI wire form ``[{"role", "content"}]`` so a server can match the
     request body it receives.
     """
-    with path.open("w", encoding="utf-8") as fh:
+    with path.open("a" if append else "w", encoding="utf-8") as fh:
         for t in tasks:
             fh.write(json.dumps({"id": t.id, "prompt": t.prompt, "messages": _message_dicts(t),
                                  "reference": t.reference}, ensure_ascii=False) + "\n")

@@ -104,6 +104,11 @@ class Tasks(_Model):
                             "asks for its own output length: synthetic, mooncake).")
     attempts: int = Field(1, ge=1, le=1_000,
                           description="Attempts per task (pass@1, cost of pass).")
+    per_point: Literal["fresh", "same"] = Field(
+        "fresh", description="fresh: each load point sends tasks of its own (drawn anew with "
+        "a seed of the point's, or the next `count` of a file), the same on every target, so "
+        "that no server's prefix cache holds a point's prompts from an earlier point; same: "
+        "every point sends the same tasks (a warm cache is then part of what is measured).")
     options: dict[str, Any] = Field(
         default_factory=dict, description="Generator knobs (difficulty), see docs/tasks.md."
     )
