@@ -268,7 +268,10 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
         cc = p.compute_comm
         if cc is None:
             return "not assessed: no profiler trace"
-        return f"{cc.bound}: {cc.evidence}" if cc.bound else cc.note or NOT_MEASURED
+        if not cc.bound:
+            return cc.note or NOT_MEASURED
+        # What the trace's form does not give travels with the figures it qualifies.
+        return f"{cc.bound}: {cc.evidence}" + (f" ({cc.note})" if cc.note else "")
 
     def unread(p: PlatformTrainingResult) -> str:
         lines = sum(r.ingest.records for r in p.runs)

@@ -144,7 +144,7 @@ def _logs(spec: Training, p: TrainingPlatform, base_dir: Path,
         for r in p.logs.runs:
             trace = str(base_dir / r.trace) if r.trace else None
             out.append(read_log(base_dir / r.path, p.logs.format, p.logs.columns,
-                                seed=r.seed, trace=trace))
+                                seed=r.seed, trace=trace, trace_format=r.trace_format))
         return out, None
     if run_dir is None:
         return [], "not run: no run folder to read its logs from"
@@ -180,15 +180,20 @@ def _compute_comm(runs: list[RunLog]) -> ComputeCommResult | None:
     if log is None or log.trace is None:
         return None
     try:
-        tr = read_trace(Path(log.trace))
+        tr = read_trace(Path(log.trace), log.trace_format)
     except (OSError, ValueError) as exc:
         return ComputeCommResult(source=log.trace, kind="unread", note=f"not read: {exc}")
     pairs = [(s.data_s, s.step_s) for s in log.steps if s.step_s and s.data_s is not None]
     step_total = sum(b for _, b in pairs)
     share = sum(a for a, _ in pairs) / step_total if step_total > 0 else None
-    sat = m.saturation(tr.steps, share)
-    note = ("no ProfilerStep marks: the busiest thread's whole span is one window"
-            if tr.whole_span else "")
+    sat = m.saturation(tr.steps, share, overlap_known=tr.overlap_known)
+    notes = list(tr.notes)
+    if tr.whole_span and tr.kind in ("cpu", "gpu"):
+        notes.append("no ProfilerStep marks: the busiest thread's whole span is one window")
+    if tr.unread.count:
+        notes.append(f"{tr.unread.count} of {tr.events} trace events not understood "
+                     f"(e.g. {tr.unread.examples[0][:80]})")
+    note = "; ".join(notes)
     return ComputeCommResult(
         source=tr.source, kind=tr.kind, backend=tr.backend, world_size=tr.world_size,
         steps=[StepSplitResult(step=s.step, duration_ms=s.duration_ms, compute_ms=s.compute_ms,
@@ -310,7 +315,16 @@ def _device_to_target(scored: list[TrainingRunResult]) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def _provenance(p: TrainingPlatform, mfu: MfuResult) -> dict[str, str]:
+_TRACE_SOURCES = {
+    "neuron-system": "Neuron profiler JSON (system profile): nc_exec_running and cc_running "
+                     "hardware events of one NeuronCore, HTA definitions",
+    "neuron-device": "Neuron profiler JSON (device profile): engine and CC-core instructions "
+                     "of one graph execution, HTA definitions",
+}
+
+
+def _provenance(p: TrainingPlatform, mfu: MfuResult,
+                comm_kind: str | None = None) -> dict[str, str]:
     src = {"logs": "ingested logs", "builtin": "measured by the built-in workload",
            "command": "logs written by the study's command"}[_kind(p)]
     energy = ("estimated: ranks' CPU time x energy.watts_per_core" if p.energy.probe == "cpu"
@@ -318,8 +332,8 @@ def _provenance(p: TrainingPlatform, mfu: MfuResult) -> dict[str, str]:
     return {
         "time to target": f"{src}: first evaluation at the target, MLPerf scoring",
         "stability, restarts, goodput": f"{src}: step and event lines",
-        "compute vs communication": "profiler trace (Kineto JSON), HTA definitions on its "
-                                    "events",
+        "compute vs communication": _TRACE_SOURCES.get(
+            comm_kind or "", "profiler trace (Kineto JSON), HTA definitions on its events"),
         "cost": "the inference bill: price and costs from the study file, duration = time "
                 "to target",
         "energy": energy,
@@ -354,7 +368,8 @@ def platform_result(spec: Training, p: TrainingPlatform, *, base_dir: Path,
     out.compute_comm = _compute_comm(logs)
     out.mfu = _mfu(p, logs, catalog)
     out.cost = _cost(p, out.time_to_target, out.runs, study_costs, catalog)
-    out.provenance = _provenance(p, out.mfu)
+    out.provenance = _provenance(p, out.mfu,
+                                 out.compute_comm.kind if out.compute_comm else None)
     return out
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from acceval.errors import StudyError
 from acceval.training.log import Eval, Event, RunLog, Step
-from acceval.training.spec import Columns, LogFormat
+from acceval.training.spec import Columns, LogFormat, TraceFormat
 
 #: A time above this is a Unix timestamp (2001-09-09), not seconds since the start.
 _UNIX_S = 1e9
@@ -257,7 +257,7 @@ def guess_format(path: Path) -> LogFormat:
 
 
 def read_log(path: Path, fmt: LogFormat | None, cols: Columns, *, seed: int | None = None,
-             trace: str | None = None) -> RunLog:
+             trace: str | None = None, trace_format: TraceFormat | None = None) -> RunLog:
     """One run's log, whatever its format, in the order it was logged (a restart logs some
     steps twice: the metrics need that order to find the work lost)."""
     if not path.exists():
@@ -265,7 +265,7 @@ def read_log(path: Path, fmt: LogFormat | None, cols: Columns, *, seed: int | No
                          [(str(path), "no such file", "give a path relative to the study "
                            "file")])
     log = READERS[fmt or guess_format(path)](path, cols)
-    log.seed, log.trace = seed, trace
+    log.seed, log.trace, log.trace_format = seed, trace, trace_format
     return log
 
 

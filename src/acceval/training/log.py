@@ -9,6 +9,10 @@ started), plus what the reader could not understand, counted and with examples. 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acceval.training.spec import TraceFormat
 
 #: Event names the metrics read (anything else is kept and shown, but not used).
 EVENTS = ("startup", "checkpoint_save", "checkpoint_restore", "interruption", "restart",
@@ -73,6 +77,7 @@ class RunLog:
     unread: Unread = field(default_factory=Unread)
     unused: dict[str, int] = field(default_factory=dict)  # understood, not needed (by key)
     trace: str | None = None          # path of the run's profiler trace, if any
+    trace_format: TraceFormat | None = None  # None: from the trace's content
 
     def events_of(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.kind == kind]

@@ -312,10 +312,13 @@ class Saturation:
     evidence: str
 
 
-def saturation(splits: Sequence[StepSplit], input_share: float | None) -> Saturation | None:
+def saturation(splits: Sequence[StepSplit], input_share: float | None, *,
+               overlap_known: bool = True) -> Saturation | None:
     """The largest of compute, exposed communication and input waiting decides the bound;
     when idle time (net of the input waiting, which a trace shows as idle) is larger than all
-    three, nothing saturates: the step waits on the host."""
+    three, nothing saturates: the step waits on the host. ``overlap_known`` False (a trace
+    form that cannot show compute during communication): overlap is None and every
+    communication second counts as exposed."""
     total = sum(s.duration_ms for s in splits)
     if total <= 0:
         return None
@@ -332,12 +335,13 @@ def saturation(splits: Sequence[StepSplit], input_share: float | None) -> Satura
     if idle - (input_share or 0.0) > shares[bound]:
         bound = "idle (host overhead or waiting)"
     inp = "not logged" if input_share is None else f"{input_share:.0%}"
+    overlapped = (f"{(over / comm_ms if comm_ms else 0):.0%} overlapped with compute"
+                  if overlap_known else "overlap with compute not measurable")
     evidence = (f"over {len(splits)} traced step(s): compute {comp:.0%}, communication "
-                f"{comm:.0%} ({exposed:.0%} exposed, "
-                f"{(over / comm_ms if comm_ms else 0):.0%} overlapped with compute), idle "
+                f"{comm:.0%} ({exposed:.0%} exposed, {overlapped}), idle "
                 f"{idle:.0%}; data loading {inp} of step time (step log)")
-    return Saturation(comp, comm, exposed, over / comm_ms if comm_ms else None, idle,
-                      input_share, bound, evidence)
+    overlap = over / comm_ms if comm_ms and overlap_known else None
+    return Saturation(comp, comm, exposed, overlap, idle, input_share, bound, evidence)
 
 
 __all__ = ["BADPUT", "Goodput", "Interruption", "Reached", "Restarts", "Saturation", "Score",

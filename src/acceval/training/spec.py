@@ -17,6 +17,7 @@ from acceval.economics.spec import Energy, Platform, Price, TargetCosts
 from acceval.names import Name
 
 LogFormat = Literal["jsonl", "csv", "tensorboard", "mllog"]
+TraceFormat = Literal["kineto", "neuron"]
 
 
 class _Model(BaseModel):
@@ -85,8 +86,11 @@ class LogRun(_Model):
 
     path: str = Field(description="The log file (TensorBoard: the event file or its folder), "
                       "relative to the study file.")
-    trace: str | None = Field(None, description="A PyTorch profiler (Kineto) JSON trace of a "
-                              "few steps of this run.")
+    trace: str | None = Field(None, description="A profiler trace of a few steps of this run: "
+                              "PyTorch profiler (Kineto) JSON, or the Neuron profiler's JSON "
+                              "export (system_profile.json or device_profile_model_<id>.json).")
+    trace_format: TraceFormat | None = Field(
+        None, description="kineto or neuron; default: from the trace's content.")
     seed: int | None = Field(None, description="The seed the run used, if known.")
 
 
@@ -221,4 +225,4 @@ class Training(_Model):
 
 
 __all__ = ["Builtin", "Columns", "Command", "Kill", "LogFormat", "LogRun", "Logs", "ModelShape",
-           "QualityTarget", "Training", "TrainingPlatform"]
+           "QualityTarget", "TraceFormat", "Training", "TrainingPlatform"]

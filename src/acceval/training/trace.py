@@ -16,6 +16,11 @@ kernels only; acceval's built-in workload runs on CPU too. Per profiled step
   communication* is the communication time that overlaps no compute.
 
 Every event not understood (no name, no time) is counted, never dropped in silence.
+
+:func:`read_trace` also reads the AWS Neuron profiler's JSON export
+(:mod:`acceval.training.neuron`), picked by the file's content or a declared ``trace_format``;
+both produce the same :class:`TraceSplit`. Perfetto protobuf (``.pftrace``) is not read: the
+error says how to export JSON instead.
 """
 
 from __future__ import annotations
@@ -28,13 +33,24 @@ from pathlib import Path
 from typing import Any
 
 from acceval.training.log import Unread
+from acceval.training.spec import TraceFormat
 
 _COMM = re.compile(r"(^gloo:|^nccl|nccl|^c10d::|all_?reduce|all_?gather|reduce_?scatter|"
                    r"broadcast|all_to_all|record_param_comms)", re.IGNORECASE)
 _MEMORY = re.compile(r"(memcpy|memset)", re.IGNORECASE)
-_STEP = re.compile(r"^ProfilerStep#(\d+)$")
+STEP_MARK = re.compile(r"^ProfilerStep#(\d+)$")
 
 Interval = tuple[float, float]
+
+#: What to do with a Perfetto protobuf file. The commands are the Neuron docs' (aws-neuron-sdk
+#: tools/neuron-explorer/get-started.rst; archive/profiler/neuron-profile-user-guide.rst).
+PERFETTO_HELP = (
+    "a Perfetto protobuf trace is not read (it would need a protobuf decoder); export the "
+    "profile as JSON instead: `neuron-explorer view -d <profile dir> --output-format json` "
+    "(Neuron Profiler 2.0: `neuron-profile view -d <profile dir> --output-format json`) and "
+    "give trace: system_profile.json or device_profile_model_<id>.json; a single device "
+    "profile: `neuron-profile view --output-format json --output-file profile.json -n "
+    "file.neff -s profile.ntff`")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +67,7 @@ class StepSplit:
 @dataclass(slots=True)
 class TraceSplit:
     source: str
-    kind: str                                 # "gpu" or "cpu"
+    kind: str                                 # gpu, cpu, neuron-device or neuron-system
     steps: list[StepSplit] = field(default_factory=list)
     events: int = 0
     unread: Unread = field(default_factory=Unread)
@@ -59,6 +75,8 @@ class TraceSplit:
     world_size: int | None = None
     rank: int | None = None
     whole_span: bool = False                  # no ProfilerStep marks: one window, step 0
+    overlap_known: bool = True                # False: the form cannot show compute during comm
+    notes: list[str] = field(default_factory=list)  # what the form does not give
 
 
 def _union(iv: list[Interval]) -> list[Interval]:
@@ -108,20 +126,55 @@ def split_step(window: Interval, compute: list[Interval], comm: list[Interval],
                      idle_ms=max(0.0, (hi - lo) - _length(busy)) / 1000.0)
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_json(path: Path) -> Any:
+    """The parsed JSON of a ``.json`` or ``.json.gz`` trace; every failure names the file."""
+    if path.suffix.lower() in (".pftrace", ".perfetto-trace"):
+        raise ValueError(f"{path}: {PERFETTO_HELP}")
     opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        data = json.load(f)
+    try:
+        with opener(path, "rt", encoding="utf-8") as f:
+            return json.load(f)
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: binary, not JSON (a Perfetto .pftrace?); "
+                         f"{PERFETTO_HELP}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+    except gzip.BadGzipFile as exc:
+        raise ValueError(f"{path}: named .gz but not gzip ({exc})") from None
+
+
+def detect_format(data: Any) -> TraceFormat | None:
+    """Kineto's trace-event form has ``traceEvents`` (or is a bare array); the Neuron
+    profiler's system profile has ``trace_events``, its device profile ``instruction``."""
+    if isinstance(data, list) or (isinstance(data, dict) and "traceEvents" in data):
+        return "kineto"
+    if isinstance(data, dict) and ("trace_events" in data or "instruction" in data):
+        return "neuron"
+    return None
+
+
+def read_trace(path: Path, fmt: TraceFormat | None = None) -> TraceSplit:
+    """The per-step split of a profiler trace: Kineto JSON, or the Neuron profiler's JSON
+    export; ``fmt`` None detects the form from the content."""
+    data = load_json(path)
+    form = fmt or detect_format(data)
+    if form == "neuron":
+        # Imported here: the Neuron reader builds on this module's interval code.
+        from acceval.training.neuron import read_neuron
+        return read_neuron(data, path)
+    if form is None:
+        keys = ", ".join(sorted(data)[:8]) if isinstance(data, dict) else type(data).__name__
+        raise ValueError(f"{path}: neither a Kineto trace (traceEvents) nor a Neuron profiler "
+                         f"JSON (trace_events, or instruction); it has: {keys or 'nothing'}")
     if isinstance(data, list):  # the bare-array form of the trace-event format
         data = {"traceEvents": data}
     if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
         raise ValueError(f"{path}: not a trace-event JSON (no traceEvents list)")
-    return data
+    return _read_kineto(data, path)
 
 
-def read_trace(path: Path) -> TraceSplit:
+def _read_kineto(data: dict[str, Any], path: Path) -> TraceSplit:
     """The per-step split of a Kineto JSON trace (``.json`` or ``.json.gz``)."""
-    data = _load(path)
     info = data.get("distributedInfo") or {}
     out = TraceSplit(source=str(path), kind="cpu", backend=info.get("backend"),
                      world_size=info.get("world_size"), rank=info.get("rank"))
@@ -142,7 +195,7 @@ def read_trace(path: Path) -> TraceSplit:
     gpu = any(cat == "kernel" for _, cat, _, _, _ in spans)
     out.kind = "gpu" if gpu else "cpu"
     steps = [(int(m.group(1)), tid, a, b) for name, _, tid, a, b in spans
-             if (m := _STEP.match(name))]
+             if (m := STEP_MARK.match(name))]
     if not steps:
         # No step annotations: the whole span of the busiest thread is one window.
         ops = [(tid, a, b) for _, c, tid, a, b in spans if c == "cpu_op"]
@@ -171,4 +224,5 @@ def read_trace(path: Path) -> TraceSplit:
     return out
 
 
-__all__ = ["StepSplit", "TraceSplit", "read_trace", "split_step"]
+__all__ = ["PERFETTO_HELP", "STEP_MARK", "StepSplit", "TraceFormat", "TraceSplit", "detect_format",
+           "load_json", "read_trace", "split_step"]

@@ -106,3 +106,26 @@ def test_a_missing_torch_skips_the_workload_with_a_note(tmp_path: Path,
     assert result.training.platform("cpu").failure == "skipped: needs torch (fixture)"
     assert any("skipped: needs torch" in w for w in result.warnings)
     assert "Training: no platform qualifies" in result.training.verdict.headline  # type: ignore[union-attr]
+
+
+def test_a_neuron_profile_reaches_the_result_and_the_report(tmp_path: Path) -> None:
+    """A Neuron system profile JSON beside a step log, through the real analyze: its split,
+    the overlap it cannot measure and what it does not give reach result.json and the
+    report."""
+    for name in ("steps.jsonl", "neuron-system_profile.json"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    run = {"path": "steps.jsonl", "trace": "neuron-system_profile.json", "trace_format": "neuron"}
+    study = _study({"target": {"max_eval_loss": 1.8}, "runs": 3, "platforms": [
+        {"name": "trn", "price": PRICE, "platform": {"chips": 16},
+         "logs": {"runs": [run] * 3}}]})
+    result = run_fixture.build(tmp_path / "run", with_study=study, base_dir=tmp_path)
+    assert result.training is not None
+    p = result.training.platform("trn")
+    cc = p.compute_comm
+    assert cc is not None and cc.kind == "neuron-system" and [s.step for s in cc.steps] == [5, 6]
+    assert cc.compute_share == pytest.approx(0.55) and cc.overlap_share is None
+    assert cc.exposed_communication_share == pytest.approx(0.20) and cc.unread == 4
+    assert "overlap is not measured" in cc.note and "4 of 17 trace events" in cc.note
+    assert p.provenance["compute vs communication"].startswith("Neuron profiler JSON (system")
+    md = render(result, "md")
+    assert "overlap with compute not measurable" in md and "overlap is not measured" in md
