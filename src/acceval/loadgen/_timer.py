@@ -74,7 +74,7 @@ class TimerFdWaker(Waker):
     sample counts at most ``spin_max_ns``, so one preemption of several ms moves the window
     for a few wake-ups, not for the rest of the point. The window is all the spin costs per
     request. The old rule (twice the recent *worst* delay, capped at 500 us) sat near its cap
-    on the busy 2-core VM: 130-180 us of CPU per request at 1000 arrivals/s, for a median lag
+    on the busy 2-core VM: 100-190 us of CPU per request at 1000 arrivals/s, for a median lag
     of ~5 us instead of ~80 us without any spin, when the target is 1 ms. Measured on that VM
     (load average 4.8, 1,500 waits of 0.3-1.5 ms): window 0 -> 79 us CPU per wait, median lag
     75 us; 10 us -> 75 us, 60 us; 100 us -> 107 us, 3 us; 500 us -> 450 us, 3 us. A spin
