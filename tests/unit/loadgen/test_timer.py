@@ -85,3 +85,49 @@ def test_loop_monitor_counts_a_stall_still_going_on_at_stop() -> None:
 
     lags = asyncio.run(go())
     assert len(lags) == 1 and lags[0] >= 20_000_000
+
+
+def _feed(w: TimerFdWaker, late_ns: int, times: int) -> list[int]:
+    windows = []
+    for _ in range(times):
+        w.adapt(late_ns)
+        windows.append(w.spin_ns)
+    return windows
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="timerfd is Linux-only; SpinWaker elsewhere")
+def test_spin_window_follows_the_wake_up_delay_within_its_bounds() -> None:
+    async def go() -> None:
+        w = make_waker(asyncio.get_running_loop())
+        assert isinstance(w, TimerFdWaker)
+        try:
+            lo, hi = w.spin_min_ns, w.spin_max_ns
+            assert w.spin_ns == hi                   # nothing known yet: the widest window
+            _feed(w, 0, 200)
+            assert w.spin_ns == lo                   # punctual wake-ups: the floor
+            _feed(w, 20_000, 200)                    # 20 us late: twice that plus 10 us
+            assert abs(w.spin_ns - 50_000) <= 1_000
+            assert max(_feed(w, 10**9, 200)) == hi   # very late: capped, never above
+        finally:
+            w.close()
+
+    asyncio.run(go())
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="timerfd is Linux-only; SpinWaker elsewhere")
+def test_one_preemption_widens_the_window_only_for_a_few_wake_ups() -> None:
+    async def go() -> None:
+        w = make_waker(asyncio.get_running_loop())
+        assert isinstance(w, TimerFdWaker)
+        try:
+            _feed(w, 5_000, 200)
+            settled = w.spin_ns
+            w.adapt(20_000_000)                      # one 20 ms stall
+            assert settled < w.spin_ns <= w.spin_max_ns
+            after = _feed(w, 5_000, 30)
+            assert after[-1] <= settled + 1_000      # back to where it was
+            assert after == sorted(after, reverse=True)
+        finally:
+            w.close()
+
+    asyncio.run(go())

@@ -1,0 +1,158 @@
+"""Open-loop dispatch cost against the closed loop's, A B A B across code versions.
+
+Against one ``acceval serve --engine mock --workers W`` group (the ``fast`` setting: no
+delays, 16 tokens), in one sitting, for each round and each code version given:
+
+1. closed loop, 64 workers: the highest rate and the client's CPU per request;
+2. open loop (Poisson) at half of that maximum (half of the first version's round-1 rate,
+   the same rate for every version afterwards);
+3. open loop (Poisson) at ``--rate`` req/s (1000 by default).
+
+Each point runs in a fresh client process whose ``PYTHONPATH`` is that version's ``src``,
+so ``--version before=/tmp/old/src --version after=$PWD/src`` compares two checkouts on the
+same server, interleaved (A B A B). CPU per request is the client's user+sys time over
+completed requests, as in ``scaleout.py``; the schedule-lag figures come from the runner's raw
+dispatch lags (``lags_out``), including their minimum, so any request sent before its time
+shows as a negative lag.
+
+    python benchmarks/openloop.py [--seconds 4] [--rounds 2] [--version NAME=SRC ...]
+
+Writes ``benchmarks/out/openloop-<UTC>.json`` and prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from scaleout import SETTINGS, Mock, _prompts, _spec, _writer  # noqa: E402
+
+
+def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, Any]:
+    """One point in this process, with every figure the comparison needs."""
+    import numpy as np
+
+    from acceval.loadgen.runner import run, run_point
+    from acceval.targets import make_target
+    from acceval.targets.spec import Endpoint
+
+    n_out = SETTINGS["fast"]["output_tokens"]
+
+    async def go() -> dict[str, Any]:
+        target = make_target("mock", Endpoint(base_url=base_url, model="mock"))
+        await target.start()
+        writer = _writer()
+        lags: list[int] = []
+        try:
+            t0 = time.perf_counter_ns()
+            cpu0, w0 = time.process_time(), time.perf_counter()
+            r = await run_point(target, _prompts(n_out), _spec(kind, level, seconds),
+                                writer.add, t0_ns=t0, lags_out=lags)
+            wall = time.perf_counter() - w0
+            writer.flush()
+            writer.wait()
+            cpu = time.process_time() - cpu0
+        finally:
+            await target.close()
+        a = np.asarray(lags, dtype=np.float64) / 1e6
+        out = {"kind": kind, "level": level, "completed": r.completed, "errors": r.errors,
+               "rate_rps": r.completed / wall, "cpu_us_per_req": cpu / max(r.completed, 1) * 1e6,
+               "lag_p50_ms": r.lag_p50_ms, "lag_p99_ms": r.lag_p99_ms, "lag_max_ms": r.lag_max_ms,
+               "loop_p99_ms": r.loop_lag_ms.p99 if r.loop_lag_ms is not None else None}
+        if a.size:
+            out.update(lag_min_ms=float(a.min()), early_sends=int((a < 0).sum()))
+        return out
+
+    return run(go())
+
+
+def _in_child(src: str, base_url: str, kind: str, level: float, seconds: float
+              ) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": src}
+    load = os.getloadavg()[0]
+    res = subprocess.run([sys.executable, __file__, "--point", base_url, kind, str(level),
+                          str(seconds)], env=env, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        raise RuntimeError(f"point failed ({src}): {res.stderr[-2000:]}")
+    fig: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
+    fig["load_avg_1m"] = load
+    return fig
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--workers", type=int, default=2, help="mock processes sharing the port")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rate", type=float, default=1000.0, help="the fixed Poisson rate")
+    ap.add_argument("--version", action="append", default=[], metavar="NAME=SRC",
+                    help="a code version to run (its src directory); default: this checkout")
+    ap.add_argument("--point", nargs=4, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.point:
+        url, kind, level, seconds = args.point
+        print(json.dumps(point(url, kind, float(level), float(seconds))))
+        return
+    versions = [v.split("=", 1) for v in args.version] or [["this", str(HERE.parent / "src")]]
+    out: dict[str, Any] = {"host": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                                    "load_avg_start": os.getloadavg()},
+                           "seconds": args.seconds, "mock_workers": args.workers,
+                           "versions": dict(versions), "fixed_rate_rps": args.rate, "points": []}
+    fast = Mock(SETTINGS["fast"], args.workers)
+    half: float | None = None
+    try:
+        for rnd in range(args.rounds):
+            for setting in ("closed", "half", "fixed"):
+                for name, src in versions:
+                    if setting == "closed":
+                        fig = _in_child(src, fast.base_url, "concurrency", 64, args.seconds)
+                        if half is None:
+                            half = 0.5 * fig["rate_rps"]
+                            out["half_rate_rps"] = half
+                    else:
+                        assert half is not None
+                        rate = half if setting == "half" else args.rate
+                        fig = _in_child(src, fast.base_url, "poisson", rate, args.seconds)
+                    fig.update(round=rnd, setting=setting, version=name)
+                    out["points"].append(fig)
+                    print(json.dumps(fig), file=sys.stderr)
+    finally:
+        fast.stop()
+    out["host"]["load_avg_end"] = os.getloadavg()
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    (HERE / "out").mkdir(exist_ok=True)
+    path = HERE / "out" / f"openloop-{stamp}.json"
+    path.write_text(json.dumps(out, indent=2))
+    print("| round | version | setting | req/s | CPU µs/req | lag p50 / p99 / min ms "
+          "| loop p99 ms | load |")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
+    for f in out["points"]:
+        lag = ("—" if f["lag_p99_ms"] is None else
+               f"{f['lag_p50_ms']:.3f} / {f['lag_p99_ms']:.2f} / {f['lag_min_ms']:.3f}")
+        loop = "—" if f["loop_p99_ms"] is None else f"{f['loop_p99_ms']:.2f}"
+        print(f"| {f['round']} | {f['version']} | {f['setting']} | {f['rate_rps']:.0f} "
+              f"| {f['cpu_us_per_req']:.0f} | {lag} | {loop} | {f['load_avg_1m']:.2f} |")
+    print("\nratio, open-loop CPU per request over the same round's closed loop:")
+    for name, _ in versions:
+        for rnd in range(args.rounds):
+            pts = {f["setting"]: f for f in out["points"]
+                   if f["version"] == name and f["round"] == rnd}
+            c = pts["closed"]["cpu_us_per_req"]
+            print(f"  {name} round {rnd}: half {pts['half']['cpu_us_per_req'] / c:.2f}x, "
+                  f"{args.rate:g} req/s {pts['fixed']['cpu_us_per_req'] / c:.2f}x")
+    print(f"\n{path}")
+
+
+if __name__ == "__main__":
+    main()
