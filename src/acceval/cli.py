@@ -78,9 +78,24 @@ def validate(study_file: Path, out_dir: Path | None, preflight: bool) -> None:
     study, notes = check_study(study_file, out_dir=out_dir)
     if preflight:
         preflight_study(study)
-    click.echo(f"{study_file}: ok ({len(study.targets)} targets, {len(study.load)} load families)")
+    click.echo(f"{study_file}: ok ({_contents(study)})")
     for note in notes:
         click.echo(f"  note: {note}")
+
+
+def _contents(study: Any) -> str:
+    """What a study measures, for ``validate``: its inference targets and load families, its
+    agent targets and its training platforms (any may be absent)."""
+    parts = []
+    if study.targets:
+        parts.append(f"{len(study.targets)} targets, {len(study.load)} load families")
+    else:
+        parts.append("no inference targets")
+    if study.agents is not None:
+        parts.append(f"agents: {len(study.agents.targets)} targets")
+    if study.training is not None:
+        parts.append(f"training: {len(study.training.platforms)} platforms")
+    return "; ".join(parts)
 
 
 @main.command()
