@@ -17,6 +17,7 @@ import shutil
 from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any
+from urllib.parse import urlsplit
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -155,6 +156,7 @@ class BrowserError(Exception):
 class ActionResult:
     ok: bool
     error: str | None = None
+    filled: str | None = None  # the text field a ``type`` filled (its name): the page's side
 
 
 class Browser:
@@ -226,6 +228,10 @@ class Tab:
     async def reload(self) -> None:
         await self._page.reload()
 
+    def path(self) -> str:
+        """The path of the page the browser shows now (no query)."""
+        return urlsplit(str(self._page.url)).path
+
     async def _aim(self, ref: int, what: str) -> tuple[Any, dict[str, Any] | ActionResult]:
         el = await self._page.query_selector(f'[data-ref="{int(ref)}"]')
         if el is None:
@@ -257,7 +263,7 @@ class Tab:
         if not tag.startswith("input:"):
             return ActionResult(False, f"[{ref}] is not a text field")
         await el.fill(text, timeout=ACTION_TIMEOUT_MS)
-        return ActionResult(True)
+        return ActionResult(True, filled=str(await el.evaluate("e => e.name || e.id || ''")))
 
 
 __all__ = ["CHROMIUM_ARGS", "ActionResult", "Browser", "BrowserError", "Tab", "chromium_path",
