@@ -71,7 +71,8 @@ def _raise_descriptor_limit() -> None:
 def validate(study_file: Path, out_dir: Path | None, preflight: bool) -> None:
     """Check a study file and everything a run of it would find late: name every bad field
     with its path and a hint (task and demand files, catalog ids, engines and their options,
-    the report extra, the output folder). Nothing is sent to any target unless --preflight."""
+    the report extra, the output folder, and for an agents section that a headless Chromium
+    starts). Nothing is sent to any target unless --preflight."""
     from acceval.checks import preflight_study
     from acceval.pipeline import check_study
 

@@ -12,6 +12,7 @@ download is not needed: the system's Chromium is used.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from dataclasses import dataclass
@@ -152,6 +153,29 @@ class BrowserError(Exception):
     """The browser could not be started or stopped working."""
 
 
+def start_problem() -> str | None:
+    """Why a headless Chromium cannot be started here, in one line that says what to do, or
+    None once one has started and stopped. What ``acceval validate`` and the checks before
+    a run's load ask: the same lookup (:func:`unavailable`) and the same launch
+    (:meth:`Browser.start`) as the agents part itself, so the check cannot pass where the
+    part would then fail. Call it outside a running event loop."""
+    why = unavailable()
+    if why is not None:
+        return why
+    try:
+        asyncio.run(_start_and_stop())
+    except BrowserError as exc:
+        return (f"{exc}; install a Chromium that runs headless (e.g. apt-get install "
+                "chromium) or set ACCEVAL_CHROMIUM to one")
+    return None
+
+
+async def _start_and_stop() -> None:
+    browser = Browser()
+    await browser.start()
+    await browser.stop()
+
+
 @dataclass(slots=True)
 class ActionResult:
     ok: bool
@@ -267,4 +291,4 @@ class Tab:
 
 
 __all__ = ["CHROMIUM_ARGS", "ActionResult", "Browser", "BrowserError", "Tab", "chromium_path",
-           "unavailable"]
+           "start_problem", "unavailable"]
