@@ -3,7 +3,8 @@
 ``acceval validate`` and ``acceval run`` both call :func:`check_runnable` before any load is
 sent: task files and how each target receives them, catalog ids and prices, demand files,
 the interrupted load point, local engines (name, options, extras, model files), the report
-extra and a writable output folder. Every problem is named with its field path and a fix,
+extra, a writable output folder, and for an ``agents:`` section a headless Chromium that
+starts. Every problem is named with its field path and a fix,
 all at once. :func:`preflight_study` then asks every remote endpoint whether it answers and
 lists its model (local servers are asked once they have started).
 
@@ -185,6 +186,25 @@ def _engines(study: Study) -> list[Problem]:
     return out
 
 
+def browser_check(study: Study) -> tuple[list[Problem], list[str]]:
+    """For an ``agents:`` section: can the browser start? When it cannot, a run skips the
+    agents part and measures the rest (a note, said up front); a study with nothing else to
+    measure would run for nothing, so there it is a problem."""
+    if study.agents is None:
+        return [], []
+    from acceval.agents.browser import start_problem
+
+    why = start_problem()
+    if why is None:
+        return [], []
+    if study.targets or study.training is not None:
+        return [], [f"agents: the browser cannot start ({why}); `acceval run` will measure "
+                    "the rest of the study and skip the agents part"]
+    return [("agents", f"the browser cannot start: {why}",
+             "the study measures nothing but agents, so the run would stop here; install "
+             "what is named and check again")], []
+
+
 def _report() -> list[Problem]:
     if importlib.util.find_spec("plotly") is None:
         return [("output", "a run writes report.html, whose charts need the 'plotly' package",
@@ -339,10 +359,12 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _output(study, base_dir, out_dir)
     problems += _descriptors(study, descriptor_limit())
     problems += _scale_out(study)
+    browser_problems, browser_notes = browser_check(study)
+    problems += browser_problems
     if problems:
         raise StudyError(f"{source}: {len(problems)} problem(s) that the run would hit",
                          problems)
-    return Ready(tasks, _notes(study))
+    return Ready(tasks, _notes(study) + browser_notes)
 
 
 def preflight_study(study: Study) -> None:

@@ -71,16 +71,32 @@ def _raise_descriptor_limit() -> None:
 def validate(study_file: Path, out_dir: Path | None, preflight: bool) -> None:
     """Check a study file and everything a run of it would find late: name every bad field
     with its path and a hint (task and demand files, catalog ids, engines and their options,
-    the report extra, the output folder). Nothing is sent to any target unless --preflight."""
+    the report extra, the output folder, and for an agents section that a headless Chromium
+    starts). Nothing is sent to any target unless --preflight."""
     from acceval.checks import preflight_study
     from acceval.pipeline import check_study
 
     study, notes = check_study(study_file, out_dir=out_dir)
     if preflight:
         preflight_study(study)
-    click.echo(f"{study_file}: ok ({len(study.targets)} targets, {len(study.load)} load families)")
+    click.echo(f"{study_file}: ok ({_contents(study)})")
     for note in notes:
         click.echo(f"  note: {note}")
+
+
+def _contents(study: Any) -> str:
+    """What a study measures, for ``validate``: its inference targets and load families, its
+    agent targets and its training platforms (any may be absent)."""
+    parts = []
+    if study.targets:
+        parts.append(f"{len(study.targets)} targets, {len(study.load)} load families")
+    else:
+        parts.append("no inference targets")
+    if study.agents is not None:
+        parts.append(f"agents: {len(study.agents.targets)} targets")
+    if study.training is not None:
+        parts.append(f"training: {len(study.training.platforms)} platforms")
+    return "; ".join(parts)
 
 
 @main.command()

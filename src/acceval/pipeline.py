@@ -78,7 +78,8 @@ from acceval.study import Target as TargetSpec
 from acceval.targets import make_target
 from acceval.targets.preflight import served_model
 from acceval.tasks import Task, TaskSets, score, to_prompt, write_answers_jsonl
-from acceval.training.execute import run_training
+from acceval.training.execute import Execution as TrainingExecution
+from acceval.training.execute import read_execution, run_training
 
 
 def check_study(path: Path, *, out_dir: Path | None = None) -> tuple[Study, list[str]]:
@@ -290,7 +291,7 @@ def resume(run_dir: Path, *, progress: bool = True,
     study = load_study(run_dir / "study.yaml")
     tasks = check_runnable(study, base_dir=base_dir, out_dir=run_dir.parent,
                            source=f"{run_dir}/study.yaml").tasks
-    plan = resume_plan(study, prior)
+    plan = resume_plan(study, prior, run_dir=run_dir)
     if not plan.remeasure:
         raise UsageError(f"{run_dir}: every point finished; nothing to resume "
                          f"(`acceval report {run_dir}` renders it)")
@@ -514,12 +515,14 @@ class ResumePlan:
     remeasure: list[str]
 
 
-def resume_plan(study: Study, prior: RunLog) -> ResumePlan:
+def resume_plan(study: Study, prior: RunLog, *, run_dir: Path | None = None) -> ResumePlan:
     """Which entries of ``prior`` finished (kept) and which did not (measured again).
 
     A fixed point finished unless it was stopped inside; the sweep only as a whole (it is a
     search: a partial one starts again); the demand replay and the interruption each on its
-    own. A target that failed, or was never reached, is measured again from its start."""
+    own. A target that failed, or was never reached, is measured again from its start.
+    With ``run_dir``, the agents and training parts it lacks are measured again too (a study
+    may have no inference targets at all)."""
     log = RunLog(run_id=prior.run_id, created_utc=prior.created_utc,
                  resumes=list(prior.resumes), host=prior.host)
     keep: dict[str, set[int]] = {}
@@ -548,7 +551,25 @@ def resume_plan(study: Study, prior: RunLog) -> ResumePlan:
         keep[tspec.name] = {p.index for p in entries}
         kept += [f"{tspec.name}: {p.label}" for p in entries]
         remeasure += _unfinished(study, t_index, fresh)
+    if run_dir is not None:
+        remeasure += _parts_unfinished(study, run_dir)
     return ResumePlan(log=log, keep=keep, kept=kept, remeasure=remeasure)
+
+
+def _parts_unfinished(study: Study, run_dir: Path) -> list[str]:
+    """The agents and training parts a run folder does not hold yet. An agents part that
+    was skipped (no browser) is finished: it said why, and a resume would skip it again."""
+    out = []
+    if study.agents is not None:
+        kept = read_agent_records(run_dir)
+        if kept is None or (not kept.episodes.num_rows and kept.log.skipped is None):
+            out.append("agents: the workflows")
+    if study.training is not None:
+        done = read_execution(run_dir) or TrainingExecution()
+        out += [f"training: {p.name}" for p in study.training.platforms
+                if p.logs is None and (p.name not in done.platforms
+                                       or done.platforms[p.name].status != "ok")]
+    return out
 
 
 def _complete(p: PointLog | None) -> bool:

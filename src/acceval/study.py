@@ -116,15 +116,27 @@ class Output(_Model):
         return v
 
 
+#: The one study-wide problem that belongs to a field: ``study_from_dict`` files it under
+#: ``targets`` with :data:`NOTHING_TO_MEASURE_HINT`.
+NOTHING_TO_MEASURE = "the study measures nothing: no targets, agents or training section"
+NOTHING_TO_MEASURE_HINT = ("add `targets:` (inference platforms), or an `agents:` (agent "
+                           "workflows) or `training:` (training platforms) section; targets "
+                           "may be left out only when one of those is there")
+
+
 class Study(_Model):
-    """A comparison of targets on one task set at one quality level."""
+    """A comparison of targets on one task set at one quality level (inference targets,
+    agent workflows, training platforms: at least one of the three)."""
 
     name: Name = Field(description="Study name; run folders are named <name>-<UTC time>.")
     description: str = Field("", description="Free text shown in the report.")
     seed: Seed = Field(0, description="Base seed for arrivals (each dimension derives its own); "
                        "0..2**32-1.")
     tasks: Tasks = Field(default_factory=Tasks, description="The task set.")
-    targets: list[Target] = Field(description="The platforms to compare.", min_length=1)
+    targets: list[Target] = Field(
+        default_factory=list, description="The inference platforms to compare; may be left "
+        "out when the study has an `agents:` or `training:` section."
+    )
     load: list[LoadPoint] = Field(
         default_factory=_one_client, description="Load families, "
         "one level key each: concurrency, constant_rps, poisson_rps or gamma_rps."
@@ -175,6 +187,8 @@ class Study(_Model):
 
     @model_validator(mode="after")
     def _cross(self) -> Study:
+        if not self.targets and self.agents is None and self.training is None:
+            raise ValueError(NOTHING_TO_MEASURE)
         names = [t.name for t in self.targets]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -299,7 +313,15 @@ def study_from_dict(data: Any, *, source: str = "study") -> Study:
         problems = []
         for err in exc.errors():
             msg = err["msg"].removeprefix("Value error, ")
+            if msg == NOTHING_TO_MEASURE:
+                problems.append(("targets", msg, NOTHING_TO_MEASURE_HINT))
+                continue
             problems.append((_loc(tuple(err["loc"])), msg, _hint(err)))
+        # The cross-field check runs only once every field is valid: said with the rest.
+        nothing = (not data.get("targets") and data.get("agents") is None
+                   and data.get("training") is None)
+        if nothing and not any(p[0] == "targets" for p in problems):
+            problems.append(("targets", NOTHING_TO_MEASURE, NOTHING_TO_MEASURE_HINT))
         raise StudyError(f"{source}: {len(problems)} problem(s) in the study", problems) from None
 
 

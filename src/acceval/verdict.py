@@ -10,7 +10,8 @@ This is the only module that ranks targets. Its rules, each tested:
 3. The **operating point** of a target is its eligible point with the lowest cost per correct
    task (under the demand when the study has one, else at the declared utilization); without
    prices, the eligible point with the highest throughput.
-4. When no target qualifies, no format names a cheapest target.
+4. When no target qualifies, no format names a cheapest target. A study with no inference
+   targets (only agents or training) has no inference ranking, and says so.
 5. A **winner** is named only when its cost interval (from its accuracy interval) lies wholly
    below the runner-up's; otherwise the targets whose intervals overlap the cheapest's
    **tie**. The ratio quoted is runner-up cost / winner cost, at the operating points.
@@ -187,7 +188,11 @@ def decide(targets: Sequence[TargetResult], rules: Rules,
     winner: str | None = None
     tied: list[str] = []
     ratio: float | None = None
-    if not qualified:
+    if not rows:
+        status = "no-targets"
+        headline = ("No inference targets in this study, so there is no inference ranking "
+                    "(agent workflows and training, if any, are compared on their own).")
+    elif not qualified:
         status = "none-qualify"
         headline = ("No target qualifies, so none is named cheapest: "
                     + "; ".join(f"{s.target} {s.reasons[0]}" for s in rows) + ".")

@@ -1,6 +1,7 @@
 """Agent workflows in real headless Chromium on the built-in shop, the scripted policy
 served through the OpenAI chat API with tools: the measured rates agree with the declared
-ones, a policy that never confirms fails every irreversible scenario, an expired session
+ones (the wrong-click rate measured from the shop's record of each action's effect, never
+from the policy), a policy that never confirms fails every irreversible scenario, an expired session
 mid-task is recovered from and its recovery time reported, and a missing browser skips the
 part with a note. Needs Chromium (``apt-get install chromium``) and playwright."""
 
@@ -63,6 +64,30 @@ def test_measured_rates_fall_within_their_intervals_of_the_declared_ones(
     assert _inside(0.15, soon.premature_done_per_step), soon.premature_done_per_step
     assert soon.silent_errors.k == soon.premature_done_per_step.k
     assert soon.unconfirmed_irreversible.k == 0
+    # None of them declares wrong clicks: no action strayed from the route or the goal
+    for t in rates.targets:
+        assert t.stray_actions is not None and t.stray_actions.n > 0, t.name
+        assert t.stray_actions.k == 0, (t.name, t.transcripts)
+
+
+def test_the_stray_action_rate_measures_the_declared_wrong_click_rate(tmp_path: Path) -> None:
+    """Stray actions are counted from what the shop and the page saw each action do, so the
+    policy's declared wrong-click rate is what they should measure. The run is deterministic
+    (the policy draws per reply from its seed, the request's seed and the turn; the pages are
+    the same each time): these seeds give 16 stray of 108 browser actions, 15 % [9 %, 23 %].
+    Over seeds, a 95 %
+    Wilson interval at n ≈ 108 misses a true 0.2 with probability 5.3 % (exact binomial
+    sum), and a miss would repeat on every run rather than come and go."""
+    a = _run(tmp_path, {
+        "trials": 12, "only": ["buy-one", "change-email"], "seed": 3,
+        "targets": [{"name": "clumsy", "policy": {"wrong_click": 0.2, "seed": 4}}]})
+    t = _t(a, "clumsy")
+    stray = t.stray_actions
+    assert stray is not None and stray.n >= 100
+    assert _inside(0.2, stray), stray
+    assert t.declared["wrong_click"] == 0.2
+    # a stray action is not only a failed one: most of them worked, on the wrong thing
+    assert stray.k > t.action_errors.k
 
 
 def test_a_policy_that_skips_confirmation_fails_every_irreversible_scenario(
@@ -89,6 +114,8 @@ def test_an_expired_session_mid_task_is_recovered_from(tmp_path: Path) -> None:
     assert rec.recovery_s.n == 2 and rec.recovery_s.p50 is not None
     assert rec.recovery_steps.p50 is not None and rec.recovery_steps.p50 >= 3  # sign in again
     assert t.completion.k == 2
+    # signing in again is how the perturbation is overcome, not a stray action
+    assert t.stray_actions is not None and t.stray_actions.k == 0
 
 
 def test_a_missing_browser_skips_the_part_with_a_note(

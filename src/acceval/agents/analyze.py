@@ -29,9 +29,11 @@ from acceval.agents.result import (
     TranscriptStep,
     WorkflowCost,
 )
+from acceval.agents.scenarios import SCENARIOS
 from acceval.agents.spec import SCRIPTED_LABEL as LABEL
 from acceval.agents.spec import Agents, AgentTarget
 from acceval.agents.store import AgentRecords
+from acceval.agents.stray import is_stray
 from acceval.agents.tools import BROWSER_TOOLS
 from acceval.economics.bill import compute_bill
 from acceval.economics.catalog import Catalog
@@ -80,6 +82,22 @@ class _Ep:
         if not vals or any(p is None or c is None for p, c in vals):
             return None
         return float(sum(p + c for p, c in vals))
+
+
+def _stray_actions(eps: list[_Ep]) -> RateResult | None:
+    """Stray browser actions (acceval.agents.stray) over browser actions; None when a step
+    has no effect record (an older run) or a scenario is unknown."""
+    stray = 0
+    actions = 0
+    for e in eps:
+        scenario = SCENARIOS.get(str(e.row["scenario"]))
+        for s in e.actions:
+            verdict = is_stray(scenario, s) if scenario is not None else None
+            if verdict is None:
+                return None
+            stray += verdict
+            actions += 1
+    return _rate(rate(stray, actions))
 
 
 def _events(step: dict[str, Any]) -> int:
@@ -154,6 +172,7 @@ def target_result(t: AgentTarget, eps: list[_Ep], failure: str | None, trials: i
         state_right=_rate(rate(sum(bool(e.row["state_ok"]) for e in eps), n)),
         per_step_success=StepSuccessResult.model_validate(asdict(fit)),
         action_errors=_rate(rate(sum(not s["ok"] for s in actions), len(actions))),
+        stray_actions=_stray_actions(eps),
         pass_hat_k=[PassK(k=k, value=pass_hat_k(tasks, k)) for k in range(1, trials + 1)],
         curve=[CurvePoint(steps=s, completion=_rate(rate(sum(e.correct for e in g), len(g))),
                           predicted=fit.value ** s if fit.value is not None else None)

@@ -7,6 +7,11 @@ as the ground truth of every check (:meth:`Shop.state`) and switches the perturb
 (:meth:`Shop.perturb`): an expired session, a pop-up, a changed layout (ids, labels and
 order move) and a switched language. Each perturbation knows when it has been overcome,
 so the recovery time is measured, not guessed.
+
+Every change a request makes to the state is also recorded as an effect
+(:attr:`Shop.effects`, with the value before it), so that what each of the agent's actions
+did is known from the server's side, whatever the agent believes it did
+(:mod:`acceval.agents.stray`).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import html
 import secrets
 import time
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 from aiohttp import web
@@ -126,6 +132,7 @@ class Shop:
         self.anon_lang = "en"
         self.perturbation: _Perturbation | None = None
         self.requests = 0
+        self.effects: list[dict[str, Any]] = []
         if not signed_in:
             return None
         token = secrets.token_urlsafe(16)
@@ -148,6 +155,13 @@ class Shop:
                 s.lang = "es"
         else:
             raise ValueError(f"unknown perturbation {kind!r}")
+
+    def _effect(self, kind: str, **detail: Any) -> None:
+        self.effects.append({"kind": kind, **detail})
+
+    def _held(self, pid: str) -> int:
+        """How many of a product the user holds, in the cart and in placed orders."""
+        return self.cart.get(pid, 0) + sum(o.get(pid, 0) for o in self.orders)
 
     def mark_onset(self) -> None:
         if self.perturbation is not None and self.perturbation.onset_ns is None:
@@ -276,17 +290,20 @@ class Shop:
         form = await request.post()
         nxt = _safe_next(request.query.get("next", "/catalogue"))
         if form.get("username") != USER or form.get("password") != PASSWORD:
+            self._effect("login_failed")
             raise web.HTTPFound(f"/login?failed=1&next={quote(nxt, safe='')}")
         token = secrets.token_urlsafe(16)
         self.sessions[token] = _Session(USER, lang=self.anon_lang)
         self.logins += 1
+        self._effect("login")
         self._note(signed_in=True, changed=True)
         resp = web.HTTPFound(nxt)
         resp.set_cookie(COOKIE, token, httponly=True, samesite="Lax")
         raise resp
 
     async def _logout(self, request: web.Request) -> web.Response:
-        self.sessions.pop(request.cookies.get(COOKIE, ""), None)
+        if self.sessions.pop(request.cookies.get(COOKIE, ""), None) is not None:
+            self._effect("logout")
         raise web.HTTPFound("/login")
 
     async def _catalogue(self, request: web.Request) -> web.Response:
@@ -310,6 +327,7 @@ class Shop:
         self._need_login(request)
         pid = str((await request.post()).get("id", ""))
         if pid in PRODUCTS:
+            self._effect("cart_add", item=pid, before=self._held(pid))
             self.cart[pid] = self.cart.get(pid, 0) + 1
             self._note(changed=True)
         raise web.HTTPFound(f"/catalogue?added={quote(pid)}")
@@ -318,6 +336,7 @@ class Shop:
         self._need_login(request)
         pid = str((await request.post()).get("id", ""))
         if self.cart.get(pid):
+            self._effect("cart_remove", item=pid, before=self._held(pid))
             self.cart[pid] -= 1
             if not self.cart[pid]:
                 del self.cart[pid]
@@ -365,6 +384,7 @@ class Shop:
         self._need_login(request)
         if not self.cart:
             raise web.HTTPFound("/cart")
+        self._effect("order", before=len(self.orders))
         self.orders.append(dict(self.cart))
         self.events.append(Event("order", time.perf_counter_ns(),
                                  ", ".join(f"{n} x {k}" for k, n in sorted(self.cart.items()))))
@@ -397,6 +417,7 @@ class Shop:
         value = str((await request.post()).get("email", "")).strip()
         if "@" not in value:
             raise web.HTTPFound("/account")
+        self._effect("email", value=value, before=self.email)
         self.email = value
         self.events.append(Event("email", time.perf_counter_ns(), value))
         self._note(changed=True)
@@ -406,6 +427,7 @@ class Shop:
         code = request.match_info["code"]
         if code in LANGUAGES:
             s = self._session(request)
+            self._effect("lang", value=code, before=self._lang_of(request))
             if s is not None:
                 s.lang = code
             self.anon_lang = code
@@ -413,6 +435,8 @@ class Shop:
         raise web.HTTPFound(_safe_next(request.query.get("next", "/catalogue")))
 
     async def _close_popup(self, request: web.Request) -> web.Response:
+        if self.popup_open:
+            self._effect("popup_close")
         self.popup_open = False
         self._note(closed_popup=True)
         raise web.HTTPFound(_safe_next(request.query.get("next", "/catalogue")))

@@ -12,11 +12,13 @@ download is not needed: the system's Chromium is used.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any
+from urllib.parse import urlsplit
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -151,10 +153,34 @@ class BrowserError(Exception):
     """The browser could not be started or stopped working."""
 
 
+def start_problem() -> str | None:
+    """Why a headless Chromium cannot be started here, in one line that says what to do, or
+    None once one has started and stopped. What ``acceval validate`` and the checks before
+    a run's load ask: the same lookup (:func:`unavailable`) and the same launch
+    (:meth:`Browser.start`) as the agents part itself, so the check cannot pass where the
+    part would then fail. Call it outside a running event loop."""
+    why = unavailable()
+    if why is not None:
+        return why
+    try:
+        asyncio.run(_start_and_stop())
+    except BrowserError as exc:
+        return (f"{exc}; install a Chromium that runs headless (e.g. apt-get install "
+                "chromium) or set ACCEVAL_CHROMIUM to one")
+    return None
+
+
+async def _start_and_stop() -> None:
+    browser = Browser()
+    await browser.start()
+    await browser.stop()
+
+
 @dataclass(slots=True)
 class ActionResult:
     ok: bool
     error: str | None = None
+    filled: str | None = None  # the text field a ``type`` filled (its name): the page's side
 
 
 class Browser:
@@ -226,6 +252,10 @@ class Tab:
     async def reload(self) -> None:
         await self._page.reload()
 
+    def path(self) -> str:
+        """The path of the page the browser shows now (no query)."""
+        return urlsplit(str(self._page.url)).path
+
     async def _aim(self, ref: int, what: str) -> tuple[Any, dict[str, Any] | ActionResult]:
         el = await self._page.query_selector(f'[data-ref="{int(ref)}"]')
         if el is None:
@@ -257,8 +287,8 @@ class Tab:
         if not tag.startswith("input:"):
             return ActionResult(False, f"[{ref}] is not a text field")
         await el.fill(text, timeout=ACTION_TIMEOUT_MS)
-        return ActionResult(True)
+        return ActionResult(True, filled=str(await el.evaluate("e => e.name || e.id || ''")))
 
 
 __all__ = ["CHROMIUM_ARGS", "ActionResult", "Browser", "BrowserError", "Tab", "chromium_path",
-           "unavailable"]
+           "start_problem", "unavailable"]

@@ -59,6 +59,9 @@ class Step:
     done_ns: int
     observation: str
     content: str
+    effects: str | None = None          # JSON: what a browser action changed (see act)
+    page_before: str | None = None
+    page_after: str | None = None
 
 
 @dataclass(slots=True)
@@ -123,6 +126,7 @@ class _Episode:
         self.actions = 0
         self.pending_confirm = False
         self.seen_events = 0
+        self.effect: tuple[str, str, str] | None = None  # the last action's, for its step
 
     def left_s(self) -> float:
         return self.deadline - time.monotonic()
@@ -154,6 +158,7 @@ class _Episode:
             return ActionResult(True), HUMAN_REPLY
         if name not in BROWSER_TOOLS:
             return ActionResult(False, f"unknown tool {name!r}"), f"error: unknown tool {name}"
+        before, mark = self.tab.path(), len(self.shop.effects)
         try:
             if name == "click":
                 res = await self.tab.click(int(args["ref"]))
@@ -163,6 +168,13 @@ class _Episode:
                 res = await self.tab.goto(str(args["path"]))
         except (KeyError, ValueError, TypeError) as exc:
             res = ActionResult(False, f"bad arguments for {name}: {exc}")
+        # What the action did, before any perturbation strikes: the server's changes, the
+        # field the page filled, and where the browser is now.
+        effects = list(self.shop.effects[mark:])
+        if res.filled is not None:
+            effects.append({"kind": "fill", "field": res.filled,
+                            "value": str(args.get("text", ""))})
+        self.effect = (json.dumps(effects), before, self.tab.path())
         self.actions += 1
         if self.plan.perturbation and self.actions == self.plan.after_step:
             await self.strike(during_step=True)
@@ -235,6 +247,7 @@ async def _steps(ep: _Episode, client: ChatClient, messages: list[dict[str, Any]
             except ValueError:
                 args = {}
             act_start = time.perf_counter_ns()
+            ep.effect = None
             if name == "done":
                 res, content = ActionResult(True), "ok: episode ended"
             else:
@@ -245,7 +258,7 @@ async def _steps(ep: _Episode, client: ChatClient, messages: list[dict[str, Any]
             ep.out.steps.append(_step(
                 len(ep.out.steps), name, raw, res, ep.irreversible(),
                 model_ms if i == 0 else 0.0, started, usage if i == 0 else {}, content,
-                str(message.get("content") or ""), act_start=act_start))
+                str(message.get("content") or ""), act_start=act_start, effect=ep.effect))
             if name == "done":
                 ep.out.said_done, ep.out.stopped_by = True, "done"
                 return
@@ -254,7 +267,8 @@ async def _steps(ep: _Episode, client: ChatClient, messages: list[dict[str, Any]
 def _step(index: int, tool: str, raw: str, res: ActionResult,
           irreversible: tuple[str | None, bool | None], model_ms: float, started: int,
           usage: dict[str, Any], observation: str, content: str,
-          act_start: int | None = None) -> Step:
+          act_start: int | None = None,
+          effect: tuple[str, str, str] | None = None) -> Step:
     done = time.perf_counter_ns()
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
     return Step(step=index, tool=tool, arguments=raw[:2000], ok=res.ok, error=res.error,
@@ -263,7 +277,10 @@ def _step(index: int, tool: str, raw: str, res: ActionResult,
                 prompt_tokens=prompt if isinstance(prompt, int) else None,
                 completion_tokens=completion if isinstance(completion, int) else None,
                 started_ns=started, done_ns=done,
-                observation=observation[:KEEP_OBSERVATION_CHARS], content=content[:2000])
+                observation=observation[:KEEP_OBSERVATION_CHARS], content=content[:2000],
+                effects=effect[0] if effect else None,
+                page_before=effect[1] if effect else None,
+                page_after=effect[2] if effect else None)
 
 
 __all__ = ["ChatClient", "Episode", "EpisodePlan", "ModelError", "Step", "run_episode"]

@@ -5,10 +5,12 @@ is a test double, and every report labels it as one. It reads the same messages 
 reads (the task, then each tool result with the page listing) and answers with one tool
 call. It follows the scenario's reference path (:mod:`acceval.agents.scenarios`), reading
 English labels in either layout; it closes a pop-up, signs in again after an expired
-session, and switches a foreign-language page back to English. It errs at its declared
+session, switches a foreign-language page back to English, and fills again a form that a
+reload emptied. It errs at its declared
 rates, drawn per reply from its seed and the request's ``seed``:
 
-- ``wrong_click``: a browser action lands on another element of the same kind, unnoticed;
+- ``wrong_click``: a browser action (on the path or recovering, click, type or navigate)
+  lands on another element of the same kind, or another page, unnoticed;
 - ``skip_confirm``: an irreversible action is done without calling ``confirm``;
 - ``premature_done``: it says ``done`` instead of taking the next browser action.
 
@@ -33,6 +35,8 @@ from acceval.agents.scenarios import PASSWORD, PRODUCTS, SCENARIOS, USER, Intent
 from acceval.agents.spec import SCRIPTED_LABEL, ScriptedPolicy
 
 LABEL = SCRIPTED_LABEL
+#: Where a wrong ``navigate`` may go instead of the intended page.
+SHOP_PAGES = ("/catalogue", "/cart", "/checkout", "/account")
 _LINE = re.compile(r'^(\s*)\[(\d+)\] (\w+) "([^"]*)"')
 _SCENARIO = re.compile(r"Task \(scenario ([\w.-]+)\)")
 
@@ -181,8 +185,26 @@ class Decider:
                                                    "know the built-in shop scenarios."})
         page = parse_page(_observation(messages))
         at = _progress(scenario.path, calls, results)
-        return (self._recover(page, scenario, at, turn)
+        call = (self._recover(page, scenario, at, turn)
                 or self._next(page, scenario, at, turn, rng))
+        return self._slip(call, page, rng)
+
+    def _slip(self, call: Call, page: Page, rng: random.Random) -> Call:
+        """``wrong_click``: once per browser action, whatever the action is for, so that the
+        declared rate is the rate per browser action that the environment can observe."""
+        if call.name not in ("click", "type", "navigate") \
+                or rng.random() >= self.spec.wrong_click:
+            return call
+        if call.name == "navigate":
+            return Call(call.id, "navigate", {"path": rng.choice(
+                [p for p in SHOP_PAGES if p != call.arguments.get("path")])})
+        target = next((e for e in page.elements if e.ref == call.arguments.get("ref")), None)
+        others = [e for e in page.elements if target is not None and e.role == target.role
+                  and e != target]
+        others = others or [e for e in page.elements if e != target]
+        if not others:
+            return call
+        return Call(call.id, call.name, {**call.arguments, "ref": rng.choice(others).ref})
 
     def _recover(self, page: Page, scenario: Scenario, at: int, turn: int) -> Call | None:
         """Perturbations it recognises: a dialog, a foreign language, a lost session."""
@@ -210,10 +232,21 @@ class Decider:
             button = page.find("sign_in")
             if button is not None and intent.key != "sign_in":
                 return Call(rid, "click", {"ref": button.ref})
+        if intent is not None and intent.action != "type":
+            # A form that a reload emptied (after signing in again, say) is filled again.
+            for j, prev in enumerate(scenario.path[:at]):
+                field = page.find(prev.key) if prev.action == "type" \
+                    and prev.page == page.path == intent.page else None
+                if field is not None and not field.value:
+                    return Call(f"i{j}-{turn}", "type", {"ref": field.ref, "text": prev.value})
         return None
 
     def _next(self, page: Page, scenario: Scenario, at: int, turn: int,
               rng: random.Random) -> Call:
+        # A step whose result it did not see (a perturbation struck) but whose page it is on
+        # is done: it does not go back to take it again.
+        while at < len(scenario.path) and _arrived(scenario.path[at], page):
+            at += 1
         if at >= len(scenario.path):
             return Call(f"d-{turn}", "done", {"summary": "The task is complete."})
         intent = scenario.path[at]
@@ -228,14 +261,15 @@ class Decider:
         target = page.find(intent.key)
         if target is None:
             return Call(f"n{at}-{turn}", "navigate", {"path": intent.page})
-        if rng.random() < self.spec.wrong_click:
-            others = [e for e in page.elements if e.role == target.role and e != target]
-            others = others or [e for e in page.elements if e != target]
-            if others:
-                target = rng.choice(others)
         if intent.action == "type":
             return Call(f"i{at}-{turn}", "type", {"ref": target.ref, "text": intent.value})
         return Call(f"i{at}-{turn}", "click", {"ref": target.ref})
+
+
+def _arrived(intent: Intent, page: Page) -> bool:
+    """Whether the browser is already where a click of the path leads."""
+    return (intent.action == "click" and bool(intent.lands) and intent.lands != intent.page
+            and page.path.startswith(intent.lands))
 
 
 def _tokens(text: str) -> int:

@@ -109,6 +109,9 @@ class AgentTargetResult(Section):
     state_right: RateResult              # final state right (forbidden actions aside)
     per_step_success: StepSuccessResult
     action_errors: RateResult            # browser actions whose tool result was an error
+    # browser actions whose observed effect the goal does not accept (acceval.agents.stray);
+    # None for a run whose steps hold no effect record
+    stray_actions: RateResult | None = None
     pass_hat_k: list[PassK]
     curve: list[CurvePoint]
     scenarios: list[ScenarioResult]

@@ -32,8 +32,9 @@ class ScriptedPolicy(_Model):
     the perturbations it recognises, and errs at the declared rates per step. It is a test
     double for a tool-calling model, and every report labels it as one."""
 
-    wrong_click: float = Field(0.0, ge=0, le=1, description="Chance per browser action of "
-                               "acting on another element than the intended one, unnoticed.")
+    wrong_click: float = Field(0.0, ge=0, le=1, description="Chance per browser action "
+                               "(click, type or navigate) of acting on another element (or "
+                               "page) than the intended one, unnoticed.")
     skip_confirm: float = Field(0.0, ge=0, le=1, description="Chance per irreversible action "
                                 "of performing it without calling `confirm` first.")
     premature_done: float = Field(0.0, ge=0, le=1, description="Chance per browser action of "

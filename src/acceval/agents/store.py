@@ -31,7 +31,8 @@ STEP_SCHEMA = pa.schema([
     ("irreversible", pa.string()), ("confirmed", pa.bool_()), ("model_ms", pa.float64()),
     ("action_ms", pa.float64()), ("prompt_tokens", pa.int64()),
     ("completion_tokens", pa.int64()), ("started_ns", pa.int64()), ("done_ns", pa.int64()),
-    ("observation", pa.string()), ("content", pa.string()),
+    ("observation", pa.string()), ("content", pa.string()), ("effects", pa.string()),
+    ("page_before", pa.string()), ("page_after", pa.string()),
 ])
 EPISODE_SCHEMA = pa.schema([
     ("target", pa.string()), ("scenario", pa.string()), ("steps_required", pa.int32()),
@@ -88,7 +89,9 @@ def tables(target_episodes: list[tuple[str, Episode]]) -> tuple[pa.Table, pa.Tab
                           "action_ms": s.action_ms, "prompt_tokens": s.prompt_tokens,
                           "completion_tokens": s.completion_tokens,
                           "started_ns": s.started_ns, "done_ns": s.done_ns,
-                          "observation": s.observation, "content": s.content})
+                          "observation": s.observation, "content": s.content,
+                          "effects": s.effects, "page_before": s.page_before,
+                          "page_after": s.page_after})
         episodes.append({**key, "steps_required": p.scenario.steps,
                          "irreversible_scenario": p.scenario.irreversible,
                          "perturbation": p.perturbation, "perturb_after": p.after_step,

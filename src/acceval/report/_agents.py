@@ -1,9 +1,10 @@
 """The agents section of the report, in HTML and Markdown, read from ``result.agents``.
 
 Completion against the number of steps (a small inline SVG and a table), pass^k, the
-silent-error and forbidden-action rates with their intervals, recovery times, the cost per
-correct workflow, and transcripts of failed tasks. Every text that came from a model or a
-page is escaped. A scripted policy is labelled as one wherever its name appears.
+silent-error, forbidden-action, failed-action and stray-action rates with their intervals,
+recovery times, the cost per correct workflow, and transcripts of failed tasks. Every text
+that came from a model or a page is escaped. A scripted policy is labelled as one wherever
+its name appears.
 """
 
 from __future__ import annotations
@@ -79,14 +80,14 @@ def summary_rows(a: AgentsResult) -> list[list[str]]:
 
 def detail_rows(a: AgentsResult) -> list[list[str]]:
     head = ["agent", "declared error rates", "pass^k (k = 1…)", "premature done per step",
-            "failed actions", "steps p50/p90/max", "tokens p50/p90/max",
+            "failed actions", "stray actions", "steps p50/p90/max", "tokens p50/p90/max",
             "latency s p50/p90/max", "stopped by"]
     rows = [head]
     for t in a.targets:
         passk = " · ".join(f"{_num(p.value, '{:.2f}')}" for p in t.pass_hat_k)
         stops = ", ".join(f"{k} {v}" for k, v in sorted(t.stopped_by.items()))
         rows.append([_who(t), _declared(t) or "—", passk, pct(t.premature_done_per_step),
-                     pct(t.action_errors), _st(t.steps_per_task, "{:.0f}"),
+                     pct(t.action_errors), pct(t.stray_actions), _st(t.steps_per_task, "{:.0f}"),
                      _st(t.tokens_per_task, "{:.0f}"), _st(t.latency_s_per_task), stops])
     return rows
 

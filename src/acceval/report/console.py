@@ -14,7 +14,10 @@ from acceval.report._fmt import gate, not_assessed, num, pct, trusted
 from acceval.results.result import RunResult
 
 
-def _table(result: RunResult) -> Table:
+def _table(result: RunResult) -> Table | str:
+    """The per-point table; a study without inference targets gets one line instead."""
+    if not result.targets:
+        return escape(f"{result.study_name} ({result.run_id}): no inference targets")
     tab = Table(title=f"{result.study_name} ({result.run_id})")
     for col in ("target", "load", "req", "err", "TTFT p95 ms", "TPOT p95 ms", "req/s",
                 "goodput/s", "SLO", "accuracy", "gate"):

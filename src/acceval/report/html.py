@@ -192,8 +192,11 @@ def _estimated_html(result: RunResult, econ: dict[str, TargetEcon]) -> str:
 
 
 def _verdict(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon) -> str:
-    lines = "".join(_target_line(result, t, econ[t.name]) for t in result.targets)
     extra = "".join(f"<li>{esc(v)}</li>" for v in result.verdict.lines)
+    if not result.targets:
+        return ('<section id="verdict"><h2>1. Verdict</h2>'
+                f"{_winner_html(result)}{'<ul>' + extra + '</ul>' if extra else ''}</section>")
+    lines = "".join(_target_line(result, t, econ[t.name]) for t in result.targets)
     rules = "".join(f"<li>{esc(r)}</li>" for r in result.verdict.rules)
     return (
         '<section id="verdict"><h2>1. Verdict</h2>'
@@ -502,27 +505,28 @@ def _provenance(result: RunResult) -> str:
                a.date or "—"] for a in assumptions(result)]
     warn = "".join(f"<li>{esc(w)}</li>" for w in result.warnings)
     study_yaml = yaml.safe_dump(result.study, sort_keys=False)
-    t_targets = _table(["target", "endpoint", "model", "client", "platform", "fingerprint",
-                        "local server"], targets)
+    t_targets = ('<h3>Targets</h3><div class="scroll">' + _table(
+        ["target", "endpoint", "model", "client", "platform", "fingerprint", "local server"],
+        targets) + "</div>") if targets else ""
     from acceval.report import _execution as execution
 
     load_from = execution.intro(result)
     t_load = "" if load_from is None else (
         f"<h3>Where the load came from</h3><p>{esc(load_from)}</p>"
         f'<div class="scroll">{_table(execution.HEAD, execution.rows(result))}</div>')
-    t_check = _table(*selfcheck_table(result))
+    t_check = ("<h3>Load-generator self-check</h3><p>Schedule lag is the actual send time "
+               "minus the intended one (open loop); loop lag is how late the client's event "
+               "loop ran its ticks (both loops). A point is not trusted when the client could "
+               "not keep up: its numbers then describe the client as much as the server, and "
+               "the verdict, capacity and sweep leave it out.</p>"
+               f'<div class="scroll">{_table(*selfcheck_table(result))}</div>'
+               ) if result.targets else ""
     t_assume = _table(["target", "input", "value", "origin", "source", "date"], assume)
     t_soft = _table(["package", "version"], sorted([k, v] for k, v in result.software.items()))
     t_env = _table(["key", "value"], [[k, str(v)] for k, v in result.environment.items()])
     return (
-        '<section id="provenance"><h2>4. Provenance</h2>'
-        f'<h3>Targets</h3><div class="scroll">{t_targets}</div>{t_load}'
-        "<h3>Load-generator self-check</h3><p>Schedule lag is the actual send time minus "
-        "the intended one (open loop); loop lag is how late the client's event loop ran its "
-        "ticks (both loops). A point is not trusted when the client could not keep up: its "
-        "numbers then describe the client as much as the server, and the verdict, capacity "
-        "and sweep leave it out.</p>"
-        f'<div class="scroll">{t_check}</div>'
+        f'<section id="provenance"><h2>{"4. " if result.targets else ""}Provenance</h2>'
+        f"{t_targets}{t_load}{t_check}"
         f'<h3>Assumptions and their sources</h3><div class="scroll">{t_assume}</div>'
         f"<h3>Software</h3>{t_soft}<h3>Environment</h3>{t_env}"
         f"<h3>Seeds</h3><pre>{esc(json.dumps(result.seeds, sort_keys=True))}</pre>"
@@ -548,11 +552,14 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
     """
     econ = {t.name: target_econ(t, result) for t in result.targets}
     run = run_econ(result, econ)
-    charts = all_charts(result, econ, run, records)
+    # A study without inference targets (agents or training only) has no inference section.
+    inference = bool(result.targets)
+    charts = all_charts(result, econ, run, records) if inference else []
     capacity = cap.run_capacity(result)
     cap_chart = demand_vs_capacity(result, capacity)
     training, training_charts = training_html(result, _figure_html)
-    specs = [{"id": c.id, "figure": c.figure} for c in [*charts, cap_chart, *training_charts]
+    specs = [{"id": c.id, "figure": c.figure}
+             for c in [*charts, *([cap_chart] if inference else []), *training_charts]
              if c.figure is not None]
     telemetry = tm.chart(result)
     if telemetry is not None:
@@ -578,12 +585,13 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         f"{', finished ' + esc(result.finished_utc) if result.finished_utc else ''}; "
         f"acceval {esc(__version__)}</p>{banner}"
         f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
-        _verdict(result, econ, run), _decision(result, econ), _charts_html(charts),
-        _capacity_html(capacity, cap_chart), _batching_html(result), _turns_html(result),
-        _telemetry_html(result), _repeats_peers_html(result),
-        _claims_html(result), _plan_html(result), training,
-        _portability_html(result), agents_html(result), _samples(result, records),
-        _provenance(result),
+        _verdict(result, econ, run),
+        *((_decision(result, econ), _charts_html(charts), _capacity_html(capacity, cap_chart),
+           _batching_html(result), _turns_html(result), _telemetry_html(result))
+          if inference else ()),
+        _repeats_peers_html(result), _claims_html(result), _plan_html(result), training,
+        _portability_html(result), agents_html(result),
+        _samples(result, records) if inference else "", _provenance(result),
         "<footer>Self-contained report: every number is computed from this run's stored "
         "records; nothing on this page is fetched from the network.</footer></main>",
         f'<script type="application/json" id="acceval-charts">{json_for_script(specs)}</script>',

@@ -64,6 +64,8 @@ def _verdict(result: RunResult) -> list[str]:
     lines = ["## Verdict", "", f"**{_esc(v.headline)}**", ""]
     lines += [f"- {_esc(line)}" for line in v.lines]
     lines.append("")
+    if not v.standings:
+        return lines
     rows = []
     for st in v.standings:
         t = result.target(st.target)
@@ -90,8 +92,23 @@ def render_markdown(result: RunResult) -> str:
         lines += ["", _esc(str(desc))]
     lines.append("")
     lines += _verdict(result)
+    inference = bool(result.targets)
+    if inference:
+        lines += _inference(result)
+    lines += _claims(result)
+    lines += _plan(result)
+    lines += training_markdown(result)
+    lines += _portability(result)
+    lines += agents_markdown(result)
+    if inference:
+        lines += _errors_and_selfcheck(result)
+    lines += _provenance(result)
+    return "\n".join(lines)
 
-    lines += ["## Latency and throughput per load point", "",
+
+def _inference(result: RunResult) -> list[str]:
+    """Every section about the inference targets (a study with none leaves them out)."""
+    lines = ["## Latency and throughput per load point", "",
               f"SLO: {slo_text(result.slo)}. TTFT is service time (from "
               "the actual send); response TTFT is from the intended send (open loop), and an "
               "open-loop point's SLO is judged on it (docs/metrics.md).", ""]
@@ -135,13 +152,11 @@ def render_markdown(result: RunResult) -> str:
     lines += _turns(result)
     lines += _telemetry(result)
     lines += _repeats_and_peers(result)
-    lines += _claims(result)
-    lines += _plan(result)
-    lines += training_markdown(result)
-    lines += _portability(result)
-    lines += agents_markdown(result)
+    return lines
 
-    lines += ["## Errors", ""]
+
+def _errors_and_selfcheck(result: RunResult) -> list[str]:
+    lines = ["## Errors", ""]
     rows = []
     for t in result.targets:
         for p in t.points:
@@ -156,8 +171,11 @@ def render_markdown(result: RunResult) -> str:
               "not trusted when the client could not keep up (docs/metrics.md).", ""]
     lines += _table(*selfcheck_table(result))
     lines.append("")
+    return lines
 
-    lines += ["## Provenance", ""]
+
+def _provenance(result: RunResult) -> list[str]:
+    lines = ["## Provenance", ""]
     rows = []
     for t in result.targets:
         fp = ", ".join(f"{k}={v}" for k, v in sorted(t.fingerprint.items())) or NOT_MEASURED
@@ -169,8 +187,9 @@ def render_markdown(result: RunResult) -> str:
         rows.append([t.name, t.endpoint.base_url if t.endpoint else "",
                      t.endpoint.model if t.endpoint else "",
                      t.endpoint.transport if t.endpoint else "—", fp, local])
-    lines += _table(["target", "endpoint", "model", "client", "fingerprint", "local server"],
-                    rows)
+    if rows:
+        lines += _table(["target", "endpoint", "model", "client", "fingerprint",
+                         "local server"], rows)
     from acceval.report import _execution as execution
 
     load_from = execution.intro(result)
@@ -183,7 +202,7 @@ def render_markdown(result: RunResult) -> str:
         lines += ["Warnings:", ""] + [f"- {_esc(w)}" for w in result.warnings] + [""]
     lines += ["<details><summary>Study as run</summary>", "", "```yaml",
               yaml.safe_dump(result.study, sort_keys=False).rstrip(), "```", "", "</details>", ""]
-    return "\n".join(lines)
+    return lines
 
 
 def _energy_cell(energy: EnergyResult | None) -> str:

@@ -553,7 +553,7 @@ class InterruptionResult(FaultStamps):
 
 # --- the verdict -----------------------------------------------------------------------------
 
-VerdictStatus = Literal["winner", "tie", "none-qualify", "not-priced"]
+VerdictStatus = Literal["winner", "tie", "none-qualify", "not-priced", "no-targets"]
 
 
 class Standing(Section):
