@@ -59,6 +59,10 @@ class Record:
     http_attempts: int | None = None     # sends of this request (> 1: endpoint.retry resent it)
     cached_prompt_tokens: int | None = None  # prompt tokens the server's prefix cache held
     turn: int | None = None              # a conversation's turn, 0 first (None: not one)
+    # The server's own per-request timings, where it sends them (llama.cpp's ``timings``:
+    # prompt_ms, predicted_ms); None when it does not.
+    server_prompt_ms: float | None = None
+    server_decode_ms: float | None = None
 
 
 RECORD_SCHEMA = pa.schema(
@@ -91,6 +95,8 @@ RECORD_SCHEMA = pa.schema(
         ("http_attempts", pa.int32()),
         ("cached_prompt_tokens", pa.int32()),
         ("turn", pa.int32()),
+        ("server_prompt_ms", pa.float64()),
+        ("server_decode_ms", pa.float64()),
     ]
 )
 

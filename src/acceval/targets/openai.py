@@ -57,6 +57,11 @@ _BODY_CACHE_MAX = 65536
 _SSE, _JSON, _ERROR = 0, 1, 2
 
 
+def _ms(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
+
+
 def _cached_tokens(usage: Any, timings: dict[str, Any] | None) -> int | None:
     """Prompt tokens the server found in its prefix cache, where it says: OpenAI's
     ``usage.prompt_tokens_details.cached_tokens`` (vLLM with --enable-prompt-tokens-details,
@@ -280,6 +285,10 @@ class _Exchange(Consumer):
             if isinstance(inp, int):
                 rec.prompt_tokens = inp
         self.rec.cached_prompt_tokens = _cached_tokens(u, self.timings)
+        t = self.timings
+        if t is not None:
+            self.rec.server_prompt_ms = _ms(t.get("prompt_ms"))
+            self.rec.server_decode_ms = _ms(t.get("predicted_ms"))
 
     def _fail(self, kind: str, detail: str, now: int) -> None:
         self.failed = True
