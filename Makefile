@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 TESTSTAMP := $(VENV)/.installed-test-stamp
 
-.PHONY: demo test lint typecheck unit bench clean docs
+.PHONY: demo test lint typecheck unit bench clean docs test-llamacpp
 
 # What the demo needs: the package with its local runtimes and torch (the built-in training
 # workload; without torch the demo skips training with a note). No build step.
@@ -43,6 +43,12 @@ unit: $(TESTSTAMP)
 	$(BIN)/pytest -q -p no:cacheprovider -m timing
 
 test: lint typecheck unit
+
+# Not part of `make test`: builds llama.cpp's llama-server from source (about 9 minutes on
+# 2 cores, kept in .llamacpp/), converts the shipped tiny model to GGUF and checks acceval's
+# numbers against the server's own (docs/servers.md).
+test-llamacpp: $(TESTSTAMP)
+	$(BIN)/python tools/llamacpp.py
 
 docs: $(TESTSTAMP)
 	$(BIN)/python -m acceval.docs .

