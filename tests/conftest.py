@@ -26,7 +26,7 @@ UNTIMED_INTEGRATION = frozenset({
     "test_agents.py", "test_training_workload.py", "test_disk_full.py",
     "test_artifact_check.py", "test_artifact_check_numpy.py", "test_shipped_model_served.py",
     "test_repeats_and_vllm_roundtrip.py", "test_workloads_served.py", "test_serve_api.py",
-    "test_serve_process.py", "test_prompts_per_point.py",
+    "test_serve_process.py", "test_prompts_per_point.py", "test_local_transport.py",
 })
 
 

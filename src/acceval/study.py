@@ -96,6 +96,11 @@ class Target(_Model):
     def _reachable(self) -> Target:
         if self.endpoint is None and self.serve is None:
             raise ValueError("a target needs `endpoint` (a server to measure) or `serve`")
+        if (self.endpoint is not None and self.serve is not None
+                and "transport" in self.serve.model_fields_set
+                and self.serve.transport != self.endpoint.transport):
+            raise ValueError("serve.transport and endpoint.transport differ: with an "
+                             "`endpoint`, set the transport there only")
         return self
 
 
