@@ -8,8 +8,11 @@ computed by ``analyze``. Chart text is HTML-escaped (Plotly renders a subset of 
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from acceval.report._charts import Chart, _colour, _layout
 from acceval.report._fmt import NOT_MEASURED, num, pct, sig
@@ -63,6 +66,22 @@ def curves(tr: TrainingResult) -> Chart:
                              "marker": {"symbol": "triangle-up", "size": 10, "color": colour},
                              "hovertemplate": f"{group}: spike z=%{{text}}<extra></extra>",
                              "text": [f"{s.z:.1f}" for s in spikes]})
+            gspikes = [(g.t_s, g) for g in r.stability.grad_norm_spikes if g.t_s is not None]
+            losses = [(t, v) for t, v in zip(r.curve.t_s, r.curve.loss, strict=False)
+                      if t is not None and v is not None and math.isfinite(v)]
+            if gspikes and losses:
+                # A gradient norm is not a loss: marked on the loss curve where it happened.
+                ts, vs = zip(*losses, strict=True)
+                data.append({"type": "scatter", "mode": "markers",
+                             "x": [t for t, _ in gspikes],
+                             "y": [float(np.interp(t, ts, vs)) for t, _ in gspikes],
+                             "name": _e(f"{p.name} grad-norm spike"),
+                             "legendgroup": _e(p.name), "showlegend": False,
+                             "marker": {"symbol": "diamond-open", "size": 10,
+                                        "color": colour},
+                             "hovertemplate": f"{group}: grad-norm spike %{{text}}"
+                                              "<extra></extra>",
+                             "text": [f"{g.value:.3g} (z={g.z:.1f})" for _, g in gspikes]})
             for it in r.restarts.interruptions:
                 shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": it.t_s,
                                "x1": it.t_s, "y0": 0, "y1": 1,
@@ -85,7 +104,8 @@ def curves(tr: TrainingResult) -> Chart:
     return Chart("chart-training-curves", title, {"data": data, "layout": layout},
                  "thin lines: training loss; lines with markers: the evaluation metric; dashed "
                  "red: the target; dotted verticals and crosses: interruptions; triangles: "
-                 f"loss spikes (rolling z-score > {tr.spike_z:g} over {tr.spike_window} steps)")
+                 "loss spikes, open diamonds (on the loss curve): gradient-norm spikes "
+                 f"(rolling z-score > {tr.spike_z:g} over {tr.spike_window} steps)")
 
 
 def time_to_target(tr: TrainingResult) -> Chart:
@@ -280,21 +300,29 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
         return f"{bad} of {lines} records not understood ({', '.join(fmts)})"
 
     prov = {p.name: p.provenance for p in ps}
-    first = next(iter(prov.values()), {})
+
+    def source(key: str) -> str:
+        """The platforms' provenance of one metric: one text when they agree, else each
+        platform's own (two platforms can differ: a Kineto trace against a Neuron one)."""
+        said = {name: pv.get(key, "") for name, pv in prov.items()}
+        distinct = list(dict.fromkeys(v for v in said.values() if v))
+        if len(distinct) <= 1:
+            return distinct[0] if distinct else ""
+        return "; ".join(f"{name}: {v}" for name, v in said.items() if v)
     # One scale for every platform, so that the amounts compare at a glance.
     scale = pick_scale([p.cost.cost_per_run_usd for p in ps if p.cost is not None])
     rows = [
-        row("cost per run to target", lambda p: _cost(p, scale), first.get("cost", "")),
-        row("time to target", ttt, first.get("time to target", "")),
-        row("energy per run to target", energy, first.get("energy", "")),
+        row("cost per run to target", lambda p: _cost(p, scale), source("cost")),
+        row("time to target", ttt, source("time to target")),
+        row("energy per run to target", energy, source("energy")),
         row("stability", spikes, f"rolling z-score above {tr.spike_z:g} over "
                                  f"{tr.spike_window} steps"),
-        row("restarts", restarts, first.get("stability, restarts, goodput", "")),
+        row("restarts", restarts, source("stability, restarts, goodput")),
         row("checkpoints", ckpt, "checkpoint_save events; priced at the chip rate"),
         row("training goodput", goodput, "productive step time / wall time"),
         row("throughput", tput, "tokens / preserved steps' time"),
         row("MFU", mfu, "6N + 12·L·H·Q·T per token vs the peak at the declared precision"),
-        row("which resource saturates", bound, first.get("compute vs communication", "")),
+        row("which resource saturates", bound, source("compute vs communication")),
         row("log lines", unread, "every record a reader could not understand is counted"),
     ]
     return head, rows

@@ -129,3 +129,57 @@ def test_a_neuron_profile_reaches_the_result_and_the_report(tmp_path: Path) -> N
     assert p.provenance["compute vs communication"].startswith("Neuron profiler JSON (system")
     md = render(result, "md")
     assert "overlap with compute not measurable" in md and "overlap is not measured" in md
+
+
+def test_each_platform_keeps_its_own_provenance_in_the_metrics_table(tmp_path: Path) -> None:
+    """A Kineto-traced platform beside a Neuron-traced one: the table's provenance column
+    names each platform's source instead of showing the first platform's for both."""
+    from acceval.report._training import metric_rows
+
+    for name in ("steps.jsonl", "neuron-system_profile.json", "trace-ddp2.json.gz"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    neuron = {"path": "steps.jsonl", "trace": "neuron-system_profile.json",
+              "trace_format": "neuron"}
+    kineto = {"path": "steps.jsonl", "trace": "trace-ddp2.json.gz"}
+    study = _study({"target": {"max_eval_loss": 1.8}, "runs": 3, "platforms": [
+        {"name": "trn", "price": PRICE, "logs": {"runs": [neuron] * 3}},
+        {"name": "gpu", "price": PRICE, "logs": {"runs": [kineto] * 3}}]})
+    result = run_fixture.build(tmp_path / "run", with_study=study, base_dir=tmp_path)
+    assert result.training is not None
+    _, rows = metric_rows(result.training)
+    (cc,) = [r for r in rows if r[0] == "which resource saturates"]
+    trn = result.training.platform("trn").provenance["compute vs communication"]
+    gpu = result.training.platform("gpu").provenance["compute vs communication"]
+    assert trn != gpu and cc[-1] == f"trn: {trn}; gpu: {gpu}"
+    (cost,) = [r for r in rows if r[0] == "cost per run to target"]
+    assert ";" not in cost[-1]  # where the platforms agree, one text
+
+
+def test_gradient_norm_spikes_are_marked_on_the_loss_curve(tmp_path: Path) -> None:
+    """A run whose gradient norm jumps at step 25: the curves chart marks it on the loss
+    curve (at the loss there, not at the norm's own value), as it marks loss spikes."""
+    from acceval.report._training import curves
+
+    lines = [{"t_s": 0.0, "event": "run_start"}]
+    for step in range(1, 31):
+        lines.append({"t_s": step * 0.1, "step": step, "loss": 3.0 - 0.05 * step,
+                      "grad_norm": 50.0 if step == 25 else 1.0 + 0.01 * (step % 3),
+                      "tokens": 100, "step_s": 0.1})
+        if step % 10 == 0:
+            lines.append({"t_s": step * 0.1, "step": step, "eval_loss": 3.0 - 0.05 * step})
+    (tmp_path / "gn.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    study = _study({"target": {"max_eval_loss": 1.6}, "runs": 3, "spike_window": 10,
+                    "platforms": [{"name": "gn", "price": PRICE,
+                                   "logs": {"runs": [{"path": "gn.jsonl"}] * 3}}]})
+    result = run_fixture.build(tmp_path / "run", with_study=study, base_dir=tmp_path)
+    assert result.training is not None
+    run = result.training.platform("gn").runs[0]
+    assert [s.step for s in run.stability.grad_norm_spikes] == [25]
+    assert run.stability.loss_spikes == []
+    figure = curves(result.training).figure
+    assert figure is not None
+    marks = [d for d in figure["data"] if d["name"] == "gn grad-norm spike"]
+    assert len(marks) == 3  # one trace per run
+    assert marks[0]["x"] == [pytest.approx(2.5)]
+    assert marks[0]["y"] == [pytest.approx(3.0 - 0.05 * 25)]  # the loss at step 25
+    assert "50" in marks[0]["text"][0]
