@@ -344,8 +344,10 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
                  if p.stopped_by == "client_lost"]
     training = None
     if study.training is not None:
-        training = training_section(study.training, base_dir=base_dir or Path.cwd(),
-                                    run_dir=run_dir, study_costs=study.costs, catalog=catalog)
+        training = training_section(
+            study.training, base_dir=base_dir or Path.cwd(), run_dir=run_dir,
+            study_costs=study.costs, catalog=catalog,
+            host_fp32_tflops=log.host.peak_fp32_tflops if log.host is not None else None)
         training.verdict = decide_training(training.platforms)
         verdict.lines += [training.verdict.headline, *training.verdict.lines]
         warnings += [f"training {n}" for n in training.notes]

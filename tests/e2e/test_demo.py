@@ -42,6 +42,17 @@ def test_demo_quick_runs_end_to_end(tmp_path: Path) -> None:
         assert plan["measured"] and all(p["efficiency"] > 0 for p in plan["measured"])
     assert '<section id="claims">' in html and '<section id="plan">' in html
     assert "claim: claimed up to 2×" in res.stdout
+    # Training: the built-in workload on two configurations, MFU against this host's own
+    # measured fp32 peak (the catalog has no CPU peak), labelled as measured.
+    training = result["training"]
+    assert training is not None and len(training["platforms"]) == 2
+    for p in training["platforms"]:
+        assert p["failure"] is None, p["failure"]
+        mfu = p["mfu"]
+        assert mfu["status"] == "assessed", mfu
+        assert "measured" in mfu["peak_source"] and 0 < mfu["mfu"] < 1
+        assert mfu["peak_tflops"] == result["log"]["host"]["peak_fp32_tflops"]
+    assert '<section id="training">' in html
 
 
 def test_demo_prints_its_study(tmp_path: Path) -> None:

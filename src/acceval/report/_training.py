@@ -321,7 +321,7 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
         row("checkpoints", ckpt, "checkpoint_save events; priced at the chip rate"),
         row("training goodput", goodput, "productive step time / wall time"),
         row("throughput", tput, "tokens / preserved steps' time"),
-        row("MFU", mfu, "6N + 12·L·H·Q·T per token vs the peak at the declared precision"),
+        row("MFU", mfu, source("MFU")),
         row("which resource saturates", bound, source("compute vs communication")),
         row("log lines", unread, "every record a reader could not understand is counted"),
     ]

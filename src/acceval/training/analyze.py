@@ -223,7 +223,8 @@ def _builtin_shape(model: str) -> ModelShape:
     return ModelShape(params=params, layers=layers, heads=heads, head_dim=hd, seq_len=13)
 
 
-def _mfu(p: TrainingPlatform, runs: list[RunLog], catalog: Catalog | None) -> MfuResult:
+def _mfu(p: TrainingPlatform, runs: list[RunLog], catalog: Catalog | None,
+         host_fp32_tflops: float | None = None) -> MfuResult:
     precision = p.platform.precision or (p.builtin.precision if p.builtin else None)
     shape = _builtin_shape(p.builtin.model) if p.builtin is not None else p.model
     if shape is None:
@@ -234,6 +235,11 @@ def _mfu(p: TrainingPlatform, runs: list[RunLog], catalog: Catalog | None) -> Mf
     fpt = m.flops_per_token(shape.params, layers=shape.layers, heads=shape.heads,
                             head_dim=shape.head_dim, seq_len=shape.seq_len)
     peak, source = _peak(p, precision, catalog)
+    if peak is None and p.builtin is not None and precision == "fp32" and host_fp32_tflops:
+        # The built-in workload ran on this host, whose fp32 peak the run measured.
+        peak = host_fp32_tflops
+        source = ("this host's fp32 peak, measured before the load (numpy matmul "
+                  "micro-benchmark, run log host): measured, not a datasheet figure")
     if tps is None:
         return MfuResult(status="not assessed", reason="the logs give no tokens and step "
                          "times", flops_per_token=fpt, precision=precision)
@@ -348,7 +354,8 @@ def _kind(p: TrainingPlatform) -> str:
 
 def platform_result(spec: Training, p: TrainingPlatform, *, base_dir: Path,
                     run_dir: Path | None, study_costs: StudyCosts,
-                    catalog: Catalog | None) -> PlatformTrainingResult:
+                    catalog: Catalog | None,
+                    host_fp32_tflops: float | None = None) -> PlatformTrainingResult:
     out = PlatformTrainingResult(name=p.name, source=_kind(p),
                                  platform=p.platform.model_dump(mode="json"))
     try:
@@ -366,7 +373,7 @@ def platform_result(spec: Training, p: TrainingPlatform, *, base_dir: Path,
         converged=sc.converged, scored=list(sc.scored), dropped=list(sc.dropped),
         min_s=sc.min_s, max_s=sc.max_s, stdev_s=sc.stdev_s, window_s=sc.window)
     out.compute_comm = _compute_comm(logs)
-    out.mfu = _mfu(p, logs, catalog)
+    out.mfu = _mfu(p, logs, catalog, host_fp32_tflops)
     out.cost = _cost(p, out.time_to_target, out.runs, study_costs, catalog)
     out.provenance = _provenance(p, out.mfu,
                                  out.compute_comm.kind if out.compute_comm else None)
@@ -374,14 +381,17 @@ def platform_result(spec: Training, p: TrainingPlatform, *, base_dir: Path,
 
 
 def training_section(spec: Training, *, base_dir: Path, run_dir: Path | None,
-                     study_costs: StudyCosts, catalog: Catalog | None) -> TrainingResult:
+                     study_costs: StudyCosts, catalog: Catalog | None,
+                     host_fp32_tflops: float | None = None) -> TrainingResult:
     """Every training number of a run, from its stored logs (the verdict is added by
-    ``analyze``)."""
+    ``analyze``). ``host_fp32_tflops``: this host's measured fp32 peak (the run log's host
+    micro-benchmark), the MFU peak of a built-in fp32 platform with no catalog peak."""
     res = TrainingResult(target=spec.target.text, metric=spec.target.metric,
                          threshold=spec.target.threshold, runs_per_platform=spec.runs,
                          spike_z=spec.spike_z, spike_window=spec.spike_window)
     res.platforms = [platform_result(spec, p, base_dir=base_dir, run_dir=run_dir,
-                                     study_costs=study_costs, catalog=catalog)
+                                     study_costs=study_costs, catalog=catalog,
+                                     host_fp32_tflops=host_fp32_tflops)
                      for p in spec.platforms]
     for pr in res.platforms:
         if pr.failure and pr.failure.startswith("skipped"):
