@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from acceval.targets.transport import DEFAULT_TRANSPORT, TransportName, transport_problem
+from acceval.targets.transport import DEFAULT_TRANSPORT, InstalledTransport
 
 
 class LocalServer(BaseModel):
@@ -24,17 +24,9 @@ class LocalServer(BaseModel):
     options: dict[str, Any] = Field(
         default_factory=dict, description="Engine options (for mock: ttft_ms, itl_ms, ...)."
     )
-    transport: TransportName = Field(
+    transport: InstalledTransport = Field(
         DEFAULT_TRANSPORT, description="The HTTP client that measures this local server: "
         "`native` or `aiohttp` (as endpoint.transport; docs/transports.md).")
-
-    @field_validator("transport")
-    @classmethod
-    def _installed(cls, v: str) -> str:
-        problem = transport_problem(v)
-        if problem is not None:
-            raise ValueError(problem)
-        return v
 
     def engine_options(self) -> dict[str, Any]:
         """The options the engine is started with: ``options``, then ``model`` and

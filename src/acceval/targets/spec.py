@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from acceval.targets.transport import DEFAULT_TRANSPORT, TransportName, transport_problem
+from acceval.targets.transport import DEFAULT_TRANSPORT, InstalledTransport
 
 # RFC 9110 token characters: what a header name may hold.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -189,7 +189,7 @@ class Endpoint(BaseModel):
         None, description="Send a request again after some failures (see RetryPolicy). "
         "Default: never."
     )
-    transport: TransportName = Field(
+    transport: InstalledTransport = Field(
         DEFAULT_TRANSPORT, description="The HTTP client that measures: `native`, acceval's "
         "own HTTP/1.1 client (the least CPU per request), or `aiohttp`, a maintained library "
         "that checks it. Both honour the same timeouts, limits, retries, keep-alive checks "
@@ -219,14 +219,6 @@ class Endpoint(BaseModel):
         if owned:
             raise ValueError("; ".join(f"`{k}` is written by acceval: set it with "
                                        f"{OWN_BODY_FIELDS[k]}, not extra_body" for k in owned))
-        return v
-
-    @field_validator("transport")
-    @classmethod
-    def _installed(cls, v: str) -> str:
-        problem = transport_problem(v)
-        if problem is not None:
-            raise ValueError(problem)
         return v
 
     @field_validator("api_key_env")

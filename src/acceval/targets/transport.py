@@ -22,7 +22,9 @@ import importlib.util
 import select
 import ssl
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal, Protocol, get_args
+from typing import Annotated, ClassVar, Literal, Protocol, get_args
+
+from pydantic import AfterValidator
 
 from acceval.errors import TargetError
 
@@ -191,6 +193,17 @@ def transport_problem(name: str) -> str | None:
         return (f"the {name} transport needs the {package} package, which is not installed "
                 f"here: pip install 'acceval[{package}]' (or choose transport: native)")
     return None
+
+
+def _installed(name: TransportName) -> TransportName:
+    problem = transport_problem(name)
+    if problem is not None:
+        raise ValueError(problem)
+    return name
+
+
+#: A study file's choice of transport: one of :data:`TRANSPORTS`, whose package is here.
+InstalledTransport = Annotated[TransportName, AfterValidator(_installed)]
 
 
 def make_transport(name: str, url: str, *, connect_timeout_s: float,
