@@ -186,15 +186,16 @@ def _engines(study: Study) -> list[Problem]:
     return out
 
 
-def browser_check(study: Study) -> tuple[list[Problem], list[str]]:
+def browser_check(study: Study, *, launch: bool = True) -> tuple[list[Problem], list[str]]:
     """For an ``agents:`` section: can the browser start? When it cannot, a run skips the
     agents part and measures the rest (a note, said up front); a study with nothing else to
-    measure would run for nothing, so there it is a problem."""
+    measure would run for nothing, so there it is a problem. ``launch``: start it headless
+    and stop it (1-2 s), else only look Chromium and playwright up."""
     if study.agents is None:
         return [], []
-    from acceval.agents.browser import start_problem
+    from acceval.agents.browser import start_problem, unavailable
 
-    why = start_problem()
+    why = start_problem() if launch else unavailable()
     if why is None:
         return [], []
     if study.targets or study.training is not None:
@@ -339,10 +340,12 @@ def _notes(study: Study) -> list[str]:
 
 
 def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
-                   source: str = "study") -> Ready:
+                   source: str = "study", launch_browser: bool = True) -> Ready:
     """Check everything a run of ``study`` would otherwise find after sending load; raise
     one :class:`StudyError` naming every problem. ``base_dir`` is the study file's folder,
-    ``out_dir`` the run's ``--out`` (default: ``output.dir`` under ``base_dir``)."""
+    ``out_dir`` the run's ``--out`` (default: ``output.dir`` under ``base_dir``).
+    ``launch_browser`` False: the agents' browser is looked up, not started (a run whose
+    browser then fails to start skips the agents part with a note and measures the rest)."""
     tasks, problems = _tasks(study, base_dir)
     problems += _prompts(study, tasks)
     problems += _timed(study, tasks)
@@ -359,7 +362,7 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _output(study, base_dir, out_dir)
     problems += _descriptors(study, descriptor_limit())
     problems += _scale_out(study)
-    browser_problems, browser_notes = browser_check(study)
+    browser_problems, browser_notes = browser_check(study, launch=launch_browser)
     problems += browser_problems
     if problems:
         raise StudyError(f"{source}: {len(problems)} problem(s) that the run would hit",

@@ -72,3 +72,20 @@ def test_a_chromium_that_does_not_launch_is_named(
 def test_a_browser_that_starts_passes_without_a_note(tmp_path: Path) -> None:
     ready = check_runnable(study_from_dict(_study()), base_dir=tmp_path)
     assert not [n for n in ready.notes if n.startswith("agents:")]
+
+
+def test_a_run_beside_other_parts_looks_the_browser_up_without_starting_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `acceval run` asks when agents are not all it measures: the lookup, not the
+    launch; a Chromium that is there but does not start is then the agents part's to say."""
+    from acceval.pipeline import _agents_only
+
+    monkeypatch.setenv("ACCEVAL_CHROMIUM", "/bin/false")  # found, but never starts
+    with_targets = study_from_dict(_study(targets=[MOCK]))
+    assert not _agents_only(with_targets)
+    ready = check_runnable(with_targets, base_dir=tmp_path, launch_browser=False)
+    assert not [n for n in ready.notes if n.startswith("agents:")]
+    if importlib.util.find_spec("playwright") is not None:  # the launch would have said so
+        ready = check_runnable(with_targets, base_dir=tmp_path)
+        assert [n for n in ready.notes if "/bin/false" in n]
+    assert _agents_only(study_from_dict(_study()))
