@@ -131,14 +131,14 @@ def ray_point(base_url: str, kind: str, level: float, n_out: int, seconds: float
 
     async def go() -> dict[str, Any]:
         rc = RemoteClients("mock", Endpoint(base_url=base_url, model="mock"),
-                           _prompts(n_out), clients=clients,
+                           clients=clients,
                            placement=Placement(target="mock", num_cpus=0.5),
                            t0_ns=time.perf_counter_ns())
         await rc.start()
         writer = _writer()
         try:
             w0, cpu0 = time.perf_counter(), time.process_time()
-            r = await rc.run_point(_spec(kind, level, seconds), writer.add,
+            r = await rc.run_point(_spec(kind, level, seconds), _prompts(n_out), writer.add,
                                    progress=None, first_request_id=0)
             writer.flush()
             writer.wait()
