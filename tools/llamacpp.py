@@ -219,13 +219,9 @@ def measure(binary: Path, model: Path, work: Path, per_point: str, count: int,
     return run_dir
 
 
-def _q(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
-
-
 def analyse(run_dir: Path) -> dict[str, Any]:
     """acceval's figures beside the server's, per target and point."""
+    import numpy as np
     import pyarrow.parquet as pq
 
     result = json.loads((run_dir / "result.json").read_text())
@@ -247,7 +243,7 @@ def analyse(run_dir: Path) -> dict[str, Any]:
             s = p["summary"]
             mt = tel.get(p["index"], {})
             rates = {k: v.get("rate_per_s") for k, v in mt.get("metrics", {}).items()}
-            hits, computed = rates.get("prefix_cache_hits"), rates.get("prompt_tokens")
+            hits, queries = rates.get("prefix_cache_hits"), rates.get("prefix_cache_queries")
             points.append({
                 "label": p["label"], "requests": len(recs), "with_timings": len(timed),
                 "tokens_from_usage": sum(r["tokens_from"] == "usage" for r in recs),
@@ -257,7 +253,7 @@ def analyse(run_dir: Path) -> dict[str, Any]:
                 "e2e_p50_ms": statistics.median(e2e) if e2e else None,
                 "server_e2e_p50_ms": statistics.median(server_e2e) if timed else None,
                 "e2e_gap_p50_ms": statistics.median(gap_e2e) if gap_e2e else None,
-                "e2e_gap_p99_ms": _q(gap_e2e, 0.99) if gap_e2e else None,
+                "e2e_gap_p99_ms": float(np.percentile(gap_e2e, 99)) if gap_e2e else None,
                 "e2e_gap_min_ms": min(gap_e2e) if gap_e2e else None,
                 "tpot_p50_ms": (s.get("tpot_ms") or {}).get("p50"),
                 "itl_p50_ms": (s.get("itl_ms") or {}).get("p50"),
@@ -265,8 +261,8 @@ def analyse(run_dir: Path) -> dict[str, Any]:
                 if recs else None,
                 "accuracy": (s.get("accuracy") or {}).get("accuracy"),
                 "cached_prompt_fraction": s.get("cached_prompt_fraction"),
-                "server_cached_share": hits / (hits + computed) if hits is not None
-                and computed is not None and hits + computed > 0 else None,
+                "server_cached_share": hits / queries if hits is not None and queries
+                else None,
                 "server_over_client_tokens": mt.get("server_over_client_tokens"),
                 "server_metrics": sorted(mt.get("metrics", {})),
                 "task_set": p.get("task_set"),

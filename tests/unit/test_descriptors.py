@@ -54,39 +54,6 @@ def test_the_command_line_raises_the_soft_limit_to_the_hard_one() -> None:
     assert soft == hard or int(soft) >= 65536
 
 
-def test_a_client_out_of_descriptors_is_a_client_error_not_the_targets() -> None:
-    code = '''
-import asyncio, resource
-from acceval.loadgen.protocol import Prompt
-from acceval.results.records import Record
-from acceval.targets.openai import OpenAITarget
-from acceval.targets.spec import Endpoint
-
-async def main():
-    t = OpenAITarget("x", Endpoint(base_url="http://127.0.0.1:9/v1", model="m"))
-    await t.start()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (128, hard))
-    held = []
-    try:
-        while True:
-            held.append(open("/dev/null"))
-    except OSError:
-        pass
-    rec = Record(target="x", load_index=0, load_label="p", request_id=0, task_id="t")
-    await t.send(Prompt(task_id="t", prompt="hi"), rec, 0)
-    for f in held:
-        f.close()
-    await t.close()
-    print(rec.error_kind)
-
-asyncio.run(main())
-'''
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert out == ["client"]
-
-
 def test_an_open_loop_cap_set_above_the_limit_is_named_and_a_default_one_is_lowered() -> None:
     from acceval.checks import _notes
 

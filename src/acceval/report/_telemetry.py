@@ -27,18 +27,13 @@ def _share(v: float | None) -> str:
     return NOT_MEASURED if v is None else f"{v:.1%}"
 
 
-def _hits(p: TelemetryPoint, source: str | None) -> str:
+def _hits(p: TelemetryPoint) -> str:
     rate = p.metrics.get("prefix_cache_hit_rate")
     if rate is not None and rate.mean is not None:
         return _share(rate.mean)
     hits, queries = p.metrics.get("prefix_cache_hits"), p.metrics.get("prefix_cache_queries")
     if hits and queries and hits.rate_per_s is not None and queries.rate_per_s:
         return _share(hits.rate_per_s / queries.rate_per_s)
-    prompt = p.metrics.get("prompt_tokens")
-    if (source == "llamacpp" and hits and prompt and hits.rate_per_s is not None
-            and prompt.rate_per_s is not None and hits.rate_per_s + prompt.rate_per_s > 0):
-        # llama.cpp's prompt_tokens counts the tokens it computed, not those from the cache.
-        return _share(hits.rate_per_s / (hits.rate_per_s + prompt.rate_per_s))
     return NOT_MEASURED
 
 
@@ -60,7 +55,7 @@ def rows(result: RunResult) -> list[list[str]]:
             out.append([
                 t.name, p.label, str(scrapes), _mean(p, "running"), waiting,
                 _mean(p, "batch_size"),
-                _share(kv.mean if kv is not None else None), _hits(p, tel.source),
+                _share(kv.mean if kv is not None else None), _hits(p),
                 _share(cached.get(p.index)),
                 num(gen.rate_per_s, 1) if gen is not None and gen.rate_per_s else NOT_MEASURED,
                 num(client.get(p.index), 1) if client.get(p.index) else NOT_MEASURED,

@@ -78,6 +78,19 @@ def _downsample(t: np.ndarray, v: np.ndarray) -> list[tuple[int, float]]:
     return [(int(a), float(b)) for a, b in zip(t[::step], v[::step], strict=True)]
 
 
+def _llamacpp_queries(stats: dict[str, TelemetryStat]) -> None:
+    """llama.cpp publishes no prefix-cache lookups: its ``prompt_tokens`` counts the prompt
+    tokens it computed, not those a slot's cache held, so its lookups are the two together
+    (recorded live: six 8-token prompts gave 38 computed and 10 cached)."""
+    hits, computed = stats.get("prefix_cache_hits"), stats.get("prompt_tokens")
+    if (hits is None or computed is None or hits.rate_per_s is None
+            or computed.rate_per_s is None or "prefix_cache_queries" in stats):
+        return
+    stats["prefix_cache_queries"] = TelemetryStat(
+        rate_per_s=hits.rate_per_s + computed.rate_per_s,
+        scrapes=min(hits.scrapes, computed.scrapes))
+
+
 def telemetry_section(log: TelemetryLog | None, points: Sequence[PointResult],
                       samples: pa.Table | None) -> TelemetryResult | None:
     """The section for one target (None: its telemetry was not scraped). Targets run one
@@ -95,6 +108,8 @@ def telemetry_section(log: TelemetryLog | None, points: Sequence[PointResult],
         stats = {name: _stat(name, t, v, p.started_ns, p.ended_ns)
                  for (name, _), (t, v) in whole.items()}
         stats = {k: s for k, s in stats.items() if s.scrapes or s.rate_per_s is not None}
+        if log.source == "llamacpp":
+            _llamacpp_queries(stats)
         gen = stats.get("generation_tokens")
         client = p.summary.output_token_throughput_tps
         ratio = (gen.rate_per_s / client if gen is not None and gen.rate_per_s is not None
