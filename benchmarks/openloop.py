@@ -6,7 +6,14 @@ delays, 16 tokens), in one sitting, for each round and each code version given:
 1. closed loop, 64 workers: the highest rate and the client's CPU per request;
 2. open loop (Poisson) at half of that maximum (half of the first version's round-1 rate,
    the same rate for every version afterwards);
-3. open loop (Poisson) at ``--rate`` req/s (1000 by default).
+3. open loop (Poisson) at ``--rate`` req/s (1000 by default);
+4. at equal load, against a second group whose answers take ``--held-ms`` (5 ms to the first
+   token, 16 tokens): the closed loop with ``--held-workers`` (16) at whatever rate that gives,
+   then the open loop at that same measured rate. Both have the same requests in flight and
+   the same loop idleness, so their ratio is what open-loop dispatch itself (timer, a task per
+   request) costs. Against the saturated closed loop of 1., a client that is not saturated
+   also pays for every wake-up of an event loop that would otherwise sleep: a closed loop of
+   one worker costs about as much per request as the open loop at the same rate.
 
 Each point runs in a fresh client process whose ``PYTHONPATH`` is that version's ``src``,
 so ``--version before=/tmp/old/src --version after=$PWD/src`` compares two checkouts on the
@@ -48,6 +55,7 @@ def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, A
     from acceval.targets.spec import Endpoint
 
     n_out = SETTINGS["fast"]["output_tokens"]
+    np.percentile(np.zeros(2), [50])   # the first call imports for ~50 ms: no request's
 
     async def go() -> dict[str, Any]:
         target = make_target("mock", Endpoint(base_url=base_url, model="mock"))
@@ -96,6 +104,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="mock processes sharing the port")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--rate", type=float, default=1000.0, help="the fixed Poisson rate")
+    ap.add_argument("--held-ms", type=float, default=5.0,
+                    help="time to first token of the equal-load server")
+    ap.add_argument("--held-workers", type=int, default=16,
+                    help="closed-loop workers against the equal-load server")
     ap.add_argument("--version", action="append", default=[], metavar="NAME=SRC",
                     help="a code version to run (its src directory); default: this checkout")
     ap.add_argument("--point", nargs=4, help=argparse.SUPPRESS)
@@ -108,18 +120,29 @@ def main() -> None:
     out: dict[str, Any] = {"host": {"cpus": os.cpu_count(), "python": platform.python_version(),
                                     "load_avg_start": os.getloadavg()},
                            "seconds": args.seconds, "mock_workers": args.workers,
-                           "versions": dict(versions), "fixed_rate_rps": args.rate, "points": []}
+                           "versions": dict(versions), "fixed_rate_rps": args.rate,
+                           "held": {"ttft_ms": args.held_ms, "workers": args.held_workers},
+                           "points": []}
     fast = Mock(SETTINGS["fast"], args.workers)
+    held = Mock({**SETTINGS["fast"], "ttft_ms": args.held_ms}, args.workers)
     half: float | None = None
     try:
         for rnd in range(args.rounds):
-            for setting in ("closed", "half", "fixed"):
+            for setting in ("closed", "half", "fixed", "held-closed", "held-open"):
                 for name, src in versions:
                     if setting == "closed":
                         fig = _in_child(src, fast.base_url, "concurrency", 64, args.seconds)
                         if half is None:
                             half = 0.5 * fig["rate_rps"]
                             out["half_rate_rps"] = half
+                    elif setting == "held-closed":
+                        fig = _in_child(src, held.base_url, "concurrency", args.held_workers,
+                                        args.seconds)
+                    elif setting == "held-open":   # at the rate this version's closed loop had
+                        same = [f for f in out["points"] if f["round"] == rnd
+                                and f["version"] == name and f["setting"] == "held-closed"]
+                        fig = _in_child(src, held.base_url, "poisson", same[0]["rate_rps"],
+                                        args.seconds)
                     else:
                         assert half is not None
                         rate = half if setting == "half" else args.rate
@@ -129,6 +152,7 @@ def main() -> None:
                     print(json.dumps(fig), file=sys.stderr)
     finally:
         fast.stop()
+        held.stop()
     out["host"]["load_avg_end"] = os.getloadavg()
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     (HERE / "out").mkdir(exist_ok=True)
@@ -149,8 +173,10 @@ def main() -> None:
             pts = {f["setting"]: f for f in out["points"]
                    if f["version"] == name and f["round"] == rnd}
             c = pts["closed"]["cpu_us_per_req"]
+            eq = pts["held-open"]["cpu_us_per_req"] / pts["held-closed"]["cpu_us_per_req"]
             print(f"  {name} round {rnd}: half {pts['half']['cpu_us_per_req'] / c:.2f}x, "
-                  f"{args.rate:g} req/s {pts['fixed']['cpu_us_per_req'] / c:.2f}x")
+                  f"{args.rate:g} req/s {pts['fixed']['cpu_us_per_req'] / c:.2f}x; at equal "
+                  f"load ({pts['held-closed']['rate_rps']:.0f} req/s) {eq:.2f}x")
     print(f"\n{path}")
 
 

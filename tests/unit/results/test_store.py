@@ -22,6 +22,19 @@ def test_round_trip_columns() -> None:
     assert table_to_records(table) == recs
 
 
+def test_round_trip_every_field_in_any_column_order() -> None:
+    full = Record(target="t", load_index=3, load_label="r=5", request_id=7, task_id="k7",
+                  attempt=1, warmup=True, scheduled_ns=1, sent_ns=2, first_byte_ns=3,
+                  first_token_ns=4, done_ns=9, chunk_ns=[4, 6, 8], prompt_tokens=11,
+                  output_tokens=3, tokens_from="usage", output_text="42", finish_reason="stop",
+                  http_status=200, error_kind="http", error_detail="why", correct=False,
+                  check_reason="mismatch", extracted="41", retry_after_s=1.5, http_attempts=2,
+                  cached_prompt_tokens=8, turn=1, server_prompt_ms=0.5, server_decode_ms=2.25)
+    table = records_to_table([full, _rec(1)])
+    shuffled = table.select(list(reversed(table.column_names)))
+    assert table_to_records(shuffled) == [full, _rec(1)]
+
+
 def test_parts_are_readable_before_finalize(tmp_path: Path) -> None:
     w = RecordWriter(tmp_path, flush_every=2, flush_s=3600)
     for i in range(5):
