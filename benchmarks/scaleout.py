@@ -10,7 +10,10 @@ Against one ``acceval serve --engine mock --workers W`` process group on this ho
 3. ``paced`` (50 ms TTFT, 5 ms per token, 64 tokens), closed loop at high concurrency: the rate
    one local process reaches and the rate two load generators on Ray reach.
 
-    python benchmarks/scaleout.py [--seconds 4] [--workers 2]
+    python benchmarks/scaleout.py [--seconds 4] [--workers 2] [--pairs 6] [--only-same]
+
+The same-rate comparison runs ``--pairs`` local-then-Ray pairs at ``--same-rate``; their
+ratios' median is the figure, since one pair on a shared host moves by tens of per cent.
 
 Writes ``benchmarks/out/scaleout-<UTC>.json`` and prints a Markdown table (docs/benchmarks.md).
 CPU per request is the client's user+sys time over completed requests; on this 2-core host the
@@ -26,6 +29,7 @@ import os
 import platform
 import re
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -163,6 +167,11 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="mock processes sharing the port")
     ap.add_argument("--same-rate", type=float, default=1000.0,
                     help="the Poisson rate at which CPU per request is compared")
+    ap.add_argument("--pairs", type=int, default=2,
+                    help="local-then-Ray pairs at the same rate (their ratios' median is "
+                         "the comparison)")
+    ap.add_argument("--only-same", action="store_true",
+                    help="only the highest rates and the same-rate pairs")
     args = ap.parse_args()
     import ray
 
@@ -180,50 +189,70 @@ def main() -> None:
             n = SETTINGS["fast"]["output_tokens"]
             out["fast_local"] = local_point(fast.base_url, "concurrency", 64, n, args.seconds)
             out["fast_ray1"] = ray_point(fast.base_url, "concurrency", 64, n, args.seconds, 1)
-            # The same rate both ways, for CPU per request at equal load (A, B, A, B).
+            # The same rate both ways, for CPU per request at equal load (A, B, A, B, ...).
             same = args.same_rate
             out["same_rate_rps"] = same
-            out["same_local"] = local_point(fast.base_url, "poisson", same, n, args.seconds)
-            out["same_ray1"] = ray_point(fast.base_url, "poisson", same, n, args.seconds, 1)
-            out["same_local_2"] = local_point(fast.base_url, "poisson", same, n, args.seconds)
-            out["same_ray1_2"] = ray_point(fast.base_url, "poisson", same, n, args.seconds, 1)
-            half = 0.5 * out["fast_local"]["rate_rps"]
-            out["half_rate_rps"] = half
-            out["open_local"] = local_point(fast.base_url, "poisson", half, n, args.seconds)
-            out["open_ray2"] = ray_point(fast.base_url, "poisson", half, n, args.seconds, 2)
+            out["same_pairs"] = [
+                {"local": local_point(fast.base_url, "poisson", same, n, args.seconds),
+                 "ray1": ray_point(fast.base_url, "poisson", same, n, args.seconds, 1)}
+                for _ in range(args.pairs)]
+            if not args.only_same:
+                half = 0.5 * out["fast_local"]["rate_rps"]
+                out["half_rate_rps"] = half
+                out["open_local"] = local_point(fast.base_url, "poisson", half, n,
+                                                args.seconds)
+                out["open_ray2"] = ray_point(fast.base_url, "poisson", half, n, args.seconds,
+                                             2)
         finally:
             fast.stop()
-        paced = Mock(SETTINGS["paced"], args.workers)
-        try:
-            n = SETTINGS["paced"]["output_tokens"]
-            out["paced_local"] = local_point(paced.base_url, "concurrency", 1024, n,
-                                             args.seconds)
-            out["paced_ray2"] = ray_point(paced.base_url, "concurrency", 1024, n,
-                                          args.seconds, 2)
-        finally:
-            paced.stop()
+        if not args.only_same:
+            paced = Mock(SETTINGS["paced"], args.workers)
+            try:
+                n = SETTINGS["paced"]["output_tokens"]
+                out["paced_local"] = local_point(paced.base_url, "concurrency", 1024, n,
+                                                 args.seconds)
+                out["paced_ray2"] = ray_point(paced.base_url, "concurrency", 1024, n,
+                                              args.seconds, 2)
+            finally:
+                paced.stop()
     finally:
         ray.shutdown()
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    (HERE / "out").mkdir(exist_ok=True)
-    path = HERE / "out" / f"scaleout-{stamp}.json"
-    path.write_text(json.dumps(out, indent=2))
+    _report(out)
+
+
+def _report(out: dict[str, Any]) -> None:
+    same = out["same_rate_rps"]
     rows = [("fast, closed loop 64, local", out["fast_local"]),
-            ("fast, closed loop 64, Ray 1 generator", out["fast_ray1"]),
-            (f"Poisson {same:g} req/s, local", out["same_local"]),
-            (f"Poisson {same:g} req/s, Ray 1 generator", out["same_ray1"]),
-            (f"Poisson {same:g} req/s, local (again)", out["same_local_2"]),
-            (f"Poisson {same:g} req/s, Ray 1 generator (again)", out["same_ray1_2"]),
-            (f"Poisson {out['half_rate_rps']:.0f} req/s, local", out["open_local"]),
-            (f"Poisson {out['half_rate_rps']:.0f} req/s, Ray 2 generators", out["open_ray2"]),
-            ("paced, closed loop 1024, local", out["paced_local"]),
-            ("paced, closed loop 1024, Ray 2 generators", out["paced_ray2"])]
+            ("fast, closed loop 64, Ray 1 generator", out["fast_ray1"])]
+    for k, pair in enumerate(out["same_pairs"]):
+        again = f" (pair {k + 1})" if k else ""
+        rows += [(f"Poisson {same:g} req/s, local{again}", pair["local"]),
+                 (f"Poisson {same:g} req/s, Ray 1 generator{again}", pair["ray1"])]
+    if "open_local" in out:
+        rows += [(f"Poisson {out['half_rate_rps']:.0f} req/s, local", out["open_local"]),
+                 (f"Poisson {out['half_rate_rps']:.0f} req/s, Ray 2 generators",
+                  out["open_ray2"]),
+                 ("paced, closed loop 1024, local", out["paced_local"]),
+                 ("paced, closed loop 1024, Ray 2 generators", out["paced_ray2"])]
     print("| setting | req/s | CPU µs/req | schedule lag p99 ms | loop lag p99 ms |")
     print("|---|---:|---:|---:|---:|")
     for name, f in rows:
         lag = "—" if f["lag_p99_ms"] is None else f"{f['lag_p99_ms']:.2f}"
         loop = "—" if f["loop_p99_ms"] is None else f"{f['loop_p99_ms']:.2f}"
         print(f"| {name} | {f['rate_rps']:.0f} | {f['cpu_us_per_req']:.0f} | {lag} | {loop} |")
+    ratios = [p["ray1"]["cpu_us_per_req"] / p["local"]["cpu_us_per_req"]
+              for p in out["same_pairs"]]
+    median = statistics.median(ratios)
+    out["ray_over_local"] = {"ratios": ratios, "median": median}
+    driver = [p["ray1"]["driver_cpu_us_per_req"] for p in out["same_pairs"]]
+    print(f"\nRay over local, CPU per request at {same:g} req/s, pair by pair: "
+          + ", ".join(f"{r:.2f}x" for r in ratios)
+          + f"; median {median:.2f}x (the driver's share {min(driver):.0f}-{max(driver):.0f}"
+          " us a request)")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    (HERE / "out").mkdir(exist_ok=True)
+    path = HERE / "out" / f"scaleout-{stamp}.json"
+    path.write_text(json.dumps(out, indent=2))
     print(f"\n{path}")
 
 

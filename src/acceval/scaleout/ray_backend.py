@@ -45,8 +45,13 @@ from acceval.scaleout.shard import Shard, merge_runs, split_point
 from acceval.scaleout.spec import Execution, Placement
 from acceval.targets.spec import Endpoint
 
-#: How often a load generator sends what it has recorded (seconds).
-FLUSH_S = 0.25
+#: How often a load generator sends what it has recorded (seconds). Each streamed table costs
+#: the generator and the driver far more CPU than its size suggests: at 1000 req/s through one
+#: generator, interleaved in one sitting, every 0.25 s cost a median 22 % more CPU per request
+#: than the local runner and every 1 s 9 % (the driver's share 41-50 against 29-34 us a
+#: request; docs/benchmarks.md). A generator that is lost loses at most this much of what it
+#: measured; its point is marked incomplete either way.
+FLUSH_S = 1.0
 #: How far ahead the driver sets a point's common start, so every generator gets the call.
 START_MARGIN_S = 0.3
 INSTALL_HINT = "pip install 'acceval[ray]'"
