@@ -342,6 +342,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
                  f"while it ran ({p.sent} requests kept); `acceval run --resume` measures it "
                  "again" for tl in log.targets for p in _entries_of(tl)
                  if p.stopped_by == "client_lost"]
+    warnings += _client_bound_notes(targets, log)
     training = None
     if study.training is not None:
         training = training_section(
@@ -360,6 +361,30 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
                "attempts": study.tasks.attempts},
         targets=targets, economics=economics, claims=claims, verdict=verdict, warnings=warnings,
         log=log, agents=agents, training=training)
+
+
+def _client_bound_notes(targets: list[TargetResult], log: RunLog) -> list[str]:
+    """One note per target whose client's own event loop fell behind on some point: those
+    points describe the client, not the target, and more client processes are the fix.
+    (A schedule lag alone can come from the target: sends held at the in-flight cap.)"""
+    notes = []
+    for t in targets:
+        bound = [p for p in t.points if not p.trusted and any(
+            r.startswith("client event") for r in p.summary.degraded_reasons)]
+        if not bound:
+            continue
+        tl = log.target(t.name)
+        gens = len(tl.load_generators) if tl is not None else 0
+        how = ("spread the load over client processes: `acceval run --clients 2`, or "
+               "execution.clients (docs/scale-out.md)" if gens <= 1 else
+               f"it ran {gens} load generators already: add more, each with a core of its "
+               "own (execution.placement)")
+        labels = ", ".join(repr(p.label) for p in bound[:3]) + (
+            f" and {len(bound) - 3} more" if len(bound) > 3 else "")
+        notes.append(f"{t.name}: the client could not keep up at {labels} "
+                     f"({'; '.join(bound[0].summary.degraded_reasons)}), so those points are "
+                     f"not trusted; {how}, or lower the rate")
+    return notes
 
 
 def _cheapest(p: Priced) -> str | None:

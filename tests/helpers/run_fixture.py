@@ -8,6 +8,7 @@ payloads that must never run in the report.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -94,10 +95,12 @@ def records(*, n: int = 40, seed: int = 0, slow: float = 1.0) -> list[Record]:
 
 def build(run_dir: Path, *, economics: bool = True, seed: int = 0, slow: float = 1.0,
           run_id: str | None = None, with_study: Study | None = None,
-          base_dir: Path | None = None) -> RunResult:
+          base_dir: Path | None = None,
+          edit_log: Callable[[RunLog], None] | None = None) -> RunResult:
     """Write records.parquet and result.json into ``run_dir`` and return the RunResult that
     the real ``analyze`` makes of them and of the run log the runner would have written.
-    ``with_study`` replaces the fixture study (its targets must be the fixture's)."""
+    ``with_study`` replaces the fixture study (its targets must be the fixture's);
+    ``edit_log`` changes the run log before the analysis (what the runner saw)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     s = with_study or study(economics=economics)
     table = records_to_table(records(seed=seed, slow=slow))
@@ -116,6 +119,8 @@ def build(run_dir: Path, *, economics: bool = True, seed: int = 0, slow: float =
                 started_ns=min(r["sent_ns"] for r in rows),
                 ended_ns=max(r["done_ns"] for r in rows)))
         log.targets.append(tl)
+    if edit_log is not None:
+        edit_log(log)
     result = analyze(s, log, table, None, base_dir=base_dir or run_dir, run_dir=run_dir)
     # A known machine, so that snapshots do not depend on the one running the tests.
     result.environment = {"host": "fixture-host", "cpu_count": 2}
