@@ -1,0 +1,148 @@
+"""This host's floor for schedule lag: how late an idle process wakes for Poisson arrivals.
+
+No server, no requests: a process that only waits for each arrival time, so whatever lag it
+sees, a load generator on this host sees too, before it does any work. Three ways:
+
+1. the runner's own waker (``make_waker``: a timerfd plus its short spin) on the runner's
+   event loop;
+2. plain ``time.sleep`` to each arrival;
+3. a busy spin for ``--seconds``, counting the gaps between two clock reads: each gap over
+   0.2 ms is a time the process was not running (another process, the hypervisor).
+
+If (1) already has a p99 over 1 ms, no client on this host can hold a 1 ms schedule-lag
+p99, and the figure to compare against is this one. Each way runs once per round, A B C A B C.
+
+    python benchmarks/timer_floor.py [--rate 1500] [--arrivals 6000] [--rounds 2]
+                                     [--seconds 3] [--cpu N]
+
+``--cpu N`` pins the process to one CPU first (as ``taskset -c N``). Prints a Markdown table
+and writes ``benchmarks/out/timer-floor-<UTC>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+def _stats(lags_ns: list[int]) -> dict[str, float]:
+    a = np.asarray(lags_ns, dtype=np.float64) / 1e6
+    return {"p50_ms": float(np.percentile(a, 50)), "p99_ms": float(np.percentile(a, 99)),
+            "p999_ms": float(np.percentile(a, 99.9)), "max_ms": float(a.max()),
+            "over_1ms": float((a > 1.0).mean())}
+
+
+def _gaps(rate: float, n: int, seed: int) -> list[int]:
+    rng = np.random.default_rng(seed)
+    return [int(g) for g in rng.exponential(1e9 / rate, n)]
+
+
+def waker(rate: float, n: int, seed: int) -> dict[str, float]:
+    from acceval.loadgen._timer import make_waker
+    from acceval.loadgen.runner import new_event_loop
+
+    async def go() -> list[int]:
+        w = make_waker(asyncio.get_running_loop())
+        lags = []
+        due = time.perf_counter_ns() + 1_000_000
+        try:
+            for g in _gaps(rate, n, seed):
+                due += g
+                await w.until(due)
+                lags.append(time.perf_counter_ns() - due)
+        finally:
+            w.close()
+        return lags
+
+    loop = new_event_loop()
+    try:
+        cpu0 = time.process_time()
+        lags = loop.run_until_complete(go())
+        cpu = time.process_time() - cpu0
+    finally:
+        loop.close()
+    return {**_stats(lags), "cpu_us_per_wait": cpu / n * 1e6}
+
+
+def sleeper(rate: float, n: int, seed: int) -> dict[str, float]:
+    lags = []
+    cpu0 = time.process_time()
+    due = time.perf_counter_ns() + 1_000_000
+    for g in _gaps(rate, n, seed):
+        due += g
+        ahead = due - time.perf_counter_ns()
+        if ahead > 0:
+            time.sleep(ahead / 1e9)
+        lags.append(time.perf_counter_ns() - due)
+    cpu = time.process_time() - cpu0
+    return {**_stats(lags), "cpu_us_per_wait": cpu / n * 1e6}
+
+
+def spin(seconds: float) -> dict[str, float]:
+    now = prev = time.perf_counter_ns()
+    end = now + int(seconds * 1e9)
+    gaps = []
+    while prev < end:
+        now = time.perf_counter_ns()
+        if now - prev > 200_000:
+            gaps.append(now - prev)
+        prev = now
+    g = np.asarray(gaps, dtype=np.float64) / 1e6
+    return {"gaps_over_0_2ms": int(g.size), "gaps_over_1ms": int((g > 1).sum()),
+            "max_gap_ms": float(g.max()) if g.size else 0.0,
+            "time_away_fraction": float(g.sum() / 1e3 / seconds)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rate", type=float, default=1500.0, help="Poisson arrivals per second")
+    ap.add_argument("--arrivals", type=int, default=6000)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--seconds", type=float, default=3.0, help="length of the busy spin")
+    ap.add_argument("--cpu", type=int, default=None, help="pin to this CPU first")
+    args = ap.parse_args()
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
+    out: dict[str, Any] = {"host": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                                    "load_avg_start": os.getloadavg()},
+                           "rate": args.rate, "arrivals": args.arrivals, "cpu": args.cpu,
+                           "rounds": []}
+    for rnd in range(args.rounds):
+        out["rounds"].append({"waker": waker(args.rate, args.arrivals, rnd),
+                              "sleep": sleeper(args.rate, args.arrivals, rnd),
+                              "spin": spin(args.seconds)})
+    out["host"]["load_avg_end"] = os.getloadavg()
+    print("| round | way | lag p50 / p99 / p99.9 / max ms | share over 1 ms | CPU µs per wait |"
+          "\n|---|---|---|---:|---:|")
+    for k, r in enumerate(out["rounds"]):
+        for way in ("waker", "sleep"):
+            f = r[way]
+            print(f"| {k} | {way} | {f['p50_ms']:.3f} / {f['p99_ms']:.2f} / {f['p999_ms']:.2f} "
+                  f"/ {f['max_ms']:.2f} | {f['over_1ms']:.2%} | {f['cpu_us_per_wait']:.0f} |")
+    print()
+    for k, r in enumerate(out["rounds"]):
+        s = r["spin"]
+        print(f"round {k}, busy spin {args.seconds:g} s: {s['gaps_over_0_2ms']} times away "
+              f"> 0.2 ms, {s['gaps_over_1ms']} > 1 ms, longest {s['max_gap_ms']:.2f} ms, "
+              f"{s['time_away_fraction']:.2%} of the time away")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    (HERE / "out").mkdir(exist_ok=True)
+    path = HERE / "out" / f"timer-floor-{stamp}.json"
+    path.write_text(json.dumps(out, indent=2))
+    print(f"\nload average {out['host']['load_avg_start'][0]:.2f} -> "
+          f"{out['host']['load_avg_end'][0]:.2f}\n{path}")
+
+
+if __name__ == "__main__":
+    main()
