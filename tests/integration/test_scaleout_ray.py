@@ -3,7 +3,12 @@ resource and a label, started with Ray's own cluster utilities."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -18,8 +23,9 @@ import pytest
 from acceval.errors import StudyError
 from acceval.metrics import derive
 from acceval.pipeline import execute
-from acceval.results.store import read_records
+from acceval.results.store import PARTS_DIR, read_records
 from acceval.study import study_from_dict
+from helpers.cli import mock_target, write_study
 
 ray = pytest.importorskip("ray", reason="the [ray] extra is part of make test")
 from ray.cluster_utils import Cluster  # noqa: E402
@@ -184,6 +190,59 @@ def test_demand_replay_and_the_interruption_work_through_ray(cluster: Any,
     assert i.failed_after_fault > 0 and i.restart_s is not None
     log = next(x for x in result.log.targets if x.name == "m")
     assert log.replay is not None and log.replay.seeds["load_generators"] == 2
+
+
+def test_ctrl_c_mid_point_stops_the_generators_and_keeps_what_they_streamed(
+        cluster: Any, tmp_path: Path) -> None:
+    """The generators run one call at a time, so a point left mid-way cannot wait for a
+    graceful close: the run ends them at once, and its records up to then are kept."""
+    c, _ = cluster
+    study = {"name": "ctrlc",
+             "tasks": {"source": "builtin:arithmetic", "count": 5000, "seed": 1, "max_tokens": 8},
+             "targets": [mock_target("m", ttft_ms=5, itl_ms=1, output_tokens=4)],
+             "load": [{"concurrency": [4], "min_duration_s": 60, "max_duration_s": 90}]}
+    path = write_study(tmp_path / "s.yaml", study)
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acceval", "run", str(path), "--out", str(runs), "--no-progress",
+         "--ray", c.address, "--clients", "2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while (time.monotonic() < deadline and proc.poll() is None
+               and len(list(runs.glob(f"*/{PARTS_DIR}/part-*.parquet"))) < 2):
+            time.sleep(0.2)
+        assert proc.poll() is None, proc.communicate()[1]
+        assert _generators(), "no load generator was running"
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        while _generators() and time.monotonic() - sent < 30:
+            time.sleep(0.1)
+        gone = time.monotonic() - sent
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 1 and "interrupted" in err and "Traceback" not in err, err
+    assert not _generators(), "a load generator outlived the run"
+    # A graceful close would wait 5 s behind the point the generators are still running.
+    assert gone < 4.0, f"the generators sent load for {gone:.1f} s after Ctrl-C"
+    (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
+    result = json.loads((run_dir / "result.json").read_text())
+    (point,) = result["targets"][0]["points"]
+    assert result["interrupted"] is True and point["stopped_by"] == "interrupted"
+    measured = read_records(run_dir).filter(pc.invert(read_records(run_dir)["warmup"]))
+    assert point["summary"]["requests"] == measured.num_rows > 0
+
+
+def _generators() -> list[int]:
+    out = []
+    for proc in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error):
+            if "LoadGenerator" in " ".join(proc.info["cmdline"] or []):
+                out.append(proc.pid)
+    return out
 
 
 def test_a_placement_on_an_unknown_target_is_a_study_error() -> None:
