@@ -342,7 +342,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
                  f"while it ran ({p.sent} requests kept); `acceval run --resume` measures it "
                  "again" for tl in log.targets for p in _entries_of(tl)
                  if p.stopped_by == "client_lost"]
-    warnings += _client_bound_notes(targets, log)
+    warnings += _client_bound_notes(targets, log, os.cpu_count())
     training = None
     if study.training is not None:
         training = training_section(
@@ -363,7 +363,8 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
         log=log, agents=agents, training=training)
 
 
-def _client_bound_notes(targets: list[TargetResult], log: RunLog) -> list[str]:
+def _client_bound_notes(targets: list[TargetResult], log: RunLog,
+                        cpus: int | None) -> list[str]:
     """One note per target whose client's own event loop fell behind on some point: those
     points describe the client, not the target, and more client processes are the fix.
     (A schedule lag alone can come from the target: sends held at the in-flight cap.)"""
@@ -375,8 +376,10 @@ def _client_bound_notes(targets: list[TargetResult], log: RunLog) -> list[str]:
             continue
         tl = log.target(t.name)
         gens = len(tl.load_generators) if tl is not None else 0
-        how = ("spread the load over client processes: `acceval run --clients 2`, or "
-               "execution.clients (docs/scale-out.md)" if gens <= 1 else
+        cores = f" (this machine has {cpus})" if cpus else ""
+        how = ("spread the load over client processes, each with a core of its own"
+               f"{cores}: `acceval run --clients 2`, or execution.clients (docs/scale-out.md)"
+               if gens <= 1 else
                f"it ran {gens} load generators already: add more, each with a core of its "
                "own (execution.placement)")
         labels = ", ".join(repr(p.label) for p in bound[:3]) + (

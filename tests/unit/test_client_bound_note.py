@@ -3,6 +3,7 @@ more client processes (``--clients``), or more of them when Ray already ran seve
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,6 +34,7 @@ def test_a_stalled_client_names_the_point_and_suggests_client_processes(tmp_path
     [note] = _notes(result)
     assert note.startswith("cheap: the client could not keep up at 'concurrency=4' "
                            "(client event loop stalled 250 ms > 100 ms)")
+    assert f"each with a core of its own (this machine has {os.cpu_count()})" in note
     assert "`acceval run --clients 2`" in note
 
 
