@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import os
 import platform
 import socket
@@ -104,6 +105,8 @@ def connected(execution: Execution, *, clients: int) -> Iterator[Cluster]:
     else:
         reachable(execution.address)
         kwargs["address"] = execution.address
+    notice = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    notice.addFilter(_token_enabled_notice)
     try:
         ray.init(**kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -111,10 +114,19 @@ def connected(execution: Execution, *, clients: int) -> Iterator[Cluster]:
         raise AccevalError(f"execution: could not start or join {where}: {exc}. Start the "
                            "cluster first (`ray start --head`, docs/scale-out.md) or check "
                            "execution.address") from None
+    finally:
+        notice.removeFilter(_token_enabled_notice)
     try:
         yield _describe(ray, private=execution.address is None)
     finally:
         ray.shutdown()
+
+
+def _token_enabled_notice(record: logging.LogRecord) -> bool:
+    """Drop Ray's notice that a private cluster it starts has token authentication on (a
+    line on every ``--clients`` run, with nothing to do about it); its warning when
+    authentication is off still shows."""
+    return "Token authentication is enabled for this Ray cluster" not in record.getMessage()
 
 
 def reachable(address: str, timeout_s: float = 3.0) -> None:
