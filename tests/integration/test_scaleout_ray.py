@@ -236,6 +236,33 @@ def test_ctrl_c_mid_point_stops_the_generators_and_keeps_what_they_streamed(
     assert point["summary"]["requests"] == measured.num_rows > 0
 
 
+def test_clients_alone_starts_a_private_ray_for_the_run_and_ends_it(tmp_path: Path) -> None:
+    """`acceval run --clients 2`, no cluster named: the run starts Ray on this host, sends
+    through two generators, and leaves nothing running; Ray's token notice stays off the
+    console."""
+    study = {"name": "private",
+             "tasks": {"source": "builtin:arithmetic", "count": 12, "max_tokens": 8},
+             "targets": [mock_target("m", ttft_ms=2, itl_ms=1, output_tokens=4)],
+             "load": [{"concurrency": [2], "min_requests": 24}]}
+    path = write_study(tmp_path / "s.yaml", study)
+    before = set(_generators())
+    res = subprocess.run([sys.executable, "-m", "acceval", "run", str(path), "--out",
+                          str(tmp_path / "runs"), "--no-progress", "--clients", "2"],
+                         capture_output=True, text=True, timeout=240, check=False)
+    assert res.returncode == 0, res.stderr
+    assert "Token authentication" not in res.stderr + res.stdout
+    (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["log"]["execution"]["backend"] == "ray"
+    assert result["log"]["execution"]["address"] is None          # private
+    (t,) = result["log"]["targets"]
+    assert len(t["load_generators"]) == 2
+    assert len({g["pid"] for g in t["load_generators"]}) == 2
+    measured = read_records(run_dir).filter(pc.invert(read_records(run_dir)["warmup"]))
+    assert measured.num_rows == result["targets"][0]["points"][0]["summary"]["requests"] >= 24
+    assert set(_generators()) <= before, "a load generator outlived the run"
+
+
 def _generators() -> list[int]:
     out = []
     for proc in psutil.process_iter(["cmdline"]):
