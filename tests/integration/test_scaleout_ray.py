@@ -236,10 +236,12 @@ def test_ctrl_c_mid_point_stops_the_generators_and_keeps_what_they_streamed(
     assert point["summary"]["requests"] == measured.num_rows > 0
 
 
-def test_clients_alone_starts_a_private_ray_for_the_run_and_ends_it(tmp_path: Path) -> None:
-    """`acceval run --clients 2`, no cluster named: the run starts Ray on this host, sends
-    through two generators, and leaves nothing running; Ray's token notice stays off the
-    console."""
+def test_clients_alone_starts_a_private_ray_for_the_run_and_ends_it(
+        cluster: Any, tmp_path: Path) -> None:
+    """`acceval run --clients 2`, no cluster named: the run starts a Ray of its own on this
+    host, even with another one running here (this module's, which a plain ``ray.init()``
+    would join and then refuse its CPUs), sends through two generators, and leaves nothing
+    running; Ray's token notice stays off the console."""
     study = {"name": "private",
              "tasks": {"source": "builtin:arithmetic", "count": 12, "max_tokens": 8},
              "targets": [mock_target("m", ttft_ms=2, itl_ms=1, output_tokens=4)],

@@ -101,7 +101,9 @@ def connected(execution: Execution, *, clients: int) -> Iterator[Cluster]:
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                               "configure_logging": False}
     if execution.address is None:
-        kwargs.update(num_cpus=max(clients, os.cpu_count() or 1))
+        # "local": a new Ray even when one already runs on this host or RAY_ADDRESS names
+        # one (without it, ray.init joins that one, and refuses num_cpus there).
+        kwargs.update(address="local", num_cpus=max(clients, os.cpu_count() or 1))
     else:
         reachable(execution.address)
         kwargs["address"] = execution.address

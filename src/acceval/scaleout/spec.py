@@ -76,7 +76,8 @@ class Execution(_Model):
     address: str | None = Field(
         None, description="The Ray cluster to join (e.g. 127.0.0.1:6379, or `auto` for the "
         "one started on this host with `ray start`). Default with backend ray: a private "
-        "Ray started for the run on this host (for several client processes on one machine).")
+        "Ray started for the run on this host (for several client processes on one machine), "
+        "even when another Ray runs here or RAY_ADDRESS names one.")
     clients: int = Field(
         1, ge=1, le=MAX_CLIENTS,
         description="Load-generator processes per target (placement can set it per target). "
