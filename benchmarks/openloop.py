@@ -55,7 +55,6 @@ def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, A
     from acceval.targets.spec import Endpoint
 
     n_out = SETTINGS["fast"]["output_tokens"]
-    np.percentile(np.zeros(2), [50])   # the first call imports for ~50 ms: no request's
 
     async def go() -> dict[str, Any]:
         target = make_target("mock", Endpoint(base_url=base_url, model="mock"))

@@ -175,9 +175,6 @@ def main() -> None:
     args = ap.parse_args()
     import ray
 
-    from acceval.loadgen.runner import lag_stats
-
-    lag_stats([0])   # numpy's first percentile imports numpy.ma: before any point, as actors do
     ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     out: dict[str, Any] = {"host": {"cpus": os.cpu_count(), "python": platform.python_version(),

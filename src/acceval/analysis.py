@@ -41,6 +41,7 @@ from acceval.errors import AccevalError, StudyError
 from acceval.loadgen.runner import PointSpec
 from acceval.metrics import accuracy, has_correctness, pass_at_1
 from acceval.metrics.derive import derive
+from acceval.metrics.point import loop_fell_behind
 from acceval.portability import assess_target
 from acceval.portability.artifact import ArtifactCheck
 from acceval.portability.ledger import compile_time_for
@@ -370,8 +371,7 @@ def _client_bound_notes(targets: list[TargetResult], log: RunLog,
     (A schedule lag alone can come from the target: sends held at the in-flight cap.)"""
     notes = []
     for t in targets:
-        bound = [p for p in t.points if not p.trusted and any(
-            r.startswith("client event") for r in p.summary.degraded_reasons)]
+        bound = [p for p in t.points if loop_fell_behind(p.summary.loop_lag_ms)]
         if not bound:
             continue
         tl = log.target(t.name)

@@ -40,6 +40,7 @@ from functools import partial
 from typing import Any, Literal, TypeVar
 
 import numpy as np
+import numpy.ma
 import numpy.typing as npt
 
 from acceval.loadgen import arrivals

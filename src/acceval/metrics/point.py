@@ -248,6 +248,13 @@ def _in_flight(
     return float(area_ns / (duration_s * 1e9)), peak
 
 
+def loop_fell_behind(loop: Distribution) -> bool:
+    """Whether the client's own event loop lagged past the self-check's bounds (p99 or one
+    stall): then the client, not the target, set the point's numbers."""
+    return loop.p99 is not None and loop.max is not None and (
+        loop.p99 > DEGRADED_LOOP_LAG_P99_MS or loop.max > DEGRADED_LOOP_STALL_MS)
+
+
 def _degraded(
     lag: Distribution, achieved: float | None, reference: float | None, loop: Distribution
 ) -> tuple[bool | None, tuple[str, ...]]:

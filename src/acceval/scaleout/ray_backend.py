@@ -40,7 +40,7 @@ import pyarrow as pa
 from acceval.errors import AccevalError
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt
-from acceval.loadgen.runner import PointRun, PointSpec, lag_stats, new_event_loop, run_point
+from acceval.loadgen.runner import PointRun, PointSpec, new_event_loop, run_point
 from acceval.results.records import Record, records_to_table, table_to_records
 from acceval.scaleout.shard import Shard, merge_runs, split_point
 from acceval.scaleout.spec import Execution, Placement
@@ -177,9 +177,6 @@ class LoadGenerator:
         self.thread.start()
         self.target = make_target(name, Endpoint.model_validate(endpoint))
         self._call(self.target.start())
-        # A point's summary is numpy's first percentile in this process, which imports
-        # numpy.ma (~50 ms here): done now, it is not charged to the first point's CPU.
-        lag_stats([0])
 
     def _call(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()

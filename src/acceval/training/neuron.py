@@ -129,10 +129,15 @@ def _core(e: dict[str, Any]) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _system(data: dict[str, Any], path: Path) -> TraceSplit:
-    events = data["trace_events"]
+def _event_list(data: dict[str, Any], key: str, path: Path) -> list[Any]:
+    events = data[key]
     if not isinstance(events, list):
-        raise ValueError(f"{path}: trace_events is not a list of events")
+        raise ValueError(f"{path}: {key} is not a list of events")
+    return events
+
+
+def _system(data: dict[str, Any], path: Path) -> TraceSplit:
+    events = _event_list(data, "trace_events", path)
     out = TraceSplit(source=str(path), kind="neuron-system", overlap_known=False)
     hw: list[_Event] = []
     marks: list[tuple[int, _Event]] = []
@@ -202,9 +207,7 @@ def _windows(marks: list[tuple[int, _Event]], mine: list[_Event]) -> list[tuple[
 
 
 def _device(data: dict[str, Any], path: Path) -> TraceSplit:
-    instr = data["instruction"]
-    if not isinstance(instr, list):
-        raise ValueError(f"{path}: instruction is not a list of events")
+    instr = _event_list(data, "instruction", path)
     out = TraceSplit(source=str(path), kind="neuron-device", whole_span=True)
     compute: list[Interval] = []
     comm: list[Interval] = []
