@@ -13,7 +13,7 @@ from pathlib import Path
 from acceval.analysis import analyze, load_result
 from acceval.pipeline import execute, execute_file
 from acceval.report import render
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 from acceval.study import Study, load_study
 
 

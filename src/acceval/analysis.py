@@ -32,11 +32,15 @@ from acceval.agents.analyze import agents_section
 from acceval.agents.store import AgentRecords
 from acceval.agents.store import read as read_agent_records
 from acceval.capacity import availability_without_demand
+from acceval.capacity.apply import CapacityResult
+from acceval.capacity.availability import AvailabilityResult
 from acceval.claims import PlanTarget, Side, check_claim, gather, ledger_rows, plan_target
+from acceval.claims.against import ClaimsResult
+from acceval.claims.plan import PlanResult
 from acceval.economics import Catalog, load_catalog
-from acceval.economics.apply import Priced, price_target
+from acceval.economics.apply import Priced, RunEconomics, price_target
 from acceval.economics.inputs import resolve_rate
-from acceval.economics.sensitivity import sensitivity
+from acceval.economics.sensitivity import SensitivityResult, sensitivity
 from acceval.errors import AccevalError, StudyError
 from acceval.loadgen.runner import PointSpec
 from acceval.metrics import accuracy, has_correctness, pass_at_1
@@ -45,9 +49,9 @@ from acceval.metrics.point import loop_fell_behind
 from acceval.portability import assess_target
 from acceval.portability.artifact import ArtifactCheck
 from acceval.portability.ledger import compile_time_for
+from acceval.portability.levels import LevelVerdict
 from acceval.probes import read_samples, table_to_samples
 from acceval.quality import evaluate_gate
-from acceval.results.result import RESULT_FILE, RunResult, TargetResult, schema_version_of
 from acceval.results.runlog import (
     JOURNAL_FILE,
     EndpointLog,
@@ -60,17 +64,9 @@ from acceval.results.runlog import (
     SweepLog,
     TargetLog,
 )
-from acceval.results.sections import (
-    AvailabilityResult,
-    CapacityResult,
-    ClaimsResult,
-    LevelVerdict,
-    PlanResult,
-    RunEconomics,
-    SensitivityResult,
-    SourcedValue,
-)
+from acceval.results.section import SourcedValue
 from acceval.results.store import ANALYSIS_COLUMNS, read_records
+from acceval.run_result import RESULT_FILE, RunResult, TargetResult, schema_version_of
 from acceval.scenarios import point_result, repeats_section, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
 from acceval.telemetry.summary import telemetry_section

@@ -23,13 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from acceval.capacity.replay import REPLAY_LABEL, replay_profile
 from acceval.claims import PlanTarget, gather, plan_target
 from acceval.economics.catalog import Catalog, load_study_catalog
 from acceval.economics.inputs import resolve_rate
 from acceval.engines.base import check_engine
 from acceval.errors import Problem, StudyError
 from acceval.interruption.spec import point_problem
-from acceval.loadgen.replay import REPLAY_LABEL, replay_profile
 from acceval.study import LocalServer, Study
 from acceval.targets.preflight import preflight
 from acceval.targets.spec import header_value_problem

@@ -241,8 +241,8 @@ def compare(run_dirs: tuple[Path, ...], fmt: str, n_boot: int) -> None:
     """Compare runs side by side: each run against the first, per target and load point,
     with whether each difference exceeds the noise (rules in docs/report.md)."""
     from acceval.report.compare import compare_runs, render_compare
-    from acceval.results.result import RESULT_FILE, RunResult
     from acceval.results.store import read_records
+    from acceval.run_result import RESULT_FILE, RunResult
 
     if len(run_dirs) < 2:
         raise UsageError("compare needs two or more run folders")
@@ -305,7 +305,7 @@ def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
               type=click.Path(file_okay=False, path_type=Path), help="Folder of run folders.")
 def runs(runs_dir: Path) -> None:
     """List the runs in a folder (indexing new ones into its catalog.duckdb)."""
-    from acceval.results.catalog import format_rows, list_runs
+    from acceval.runs_catalog import format_rows, list_runs
 
     rows = list_runs(runs_dir)
     if not rows:
@@ -324,8 +324,8 @@ def runs(runs_dir: Path) -> None:
 def query(sql: str, runs_dir: Path, fmt: str) -> None:
     """Run SQL over every run: views `runs`, `points` (per load point summaries) and
     `records` (every request of every run)."""
-    from acceval.results.catalog import format_rows
-    from acceval.results.catalog import query as run_query
+    from acceval.runs_catalog import format_rows
+    from acceval.runs_catalog import query as run_query
 
     cols, rows = run_query(runs_dir, sql)
     click.echo(format_rows(cols, rows, fmt))
@@ -388,7 +388,7 @@ def catalog(hardware_id: str | None, catalog_file: Path | None) -> None:
     """List the hardware catalog, or show one entry with every figure's source and date and
     its prices. A study's platform.hardware must be one of these ids."""
     from acceval.economics import load_catalog
-    from acceval.results.catalog import format_rows
+    from acceval.runs_catalog import format_rows
 
     cat = load_catalog(catalog_file)
     if hardware_id is None:

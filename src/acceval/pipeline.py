@@ -48,7 +48,6 @@ from acceval.probes.base import compact_samples
 from acceval.probes.prometheus import TelemetryProbe
 from acceval.results.files import write_text_durable
 from acceval.results.records import Record
-from acceval.results.result import RESULT_FILE, RunResult, schema_version_of
 from acceval.results.runlog import (
     JOURNAL_FILE,
     ExecutionLog,
@@ -70,6 +69,7 @@ from acceval.results.store import (
     write_file,
     write_grouped,
 )
+from acceval.run_result import RESULT_FILE, RunResult, schema_version_of
 from acceval.scaleout.ray_backend import RemoteClients, connected
 from acceval.scaleout.spec import overridden
 from acceval.scenarios import TargetRun, run_all

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from acceval.metrics import Accuracy
 from acceval.metrics.spec import Quality
-from acceval.results.result import Gate
+from acceval.results.section import Section
+
+
+class Gate(Section):
+    """The study's quality level applied to one target."""
+
+    passed: bool | None  # None: no quality level was set, or no correctness information
+    required_accuracy: float | None
+    reasons: list[str] = Field(default_factory=list)
+
+
 
 
 def evaluate_gate(

@@ -23,28 +23,28 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acceval.capacity.curve import CurvePoint, curve_from_points, max_rate_under_slo
+from acceval.capacity.replay import (
+    REPLAY_LABEL,
+    ReplayResult,
+    plan_replay,
+    replay_profile,
+    summarize_replay,
+)
+from acceval.capacity.sweep import SweepResult, search
 from acceval.errors import AccevalError, StudyError
 from acceval.interruption import FaultEvents, Injector, recovery
+from acceval.interruption.recovery import InterruptionResult
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt, Target
-from acceval.loadgen.replay import REPLAY_LABEL, plan_replay, replay_profile, summarize_replay
 from acceval.loadgen.runner import PointRun, PointSpec, run_point
 from acceval.loadgen.spec import PoissonRate
-from acceval.loadgen.sweep import search
 from acceval.metrics import summarize_point
 from acceval.metrics.derive import Derived
 from acceval.metrics.repeats import t_interval
 from acceval.results.records import Record, records_to_table
-from acceval.results.result import TargetResult
-from acceval.results.runlog import FaultLog, PointLog, PointRole, SweepLog, TargetLog
-from acceval.results.sections import (
-    InterruptionResult,
-    PointResult,
-    RepeatsResult,
-    ReplayResult,
-    SweepResult,
-    SweepStep,
-)
+from acceval.results.runlog import FaultLog, PointLog, PointRole, SweepLog, SweepStep, TargetLog
+from acceval.results.section import PointResult, RepeatsResult
+from acceval.run_result import TargetResult
 from acceval.study import SLO, Study
 
 # Seed-path slot of the sweep's points (the fixed points use (study seed, target, family,

@@ -30,7 +30,7 @@ from pydantic import (
 from acceval.agents.spec import Agents
 from acceval.capacity.spec import Availability, Demand
 from acceval.claims.spec import Claims, PlanSpec
-from acceval.economics.spec import Energy, Platform, Price, StudyCosts, TargetCosts
+from acceval.economics.spec import Platform, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
 from acceval.input_files import read_yaml
 from acceval.interruption.spec import Interruption, check_interruption
@@ -38,6 +38,7 @@ from acceval.loadgen.spec import ArrivalKind, Concurrency, LoadFamily, LoadPoint
 from acceval.metrics.spec import SLO, Quality
 from acceval.names import Name
 from acceval.portability.spec import ExitSpec, StudyPortability, TargetPortability
+from acceval.probes.spec import Energy
 from acceval.scaleout.spec import Execution
 from acceval.seeds import Seed
 from acceval.serve.spec import LocalServer

@@ -28,16 +28,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from acceval.agents.result import AgentsResult, AgentTargetResult
-from acceval.results.result import TargetResult
-from acceval.results.sections import (
-    PointCost,
-    PointResult,
-    SensitivityResult,
-    Standing,
-    Verdict,
-)
+from acceval.capacity.availability import AvailabilityResult
+from acceval.economics.apply import PointCost, TargetEconomics
+from acceval.economics.sensitivity import SensitivityResult
+from acceval.quality import Gate
+from acceval.results.section import PointResult, Section
 from acceval.training.result import (
     PlatformTrainingResult,
     TrainingStanding,
@@ -51,6 +49,41 @@ from acceval.units import (
     times,
     usd_interval,
 )
+
+VerdictStatus = Literal["winner", "tie", "none-qualify", "not-priced", "no-targets"]
+
+
+class Standing(Section):
+    """One target in the verdict: qualified or not (and why), at its operating point."""
+
+    target: str
+    qualified: bool
+    reasons: list[str]  # why it does not qualify (empty when it does)
+    operating_point: str | None  # the cheapest trusted point that meets the SLO
+    operating_rate_rps: float | None
+    cost_per_correct_usd: float | None
+    cost_per_correct_ci_usd: tuple[float | None, float | None] | None
+    cost_basis: Literal["under demand", "declared utilization"] | None
+    cost_per_mtok_output_usd: float | None = None
+    rank: int | None  # 1 = cheapest among the qualified; None when not qualified
+
+
+class Verdict(Section):
+    """The one decision; every format phrases it, none re-derives it."""
+
+    status: VerdictStatus
+    winner: str | None
+    tied: list[str]  # targets whose cost intervals overlap the cheapest's (status "tie")
+    headline: str
+    lines: list[str]  # supporting sentences, the same in every format
+    standings: list[Standing]  # qualified by rank first, then the rest
+    rules: list[str]  # the rules as applied (minimum requests, interval separation)
+    ratio_to_runner_up: float | None = None
+
+    def standing(self, target: str) -> Standing | None:
+        return next((s for s in self.standings if s.target == target), None)
+
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +113,28 @@ def point_problems(p: PointResult, rules: Rules) -> list[str]:
     return out
 
 
-def eligible_points(t: TargetResult, rules: Rules) -> list[PointResult]:
+class RankedTarget(Protocol):
+    """What the verdict reads of a measured target (``TargetResult`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def points(self) -> Sequence[PointResult]: ...
+    @property
+    def economics(self) -> TargetEconomics | None: ...
+    @property
+    def failure(self) -> str | None: ...
+    @property
+    def gate(self) -> Gate: ...
+    @property
+    def availability(self) -> AvailabilityResult | None: ...
+
+
+def eligible_points(t: RankedTarget, rules: Rules) -> list[PointResult]:
     return [p for p in t.points if not point_problems(p, rules)]
 
 
-def _cost(t: TargetResult, label: str) -> PointCost | None:
+def _cost(t: RankedTarget, label: str) -> PointCost | None:
     return t.economics.point(label) if t.economics is not None else None
 
 
@@ -92,7 +142,7 @@ def _cpc(pc: PointCost | None) -> float:
     return pc.bill.cost_per_correct_usd if pc is not None else math.inf
 
 
-def operating_point(t: TargetResult, rules: Rules) -> PointResult | None:
+def operating_point(t: RankedTarget, rules: Rules) -> PointResult | None:
     """Rule 3: the cheapest eligible point (the fastest one when nothing is priced)."""
     pts = eligible_points(t, rules)
     if not pts:
@@ -102,7 +152,7 @@ def operating_point(t: TargetResult, rules: Rules) -> PointResult | None:
     return max(pts, key=lambda p: (p.summary.request_throughput_rps or 0.0, -p.index))
 
 
-def _disqualified(t: TargetResult, rules: Rules) -> list[str]:
+def _disqualified(t: RankedTarget, rules: Rules) -> list[str]:
     reasons = []
     if t.failure:
         reasons.append(f"could not be measured: {t.failure}")
@@ -121,7 +171,7 @@ def _disqualified(t: TargetResult, rules: Rules) -> list[str]:
     return reasons
 
 
-def standings(targets: Sequence[TargetResult], rules: Rules) -> list[Standing]:
+def standings(targets: Sequence[RankedTarget], rules: Rules) -> list[Standing]:
     """Rules 1–3 for every target, qualified ones ranked by cost (rank 1 cheapest)."""
     rows = []
     for t in targets:
@@ -164,7 +214,7 @@ def _where(s: Standing) -> str:
     return f"({s.operating_point}{basis})"
 
 
-def decide(targets: Sequence[TargetResult], rules: Rules,
+def decide(targets: Sequence[RankedTarget], rules: Rules,
            sensitivity: SensitivityResult | None = None, *,
            rows: list[Standing] | None = None) -> Verdict:
     """The verdict over analysed targets (rules 1–5); ``rows`` are their :func:`standings`

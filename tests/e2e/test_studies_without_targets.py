@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from acceval.agents.browser import unavailable
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 from helpers.cli import run_cli, write_study
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 
 from acceval.analysis import analyze
 from acceval.results.records import Record, records_to_table
-from acceval.results.result import RunResult
 from acceval.results.runlog import EndpointLog, LocalServerInfo, PointLog, RunLog, TargetLog
 from acceval.results.store import RECORDS_FILE
+from acceval.run_result import RunResult
 from acceval.study import Study
 
 MS = 1_000_000

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.compute as pc
 
-from acceval.loadgen.replay import REPLAY_LABEL, plan_replay
+from acceval.capacity.replay import REPLAY_LABEL, plan_replay
 from acceval.pipeline import execute, load_result
 from acceval.results.store import read_records
 from acceval.study import study_from_dict

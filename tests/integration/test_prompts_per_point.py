@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from acceval.pipeline import execute
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 from acceval.study import study_from_dict
 
 

@@ -12,8 +12,8 @@ import acceval
 from acceval.interchange import export_vllm, import_files
 from acceval.report import render
 from acceval.report.compare import compare_runs
-from acceval.results.result import RunResult
 from acceval.results.store import read_records
+from acceval.run_result import RunResult
 
 STUDY = """\
 name: repeats

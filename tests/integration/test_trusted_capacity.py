@@ -21,7 +21,8 @@ from acceval.loadgen.protocol import Prompt
 from acceval.loadgen.runner import PointRun, PointSpec, run, run_point
 from acceval.metrics import summarize_point
 from acceval.results.records import Record, records_to_table
-from acceval.results.result import PointResult, TargetResult
+from acceval.results.section import PointResult
+from acceval.run_result import TargetResult
 from acceval.serve import spawn_server
 from acceval.study import SLO, Endpoint, Study
 from acceval.targets import OpenAITarget

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from acceval.metrics import Distribution
-from acceval.results.result import RunResult
 from acceval.results.runlog import LoadGeneratorLog, RunLog
+from acceval.run_result import RunResult
 from helpers import run_fixture
 
 

@@ -14,11 +14,11 @@ import pytest
 from pydantic import ValidationError
 
 from acceval import plugins
-from acceval.economics.spec import Energy
 from acceval.engines.base import engine_class, engine_names, load_engine
 from acceval.errors import StudyError, UsageError
 from acceval.plugins import BUILTINS, GROUPS, PluginError, installed, load_plugin
 from acceval.probes import CpuTimeProbe, Probe, make_probe
+from acceval.probes.spec import Energy
 from acceval.study import Endpoint
 from acceval.targets import OpenAITarget, make_target, target_names
 from acceval.tasks import BUILTIN_CHECKERS, checker_names, make_checker

@@ -26,7 +26,7 @@ def test_all_is_pinned_and_every_name_resolves() -> None:
 def test_the_api_objects_are_the_stages() -> None:
     from acceval.analysis import analyze, load_result
     from acceval.report import render
-    from acceval.results.result import RunResult
+    from acceval.run_result import RunResult
 
     assert acceval.analyze is analyze and acceval.load_result is load_result
     assert acceval.render is render and acceval.RunResult is RunResult

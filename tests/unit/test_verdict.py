@@ -10,7 +10,7 @@ import pytest
 from acceval.analysis import load_result
 from acceval.report import render
 from acceval.report.console import verdict_text
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 from helpers.verdict_runs import Point, Spec, build
 
 

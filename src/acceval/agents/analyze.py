@@ -35,10 +35,9 @@ from acceval.agents.spec import Agents, AgentTarget
 from acceval.agents.store import AgentRecords
 from acceval.agents.stray import is_stray
 from acceval.agents.tools import BROWSER_TOOLS
-from acceval.economics.bill import compute_bill
+from acceval.economics.bill import BillResult, compute_bill
 from acceval.economics.catalog import Catalog
 from acceval.economics.inputs import BilledStudy, Measured, cost_inputs_for
-from acceval.results.sections import BillResult
 
 #: Failed episodes shown step by step per target in the report.
 TRANSCRIPTS_PER_TARGET = 3

@@ -1,4 +1,4 @@
-"""The agents section of a :class:`~acceval.results.result.RunResult` (``result.agents``).
+"""The agents section of a :class:`~acceval.run_result.RunResult` (``result.agents``).
 
 Typed models only, filled by :func:`acceval.agents.analyze.agents_section` from the raw
 step and episode records; every renderer reads these attributes and computes nothing.
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from acceval.results.sections import BillResult, Section
+from acceval.economics.bill import BillResult
+from acceval.results.section import Section
 
 
 class RateResult(Section):

@@ -13,16 +13,59 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from acceval.capacity.availability import AvailabilityCheck, check_availability
-from acceval.capacity.curve import MaxRate, curve_from_points, max_rate_under_slo, trusted_only
-from acceval.capacity.fleet import DemandCost, FleetPlan, demand_cost, plan_fleet
+from acceval.capacity.availability import AvailabilityCheck, AvailabilityResult, check_availability
+from acceval.capacity.curve import (
+    MaxRate,
+    MaxRateResult,
+    curve_from_points,
+    max_rate_under_slo,
+    trusted_only,
+)
+from acceval.capacity.fleet import (
+    DemandCost,
+    DemandCostResult,
+    FleetPlan,
+    FleetPlanResult,
+    demand_cost,
+    plan_fleet,
+)
 from acceval.capacity.profile import DemandProfile, load_profile
-from acceval.capacity.simulate import SpareWhatIf, spare_capacity_whatif
+from acceval.capacity.simulate import SpareWhatIf, SpareWhatIfResult, spare_capacity_whatif
 from acceval.capacity.spec import Availability, Demand
 from acceval.economics.catalog import Catalog
 from acceval.economics.inputs import BilledTarget, resolve_rate
 from acceval.economics.provenance import Sourced
-from acceval.results.result import TargetResult
+from acceval.metrics import Accuracy
+from acceval.results.runlog import LocalServerInfo
+from acceval.results.section import PointResult, Section
+
+
+class CapacityResult(Section):
+    """The max rate under the SLO from trusted points, and (with a demand profile) the fleet."""
+
+    max_rate_under_slo: MaxRateResult
+    saturation_rps: float | None
+    utilization_under_demand: float | None
+    declared_utilization: float
+    plan: FleetPlanResult | None
+    cost: DemandCostResult | None
+    availability: AvailabilityResult
+    what_if: SpareWhatIfResult | None
+
+
+
+
+class MeasuredTarget(Protocol):
+    """What capacity reads of a measured target (``TargetResult`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def points(self) -> Sequence[PointResult]: ...
+    @property
+    def accuracy(self) -> Accuracy | None: ...
+    @property
+    def local_server(self) -> LocalServerInfo | None: ...
 
 
 class CapacityTarget(BilledTarget, Protocol):
@@ -94,7 +137,7 @@ def _usd_per_replica_hour(spec: BilledTarget, catalog: Catalog | None) -> float 
     return None if v is None else v * spec.platform.chips
 
 
-def capacity_for(study: CapacityStudy, target: TargetResult, *, catalog: Catalog | None = None,
+def capacity_for(study: CapacityStudy, target: MeasuredTarget, *, catalog: Catalog | None = None,
                  base_dir: str | Path | None = None, profile: DemandProfile | None = None,
                  simulate: bool = True) -> TargetCapacity | None:
     """Everything capacity says about ``target`` under ``study.demand`` (None: no demand).
@@ -141,7 +184,7 @@ def capacity_for(study: CapacityStudy, target: TargetResult, *, catalog: Catalog
                           spec.costs.utilization)
 
 
-def utilization_for(study: CapacityStudy, target: TargetResult, *, catalog: Catalog | None = None,
+def utilization_for(study: CapacityStudy, target: MeasuredTarget, *, catalog: Catalog | None = None,
                     base_dir: str | Path | None = None) -> Sourced | None:
     """The utilization input for ``target``'s bill under ``study.demand``, or None (no demand,
     or no load point met the SLO). Skips the what-if simulation."""

@@ -16,6 +16,27 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from acceval.capacity.spec import Availability, Demand
+from acceval.results.section import Section
+
+
+class AvailabilityResult(Section):
+    target: str
+    status: str
+    usable_regions: list[str]
+    peak_replicas: int | None
+    peak_chips: int | None
+    blockers: list[str]
+    warnings: list[str]
+    notes: list[str]
+    lead_time_days: float | None = None
+    failover_region: str | None = None
+    transfer_usd_per_gb: float | None = None
+    transfer_gb_per_request: float | None = None
+    source: str | None = None
+    assessed_for: str | None = None
+    quota_chips: int | None = None
+
+
 
 Severity = Literal["blocker", "warning", "note"]
 Status = Literal["available", "at-risk", "blocked", "unknown"]

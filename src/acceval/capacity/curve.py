@@ -18,8 +18,30 @@ from dataclasses import asdict, dataclass, replace
 from itertools import pairwise
 from typing import Any, Literal
 
+from pydantic import Field
+
 from acceval.loadgen.spec import family
-from acceval.results.sections import PointResult
+from acceval.results.section import PointResult, Section
+
+
+class ExcludedPoint(Section):
+    """A point left out of the curve's estimate because it was not trusted."""
+
+    label: str
+    rate_rps: float | None
+    reason: str
+
+
+class MaxRateResult(Section):
+    rate_rps: float | None
+    low_rps: float | None
+    high_rps: float | None
+    n_points: int  # trusted points judged
+    method: str
+    note: str
+    excluded: list[ExcludedPoint] = Field(default_factory=list)
+
+
 
 RateBasis = Literal["offered", "achieved"]
 Method = Literal["interpolated", "midpoint", "never-failed", "never-passed", "no-slo", "no-data"]

@@ -23,6 +23,39 @@ import numpy as np
 import numpy.typing as npt
 
 from acceval.capacity.profile import HOUR_S, DemandProfile
+from acceval.results.section import Section
+
+
+class FleetPlanResult(Section):
+    per_replica_rps: float
+    chips_per_replica: int
+    headroom: float
+    spares: int
+    scaling: str
+    hours: int
+    replicas: list[int]
+    hourly_mean_rps: list[float]
+    hourly_peak_rps: list[float]
+    peak_replicas: int
+    min_replicas: int
+    replica_hours: float
+    chip_hours: float
+    idle_chip_hours: float
+    utilization: float | None
+    expected_requests: float
+
+
+class DemandCostResult(Section):
+    usd_per_replica_hour: float
+    success_rate: float
+    fleet_usd: float
+    correct_tasks: float
+    cost_per_correct_usd: float
+    cost_per_correct_at_slo_rate_usd: float
+    cost_per_correct_at_saturation_usd: float | None
+    ratio: float
+
+
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -31,9 +31,42 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import Field
 
 from acceval.capacity.fleet import FleetPlan
 from acceval.capacity.profile import CAPACITY_SEED_SLOT, HOUR_S, DemandProfile
+from acceval.results.section import Section
+
+
+class FleetSimSummary(Section):
+    seconds: int
+    arrivals: int
+    on_time: float
+    late: float
+    lost: float
+    failures: int
+    down_replica_s: float
+    min_up_replicas: int
+    replica_hours: float
+    cost_usd: float | None
+    seed: int
+    series: dict[str, list[float]] = Field(default_factory=dict)
+    slo_attainment: float | None
+    late_fraction: float | None
+    lost_fraction: float | None
+
+
+class SpareWhatIfResult(Section):
+    spares: int
+    without: FleetSimSummary
+    with_spares: FleetSimSummary
+    extra_replica_hours: float
+    extra_cost_usd: float | None
+    late_avoided: float
+    lost_avoided: float
+    usd_per_request_saved: float | None
+
+
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

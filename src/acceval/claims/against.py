@@ -5,9 +5,50 @@ differ instead of a comparison (docs/planning.md, "Claims against a run")."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
+from pydantic import Field
+
+from acceval.claims.ledger import ClaimConflict, ClaimRow
 from acceval.claims.spec import MEASURES, Claim, ClaimCheck
-from acceval.results.sections import ClaimCheckResult, PointResult, RatioPoint
+from acceval.results.section import PointResult, Section
+
+
+class RatioPoint(Section):
+    """One comparable load point of a claim check: the measured ratio there."""
+
+    label: str
+    subject_value: float
+    comparator_value: float
+    ratio: float
+
+
+class ClaimCheckResult(Section):
+    """A ratio claim against the run: compared point by point, or refused with the reasons."""
+
+    claim: str
+    claimed: str  # "up to 4.4×"
+    subject: str
+    comparator: str
+    measure: str
+    status: Literal["compared", "refused", "no comparable points"]
+    differs: list[str]  # axes on which the run is not the claim's conditions (the reasons)
+    unchecked: list[str]  # axes the run cannot confirm or deny
+    points: list[RatioPoint] = Field(default_factory=list)
+    measured_low: float | None = None
+    measured_high: float | None = None
+    above: int = 0  # points whose measured ratio is below the claim
+    sentence: str
+
+
+class ClaimsResult(Section):
+    """The claim ledger of a study, its conflicts, and the claims checked against the run."""
+
+    claims: list[ClaimRow]
+    conflicts: list[ClaimConflict] = Field(default_factory=list)
+    checks: list[ClaimCheckResult] = Field(default_factory=list)
+
+
 
 #: A point's mean prompt or output length matches a claim's within this relative distance.
 LENGTH_TOLERANCE = 0.25

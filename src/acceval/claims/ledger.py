@@ -9,11 +9,52 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from acceval.claims.spec import AXES, KIND_MEANING, Claim, Claims
 from acceval.errors import StudyError
-from acceval.results.sections import ClaimConflict, ClaimRow
+from acceval.results.section import Section
+
+
+class ClaimRow(Section):
+    """One claim in the ledger, with the axes it names and those it leaves out."""
+
+    id: str
+    subject: str
+    value: float
+    unit: str
+    kind: str
+    kind_meaning: str
+    metric: str
+    comparator: str | None
+    scope: str  # workload or hardware
+    measured_by: str
+    document: str
+    date: str | None
+    location: str | None
+    quote: str
+    axes: dict[str, str | None]  # every axis by name; None where the source does not say
+    missing_axes: list[str]  # the workload axes the source does not state
+    conflicts_with: list[str] = Field(default_factory=list)
+    origin: str  # shipped, study, or the claims file
+    note: str | None = None
+
+    @property
+    def value_text(self) -> str:
+        v = f"{self.value:g}"
+        return f"{self.kind} {v}×" if self.unit == "x" else f"{self.kind} {v} {self.unit}"
+
+
+class ClaimConflict(Section):
+    """Claims on the same subject and metric whose values disagree: both are kept."""
+
+    subject: str
+    metric: str
+    claims: list[str]
+    values: list[float]
+    sentence: str
+
+
 
 #: Values within this relative distance agree ("almost 4x" and "3.9x"); further apart they
 #: conflict ("double" and "6x").

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from pydantic import Field
+
 from acceval.claims.roofline import (
     PARALLELISMS,
     Bytes,
@@ -30,14 +32,83 @@ from acceval.claims.spec import PRECISION_BYTES, Context, ModelShape, PlanSpec
 from acceval.economics.catalog import Fact, Hardware
 from acceval.errors import StudyError
 from acceval.results.runlog import HostBenchLog
-from acceval.results.sections import (
-    PlanContextResult,
-    PlanPoint,
-    PlanResult,
-    PointResult,
-    ScalePoint,
-    SourcedValue,
-)
+from acceval.results.section import PointResult, Section, SourcedValue
+
+
+class ScalePoint(Section):
+    """The planned decode bound of one replica spread over ``chips`` by tensor parallelism."""
+
+    chips: int
+    fits: bool
+    batch: int | None
+    decode_tps_replica: float | None
+    decode_tps_chip: float | None
+    step_ms: float | None
+    communication_share: float | None  # communication time / step time
+    bound: str | None  # memory, compute or communication
+
+
+class PlanContextResult(Section):
+    """The plan at one input/output length (every number planned, none measured)."""
+
+    input_tokens: int
+    output_tokens: int
+    chips: int  # the target's chips per replica
+    weights_gb: float
+    kv_gb_per_sequence: float
+    activations_gb: float
+    usable_gb: float
+    fits: bool
+    max_batch: int | None  # largest batch whose KV cache fits (None: does not fit)
+    batch: int | None  # the batch the bounds are computed at (max_batch capped by plan)
+    decode_tps_replica: float | None
+    decode_tps_chip: float | None
+    decode_bound: str | None  # memory, compute or communication
+    decode_intensity: float | None  # FLOP per byte at that batch
+    prefill_tps_chip: float | None
+    prefill_bound: str | None
+    prefill_intensity: float | None
+    ridge: float | None  # peak FLOP/s over memory bytes/s
+    communication_ms_per_token: float | None
+    scaling: list[ScalePoint] = Field(default_factory=list)
+    best_chips: int | None = None  # the replica size with the highest decode bound per chip
+    scaling_note: str = ""
+    cost_per_attempt_usd: float | None = None
+    cost_per_correct_usd: float | None = None
+    accuracy: float | None = None
+    accuracy_origin: str | None = None  # measured (this run) or assumption (plan.accuracy)
+
+
+class PlanPoint(Section):
+    """A measured load point beside its planned bound: measured efficiency."""
+
+    label: str
+    batch: int  # closed loop: the concurrency; open loop: the mean requests in flight
+    open_loop: bool = False  # an open-loop point's throughput follows its offered rate
+    input_tokens: float
+    output_tokens: float
+    measured_tps_chip: float
+    bound_tps_chip: float | None
+    efficiency: float | None  # measured / planned bound
+
+
+class PlanResult(Section):
+    """The roofline plan of one target: what its hardware could do, labelled planned."""
+
+    target: str
+    hardware: str | None
+    model: str
+    parameters: float
+    weights: str
+    kv_cache: str
+    compute: str
+    inputs: dict[str, SourcedValue]  # peak FLOPS, memory, bandwidths, with provenance
+    contexts: list[PlanContextResult] = Field(default_factory=list)
+    measured: list[PlanPoint] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    origin: str = "planned"
+
+
 
 _UNIT = {"TB/s": 1e12, "GB/s": 1e9, "GiB/s": 2.0**30, "TFLOPS": 1e12, "PFLOPS": 1e15,
          "GB": 1e9, "GiB": 2.0**30, "TB": 1e12}

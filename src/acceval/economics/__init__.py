@@ -40,7 +40,8 @@ from acceval.economics.inputs import (
 )
 from acceval.economics.provenance import Sourced
 from acceval.economics.sensitivity import Flip, SensitivityReport, TornadoBar, sensitivity
-from acceval.economics.spec import Energy, Price, Sensitivity, StudyCosts, Swing, TargetCosts
+from acceval.economics.spec import Price, Sensitivity, StudyCosts, Swing, TargetCosts
+from acceval.probes.spec import Energy
 
 __all__ = [
     "Bill", "BillItem", "BoundaryComponents", "Catalog", "CostInputs", "Energy",

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from acceval.economics.bill import Bill, CostInputs, compute_bill
+from acceval.economics.bill import Bill, BillResult, CostInputs, FrontierResult, compute_bill
 from acceval.economics.catalog import Catalog
 from acceval.economics.compile_time import CompileTime
-from acceval.economics.energy import EnergyOutputs, energy_outputs
+from acceval.economics.energy import EnergyOutputs, EnergyResult, energy_outputs
 from acceval.economics.inputs import (
     BilledStudy,
     BilledTarget,
@@ -27,17 +27,54 @@ from acceval.economics.inputs import (
     estimate_energy,
 )
 from acceval.economics.provenance import Sourced
-from acceval.economics.spec import Energy
+from acceval.economics.sensitivity import SensitivityResult
 from acceval.probes import energy_between
-from acceval.results.result import TargetResult
-from acceval.results.sections import (
-    BillResult,
-    DeclaredUtilizationCost,
-    EnergyResult,
-    PointCost,
-    PointResult,
-    TargetEconomics,
-)
+from acceval.probes.spec import Energy
+from acceval.results.section import PointResult, Section
+
+
+class PointCost(Section):
+    """One load point's bill and the interval its accuracy interval gives the cost."""
+
+    label: str
+    bill: BillResult
+    cost_per_correct_ci_usd: tuple[float | None, float | None] | None = None
+
+
+class DeclaredUtilizationCost(Section):
+    """The same points billed at the declared utilization (every replica busy)."""
+
+    operating_point: str
+    cost_per_correct_usd: float
+    cost_per_attempt_usd: float | None
+    cost_per_mtok_output_usd: float | None
+
+
+class TargetEconomics(Section):
+    """Every load point's bill; the operating point itself is the verdict's to name."""
+
+    points: list[PointCost]
+    at_declared_utilization: DeclaredUtilizationCost | None = None
+    utilization_under_demand: float | None = None
+
+    def point(self, label: str) -> PointCost | None:
+        return next((p for p in self.points if p.label == label), None)
+
+
+class RunEconomics(Section):
+    frontier: FrontierResult
+    sensitivity: SensitivityResult
+
+
+
+
+class MeasuredTarget(Protocol):
+    """What pricing reads of a measured target (``TargetResult`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def points(self) -> Sequence[PointResult]: ...
 
 
 class PricedTarget(BilledTarget, Protocol):
@@ -100,7 +137,7 @@ def bill_result(b: Bill) -> BillResult:
     return BillResult.model_validate(b.to_dict())
 
 
-def price_target(study: PricedStudy, t: TargetResult, samples: list[Any], catalog: Catalog | None,
+def price_target(study: PricedStudy, t: MeasuredTarget, samples: list[Any], catalog: Catalog | None,
                  *, utilization: Sourced | None = None,
                  compile_time: CompileTime | None = None) -> Priced | None:
     """Bills for every measured point of ``t`` (None: the target declares no price).

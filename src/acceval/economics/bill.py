@@ -16,6 +16,52 @@ from typing import Any
 from acceval.economics.compile_time import COMPILE_RULE
 from acceval.economics.formulas import HOURS_PER_MONTH, J_PER_KWH, cost_of_pass
 from acceval.economics.provenance import MISSING, Sourced
+from acceval.results.section import Section, SourcedValue
+
+
+class BillItemResult(Section):
+    name: str
+    usd: float | None  # None: not counted (inputs not declared, or inside the rate)
+    inputs: list[str]
+    note: str = ""
+
+
+class BillResult(Section):
+    """The whole bill of one target at one load point."""
+
+    target: str
+    load_label: str
+    items: list[BillItemResult]
+    total_usd: float
+    requests: int
+    correct: int
+    output_tokens: int | None
+    success_rate: float | None
+    cost_per_attempt_usd: float | None
+    cost_per_correct_usd: float  # inf when nothing passed
+    cost_per_mtok_output_usd: float | None
+    inputs: dict[str, SourcedValue]
+
+    def item(self, name: str) -> BillItemResult | None:
+        return next((i for i in self.items if i.name == name), None)
+
+
+class FrontierEntryResult(Section):
+    target: str
+    load_label: str
+    cost_per_attempt_usd: float | None
+    success_rate: float | None
+    cost_of_pass_usd: float
+
+
+class FrontierResult(Section):
+    entries: list[FrontierEntryResult]
+    winner: str | None
+    frontier_usd: float
+    baseline_usd: float | None = None
+    baseline_wins: bool = False
+
+
 
 _FULL_USE = Sourced(1.0, "assumption", "default: fully used")
 _HORIZON = Sourced(12.0, "assumption", "default")

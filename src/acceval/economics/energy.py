@@ -14,7 +14,43 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from acceval.economics.formulas import J_PER_KWH, tokens_per_s_per_mw
-from acceval.economics.spec import BOUNDARY_LEVELS, Boundary
+from acceval.probes.spec import BOUNDARY_LEVELS, Boundary
+from acceval.results.section import Section
+
+
+class EnergyComponentResult(Section):
+    level: str
+    name: str
+    joules: float
+    origin: str
+    detail: str = ""
+
+
+class EnergyProvenance(Section):
+    joules: float | None
+    level: str | None
+    requested_level: str
+    complete: bool
+    missing: list[str]
+    components: list[EnergyComponentResult]
+    origin: str | None = None  # measured, estimated (TDP x time) or declared
+
+
+class EnergyResult(Section):
+    """Energy of the operating point at the declared boundary."""
+
+    load_label: str | None = None
+    joules: float | None
+    level: str | None
+    joules_per_correct: float | None
+    correct_per_kwh: float | None
+    joules_per_output_token: float | None
+    tokens_per_s_per_mw: float | None
+    energy_cost_usd: float | None
+    provenance: EnergyProvenance
+    origin: str | None = None
+
+
 
 
 @dataclass(frozen=True, slots=True)

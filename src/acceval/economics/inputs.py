@@ -36,8 +36,9 @@ from acceval.economics.provenance import (
     from_catalog,
     measured,
 )
-from acceval.economics.spec import Boundary, Energy, Platform, Price, StudyCosts, TargetCosts
+from acceval.economics.spec import Platform, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
+from acceval.probes.spec import Boundary, Energy
 
 
 class DeclaredCompile(Protocol):

@@ -16,6 +16,38 @@ from typing import Any
 
 from acceval.economics.bill import CostInputs, compute_bill, frontier
 from acceval.economics.spec import Sensitivity
+from acceval.results.section import Section
+
+
+class TornadoBarResult(Section):
+    target: str
+    input: str
+    scope: str
+    base_value: float | None
+    low_value: float | None
+    high_value: float | None
+    base_usd: float
+    low_usd: float
+    high_usd: float
+    width_usd: float
+
+
+class FlipResult(Section):
+    input: str
+    scope: str
+    side: str
+    value: float | None
+    winner: str | None
+    base_winner: str | None
+
+
+class SensitivityResult(Section):
+    base_winner: str | None
+    base_usd: dict[str, float]
+    bars: list[TornadoBarResult]
+    flips: list[FlipResult]
+
+
 
 #: Sensitivity field -> CostInputs field, for inputs that belong to one target.
 PER_TARGET: dict[str, str] = {

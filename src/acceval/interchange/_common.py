@@ -14,7 +14,7 @@ from typing import Any
 from acceval.errors import UsageError
 from acceval.loadgen.spec import family, load_point
 from acceval.results.records import Record
-from acceval.results.sections import PeerFigures
+from acceval.results.section import PeerFigures
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000

@@ -23,7 +23,7 @@ from acceval.interchange._common import (
     on_one_timeline,
 )
 from acceval.results.records import Record
-from acceval.results.sections import PeerFigures
+from acceval.results.section import PeerFigures
 
 TOOL = "aiperf"
 WHAT = "AIPerf profile_export.jsonl"

@@ -25,9 +25,9 @@ from acceval.interchange import aiperf, guidellm, vllm
 from acceval.interchange._common import ImportedPoint, Unmapped, read_json
 from acceval.results.files import write_text_durable
 from acceval.results.records import records_to_table
-from acceval.results.result import RunResult
 from acceval.results.runlog import EndpointLog, ImportLog, PointLog, RunLog, TargetLog
 from acceval.results.store import RECORDS_FILE, read_records, write_grouped
+from acceval.run_result import RunResult
 from acceval.study import Study, load_study, study_from_dict, study_to_yaml
 
 FORMATS = ("vllm", "guidellm", "aiperf")

@@ -22,7 +22,7 @@ from acceval.interchange._common import (
     on_one_timeline,
 )
 from acceval.results.records import Record
-from acceval.results.sections import PeerFigures
+from acceval.results.section import PeerFigures
 
 TOOL = "guidellm"
 WHAT = "GuideLLM benchmarks.json"

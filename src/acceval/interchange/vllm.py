@@ -35,8 +35,8 @@ from acceval.interchange._common import (
 from acceval.loadgen.spec import load_point
 from acceval.metrics import Distribution
 from acceval.results.records import Record
-from acceval.results.result import RunResult, TargetResult
-from acceval.results.sections import PeerFigures, PointResult
+from acceval.results.section import PeerFigures, PointResult
+from acceval.run_result import RunResult, TargetResult
 
 TOOL = "vllm bench serve"
 WHAT = "vLLM bench result JSON"

@@ -27,9 +27,41 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+from pydantic import Field
 
 from acceval.interruption.inject import FaultEvents
 from acceval.metrics.spec import SLO
+from acceval.results.runlog import FaultStamps
+from acceval.results.section import PointResult
+
+
+class InterruptionResult(FaultStamps):
+    """The fault, its point, and the recovery measured from that point's records."""
+
+    point_label: str
+    load_index: int
+    target: str
+    point_started_ns: int
+    point_ended_ns: int
+    point: PointResult
+    requests: int
+    ok: int
+    failed: int
+    unfinished: int
+    accounted: bool
+    window_s: float
+    step_s: float
+    failed_after_fault: int | None = None
+    failed_by_kind: dict[str, int] = Field(default_factory=dict)
+    in_flight_at_fault: int | None = None
+    sent_after_fault: int | None = None
+    time_to_first_success_s: float | None = None
+    outage_s: float | None = None
+    slo_recovered_s: float | None = None
+    slo_violation_start_s: float | None = None
+    slo_violation_s: float | None = None
+
+
 
 _NS = 1e9
 

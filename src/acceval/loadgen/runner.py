@@ -149,7 +149,7 @@ class PointRun:
 
     @classmethod
     def from_result(cls, p: Any) -> PointRun:
-        """Rebuild from a stored ``results.result.PointResult`` (re-analysis without re-running).
+        """Rebuild from a stored ``results.section.PointResult`` (re-analysis without re-running).
 
         Only what the result keeps comes back; the spec has the point's identity and level,
         and the event-loop lags come from the summary, where the first analysis put them.
@@ -576,7 +576,7 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     requests after the last send (default: the target's ``timeout_s`` plus a margin).
     ``schedule_ns`` (open loop only) replaces the drawn schedule with given send offsets
     (sorted int64 ns from the point's start), e.g. a demand replay's
-    (:mod:`acceval.loadgen.replay`); ``spec.level`` is then its mean rate.
+    (:mod:`acceval.capacity.replay`); ``spec.level`` is then its mean rate.
     ``start_at_ns`` (``perf_counter_ns``, optional) starts the point at that instant rather
     than at once, so that several load generators share one start; ``lags_out`` receives
     the raw dispatch lags (ns), for merging them exactly.

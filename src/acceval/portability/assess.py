@@ -22,10 +22,12 @@ from acceval.economics.spec import StudyCosts, TargetCosts
 from acceval.errors import UsageError
 from acceval.metrics.spec import SLO, Quality
 from acceval.portability.artifact import ArtifactCheck, check_artifact
-from acceval.portability.exit import exit_test
-from acceval.portability.ledger import build_ledger, compile_time_for
+from acceval.portability.exit import ExitResult, exit_test
+from acceval.portability.ledger import LedgerResult, build_ledger, compile_time_for
 from acceval.portability.levels import (
     LevelResult,
+    LevelVerdict,
+    PortableTarget,
     artifact_level,
     performance_level,
     source_level,
@@ -36,8 +38,27 @@ from acceval.portability.spec import (
     StudyPortability,
     TargetPortability,
 )
-from acceval.results.result import TargetResult
-from acceval.results.sections import ExitResult, PortabilityResult
+from acceval.results.section import Section
+
+
+class PortabilityLevels(Section):
+    source: LevelVerdict
+    artifact: LevelVerdict
+    performance: LevelVerdict
+
+    def items(self) -> list[tuple[str, LevelVerdict]]:
+        return [("source", self.source), ("artifact", self.artifact),
+                ("performance", self.performance)]
+
+
+class PortabilityResult(Section):
+    level: str  # one line: "source pass · artifact not assessed · performance fail"
+    reference: str | None
+    levels: PortabilityLevels
+    ledger: LedgerResult
+    problems: list[str]
+
+
 
 
 class PortabilityTarget(Protocol):
@@ -83,7 +104,7 @@ def reference_name(study: PortabilityStudy) -> str | None:
     return study.quality.relative_to
 
 
-def _fleet_rate(t: TargetResult, label: str | None) -> Sourced | None:
+def _fleet_rate(t: PortableTarget, label: str | None) -> Sourced | None:
     """The chip rate × chips of the operating point's bill, keeping the bill's provenance."""
     pc = t.economics.point(label) if t.economics is not None and label is not None else None
     if pc is None and t.economics is not None and t.economics.points:
@@ -101,7 +122,7 @@ def summary_label(levels: Mapping[str, LevelResult]) -> str:
     return " · ".join(f"{name} {lv.verdict}" for name, lv in levels.items())
 
 
-def assess_target(study: PortabilityStudy, targets: Sequence[TargetResult], t: TargetResult, *,
+def assess_target(study: PortabilityStudy, targets: Sequence[PortableTarget], t: PortableTarget, *,
                   base_dir: Path, operating: Mapping[str, str | None] | None = None,
                   records: pa.Table | None = None, artifact_check: ArtifactCheck | None = None,
                   run_artifact_check: bool = False
@@ -153,7 +174,8 @@ def assess_target(study: PortabilityStudy, targets: Sequence[TargetResult], t: T
     return portability, exit_
 
 
-def assess_portability(study: PortabilityStudy, targets: Sequence[TargetResult], *, base_dir: Path,
+def assess_portability(study: PortabilityStudy, targets: Sequence[PortableTarget], *,
+                       base_dir: Path,
                        operating: Mapping[str, str | None] | None = None,
                        records: pa.Table | None = None,
                        artifact_checks: Mapping[str, ArtifactCheck] | None = None,

@@ -10,6 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from acceval.results.section import Section
+
+
+class EvidenceResult(Section):
+    kind: str
+    detail: str
+    quote: str | None = None
+
+
+
 EvidenceKind = Literal["file", "command", "measurement", "url", "declared"]
 Verdict = Literal["pass", "fail", "not assessed"]
 

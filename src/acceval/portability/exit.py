@@ -19,9 +19,66 @@ from typing import Any, Literal
 
 from acceval.economics.provenance import MISSING, Sourced, assumed
 from acceval.economics.spec import StudyCosts
-from acceval.portability.evidence import Verdict, from_reference
+from acceval.portability.evidence import EvidenceResult, Verdict, from_reference
 from acceval.portability.ledger import MigrationLedger
 from acceval.portability.spec import Answer, ExitSpec, ManagedService
+from acceval.results.section import Section, SourcedValue
+
+
+class ExportAnswer(Section):
+    status: str
+    formats: list[str]
+    answer: str | None
+    evidence: EvidenceResult | None
+    note: str | None
+
+
+class ExitCostItemResult(Section):
+    name: str
+    usd: float | None
+    formula: str
+    inputs: dict[str, SourcedValue]
+
+
+class ExitCostResult(Section):
+    total_usd: float | None
+    known_usd: float
+    missing: list[str]
+    items: list[ExitCostItemResult]
+
+
+class CustomizationDepth(Section):
+    level: str
+    rank: int
+    of: int
+    evidence: EvidenceResult | None
+
+
+class FreedomToLeave(Section):
+    level: str
+    favorable: int
+    unknown: int
+    of: int
+
+
+class ManagedServiceResult(Section):
+    service: str
+    customization_depth: CustomizationDepth
+    freedom_to_leave: FreedomToLeave
+    questions: dict[str, ExportAnswer]
+
+
+class ExitResult(Section):
+    readiness: str
+    reasons: list[str]
+    exports: dict[str, ExportAnswer]
+    lost_functions: list[str]
+    migration_hours: SourcedValue
+    cost: ExitCostResult
+    managed_service: ManagedServiceResult | None
+    notes: list[str]
+
+
 
 Readiness = Literal["ready", "partial", "locked"]
 ASSETS = ("weights", "optimizer_state", "data", "logs", "code")

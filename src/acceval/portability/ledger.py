@@ -30,9 +30,35 @@ from acceval.economics.compile_time import (
 from acceval.economics.provenance import MISSING, Sourced, measured
 from acceval.economics.spec import TargetCosts
 from acceval.errors import UsageError
-from acceval.portability.evidence import Evidence, EvidenceKind, declared, from_reference
+from acceval.portability.evidence import (
+    Evidence,
+    EvidenceKind,
+    EvidenceResult,
+    declared,
+    from_reference,
+)
 from acceval.portability.fallback import FallbackReport, parse_fallback
 from acceval.portability.spec import CodeDiff, CompileLog, TargetPortability
+from acceval.results.section import Section
+
+
+class LedgerEntryResult(Section):
+    item: str
+    value: Any  # a number, or a structured measurement (code change, warm-up, fallbacks)
+    unit: str | None
+    evidence: EvidenceResult
+
+
+class LedgerResult(Section):
+    target: str
+    reference: str | None
+    entries: list[LedgerEntryResult]
+    problems: list[str]
+
+    def entry(self, item: str) -> LedgerEntryResult | None:
+        return next((e for e in self.entries if e.item == item), None)
+
+
 
 
 class CompiledTarget(Protocol):

@@ -13,15 +13,49 @@ first level and fail the third, so the three verdicts are never merged into one 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
+from pydantic import Field
+
+from acceval.economics.apply import TargetEconomics
 from acceval.portability.artifact import ArtifactCheck
-from acceval.portability.evidence import Evidence, Verdict, declared, from_reference
+from acceval.portability.evidence import Evidence, EvidenceResult, Verdict, declared, from_reference
 from acceval.portability.ledger import MigrationLedger
 from acceval.portability.spec import ArtifactSpec, Contract
-from acceval.results.result import TargetResult
-from acceval.results.sections import PointResult
+from acceval.results.runlog import EndpointLog, LocalServerInfo
+from acceval.results.section import PointResult, Section
+
+
+class PortableTarget(Protocol):
+    """What the portability levels read of a measured target (``PortableTarget`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def points(self) -> Sequence[PointResult]: ...
+    @property
+    def failure(self) -> str | None: ...
+    @property
+    def endpoint(self) -> EndpointLog | None: ...
+    @property
+    def economics(self) -> TargetEconomics | None: ...
+    @property
+    def local_server(self) -> LocalServerInfo | None: ...
+    @property
+    def chips(self) -> int: ...
+    def point(self, label: str | None) -> PointResult | None: ...
+
+
+class LevelVerdict(Section):
+    level: str
+    verdict: str
+    summary: str
+    evidence: list[EvidenceResult]
+    details: dict[str, Any] = Field(default_factory=dict)  # per-level measurements
+
+
 
 LevelName = Literal["source", "artifact", "performance"]
 
@@ -39,7 +73,7 @@ class LevelResult:
                 "evidence": [e.to_dict() for e in self.evidence], "details": self.details}
 
 
-def source_level(t: TargetResult, ledger: MigrationLedger | None) -> LevelResult:
+def source_level(t: PortableTarget, ledger: MigrationLedger | None) -> LevelResult:
     details: dict[str, Any] = {}
     ev: list[Evidence] = []
     code = ledger.code if ledger is not None else None
@@ -87,7 +121,7 @@ def artifact_level(spec: ArtifactSpec | None, check: ArtifactCheck | None) -> Le
                        "no artifact check ran and no verdict was declared")
 
 
-def _point(t: TargetResult, label: str | None) -> PointResult | None:
+def _point(t: PortableTarget, label: str | None) -> PointResult | None:
     """The verdict's operating point; without one, the fastest point meeting the SLO."""
     hit = t.point(label)
     if hit is not None:
@@ -99,7 +133,7 @@ def _point(t: TargetResult, label: str | None) -> PointResult | None:
     return t.points[0] if t.points else None
 
 
-def _cost(t: TargetResult | None, label: str | None) -> float | None:
+def _cost(t: PortableTarget | None, label: str | None) -> float | None:
     """Cost per correct task at the operating point's bill."""
     if t is None or t.economics is None or label is None:
         return None
@@ -117,8 +151,8 @@ def _check(name: str, measured: float | None, bound: float, upper: bool = True
             "margin": margin, "margin_pct": 100.0 * margin / bound if bound else None}
 
 
-def performance_level(t: TargetResult, contract: Contract,
-                      reference: TargetResult | None = None, *,
+def performance_level(t: PortableTarget, contract: Contract,
+                      reference: PortableTarget | None = None, *,
                       operating_point: str | None = None,
                       reference_point: str | None = None) -> LevelResult:
     """Each bound of the contract at the target's operating point, with its margin."""

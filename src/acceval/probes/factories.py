@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from acceval.economics.spec import Energy
 from acceval.plugins import load_plugin
 from acceval.probes.base import Probe
 from acceval.probes.cpu import CpuTimeProbe
 from acceval.probes.neuron import NeuronSysfsProbe
 from acceval.probes.nvml import NvmlProbe
 from acceval.probes.rapl import RaplProbe
+from acceval.probes.spec import Energy
 
 GROUP = "acceval.probes"
 

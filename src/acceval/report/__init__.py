@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from acceval.errors import AccevalError, UsageError
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 
 
 def render(result: RunResult, fmt: str, *, run_dir: Path | None = None) -> str:
@@ -33,8 +33,8 @@ def render(result: RunResult, fmt: str, *, run_dir: Path | None = None) -> str:
 
 def write_outputs(result: RunResult, run_dir: Path) -> None:
     """report.html beside the result, and the run in the catalog of its runs folder."""
-    from acceval.results.catalog import index_run
     from acceval.results.files import write_text_durable
+    from acceval.runs_catalog import index_run
 
     write_text_durable(run_dir / "report.html", render(result, "html", run_dir=run_dir))
     try:

@@ -18,7 +18,7 @@ from acceval.agents.result import (
     StatsResult,
     Transcript,
 )
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 from acceval.units import NOT_MEASURED, money_per, usd_interval
 
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")

@@ -1,6 +1,6 @@
 """A read-only view of what a RunResult says about capacity under the study's demand.
 
-``analyze`` stores each target's capacity as :class:`~acceval.results.sections.CapacityResult`
+``analyze`` stores each target's capacity as :class:`~acceval.capacity.apply.CapacityResult`
 on ``TargetResult.capacity`` (docs/capacity.md, "How the pipeline calls it"), its bill at the
 declared utilization on ``TargetResult.economics.at_declared_utilization``, and the one ranking
 on ``RunResult.verdict``; the demand itself is ``RunResult.study["demand"]``. This module turns
@@ -14,20 +14,18 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from acceval.capacity.apply import CapacityResult
+from acceval.capacity.curve import MaxRateResult
 from acceval.capacity.profile import load_profile
+from acceval.capacity.simulate import FleetSimSummary
 from acceval.capacity.spec import Demand
 from acceval.errors import AccevalError
 from acceval.loadgen.spec import family
 from acceval.report._fmt import NOT_MEASURED, num, pct
-from acceval.results.result import RunResult, TargetResult
-from acceval.results.sections import (
-    CapacityResult,
-    FleetSimSummary,
-    MaxRateResult,
-    PointResult,
-    Standing,
-)
+from acceval.results.section import PointResult
+from acceval.run_result import RunResult, TargetResult
 from acceval.units import ONE, PERIODS, MoneyScale, money_per, money_rate, pick_scale, times
+from acceval.verdict import Standing
 
 DAY = PERIODS[1]  # a fleet is planned over days: its cost reads per day
 

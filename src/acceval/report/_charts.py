@@ -19,8 +19,8 @@ import pyarrow.compute as pc
 from acceval.metrics import derive
 from acceval.report._capacity import CapacityView, untrusted_reason
 from acceval.report._econ import RunEcon, TargetEcon
-from acceval.results.result import RunResult
-from acceval.results.sections import PointResult
+from acceval.results.section import PointResult
+from acceval.run_result import RunResult
 from acceval.units import money_per, pick_scale
 
 Figure = dict[str, Any]

@@ -4,9 +4,10 @@ nothing; every planned number is labelled planned, every measured one measured."
 
 from __future__ import annotations
 
+from acceval.claims.against import ClaimsResult
+from acceval.claims.plan import PlanContextResult, PlanResult
 from acceval.report._fmt import NOT_MEASURED, num, pct, sig, usd
-from acceval.results.result import RunResult
-from acceval.results.sections import ClaimsResult, PlanContextResult, PlanResult
+from acceval.run_result import RunResult
 
 Table = tuple[list[str], list[list[str]]]
 

@@ -11,9 +11,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from acceval.results.result import RunResult, TargetResult
-from acceval.results.sections import FlipResult, PointResult, TornadoBarResult
-from acceval.results.sections import PointCost as StoredCost
+from acceval.economics.apply import PointCost as StoredCost
+from acceval.economics.sensitivity import FlipResult, TornadoBarResult
+from acceval.results.section import PointResult
+from acceval.run_result import RunResult, TargetResult
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 
 HEAD = ["target", "load generators", "hosts", "pids", "points sent by"]
 

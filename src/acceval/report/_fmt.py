@@ -7,8 +7,8 @@ from typing import Any
 
 from acceval.loadgen.spec import family
 from acceval.metrics.spec import SLO
-from acceval.results.result import RunResult
-from acceval.results.sections import PointResult
+from acceval.results.section import PointResult
+from acceval.run_result import RunResult
 from acceval.units import money
 
 NOT_MEASURED = "not measured"

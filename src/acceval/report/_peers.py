@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from acceval.metrics.repeats import RepeatInterval
 from acceval.report._fmt import NOT_MEASURED
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 
 PEER_HEAD = ["target", "load", "tool", "file", "kind", "peer-computed figure", "value"]
 REPEATS_HEAD = ["target", "load", "runs", "TTFT p50 ms", "TTFT p95 ms", "TTFT p99 ms",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from acceval.portability.exit import ExitResult
 from acceval.report._fmt import NOT_MEASURED, usd
-from acceval.results.result import RunResult
-from acceval.results.sections import ExitResult
+from acceval.run_result import RunResult
 
 Table = tuple[list[str], list[list[str]]]
 

@@ -7,8 +7,8 @@ import html
 from typing import Any
 
 from acceval.report._fmt import NOT_MEASURED, num
-from acceval.results.result import RunResult
-from acceval.results.sections import TelemetryPoint
+from acceval.run_result import RunResult
+from acceval.telemetry.summary import TelemetryPoint
 
 HEAD = ["target", "load", "scrapes", "running (mean)", "waiting (mean / max)", "batch (mean)",
         "KV cache used", "prefix-cache hits", "prompt cached (usage)", "server tok/s",

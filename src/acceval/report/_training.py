@@ -16,7 +16,7 @@ import numpy as np
 
 from acceval.report._charts import Chart, _colour, _layout
 from acceval.report._fmt import NOT_MEASURED, num, pct, sig
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 from acceval.training.metrics import BADPUT
 from acceval.training.result import PlatformTrainingResult, TrainingResult
 from acceval.units import MoneyScale, money_per, pick_scale, usd_interval

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from acceval.report._fmt import NOT_MEASURED, num
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 
 HEAD = ["target", "load", "turn", "requests", "ok", "prompt tokens (mean)",
         "TTFT ms p50 / p95", "E2E ms p50 / p95"]

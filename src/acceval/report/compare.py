@@ -25,11 +25,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from acceval.economics.apply import PointCost
 from acceval.metrics import derive
 from acceval.metrics.repeats import RepeatInterval
 from acceval.report._fmt import NOT_MEASURED
-from acceval.results.result import RunResult, TargetResult
-from acceval.results.sections import PointCost, PointResult, RepeatsResult
+from acceval.results.section import PointResult, RepeatsResult
+from acceval.run_result import RunResult, TargetResult
 from acceval.units import ONE, MoneyScale, money, money_per, pick_scale
 
 N_BOOT = 1000

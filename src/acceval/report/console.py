@@ -11,7 +11,7 @@ from rich.table import Table
 
 from acceval.report._claims import console_lines
 from acceval.report._fmt import gate, not_assessed, num, pct, trusted
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 
 
 def _table(result: RunResult) -> Table | str:

@@ -53,7 +53,7 @@ from acceval.report._fmt import (
     usd,
 )
 from acceval.report._training import training_html
-from acceval.results.result import RunResult, TargetResult
+from acceval.run_result import RunResult, TargetResult
 from acceval.units import money_per, pick_scale, usd_interval
 
 SAMPLES_PER_TARGET = 6

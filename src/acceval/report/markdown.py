@@ -6,6 +6,8 @@ import html
 
 import yaml
 
+from acceval.economics.bill import BillResult
+from acceval.economics.energy import EnergyResult
 from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
@@ -27,8 +29,8 @@ from acceval.report._fmt import (
     yesno,
 )
 from acceval.report._training import training_markdown
-from acceval.results.result import RunResult, TargetResult
-from acceval.results.sections import BillResult, EnergyResult, PointResult
+from acceval.results.section import PointResult
+from acceval.run_result import RunResult, TargetResult
 from acceval.units import ONE, money_per, pick_scale, usd_interval
 
 

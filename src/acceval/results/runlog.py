@@ -1,7 +1,7 @@
 """The raw log of a run: what each target ran and what the run noticed, with no summaries.
 
 ``execute`` fills it while measuring; ``analyze`` turns it, with the stored records and
-samples, into a :class:`~acceval.results.result.RunResult`. It is stored inside
+samples, into a :class:`~acceval.run_result.RunResult`. It is stored inside
 ``result.json`` so that ``acceval report --recompute`` (and ``--set``) is ``analyze`` over
 the same log.
 """
@@ -13,7 +13,38 @@ from typing import Any, Literal
 from pydantic import Field
 
 from acceval.metrics import Distribution
-from acceval.results.sections import FaultStamps, PeerFigures, Section, SweepStep
+from acceval.results.section import PeerFigures, Section
+
+
+class FaultStamps(Section):
+    """The injected fault's stamps (perf ns relative to t0) and what its commands returned."""
+
+    action: str
+    at_s: float
+    down_s: float | None = None
+    fault_ns: int | None = None
+    restore_ns: int | None = None
+    ready_ns: int | None = None
+    restart_s: float | None = None
+    command_rc: int | None = None
+    command_output: str | None = None
+    restore_rc: int | None = None
+    restore_output: str | None = None
+    error: str | None = None
+
+
+class SweepStep(Section):
+    """One step of the SLO search: the rate it tried, why, and what the point said."""
+
+    rate_rps: float
+    why: str
+    seconds: float
+    meets_slo: bool | None = None
+    slo_ratio: float | None = None
+    trusted: bool | None = None
+    untrusted_reason: str | None = None
+
+
 
 PointRole = Literal["fixed", "sweep", "replay", "interruption"]
 

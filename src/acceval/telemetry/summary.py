@@ -8,15 +8,45 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pydantic import Field
 
 from acceval.results.runlog import TelemetryLog
-from acceval.results.sections import (
-    PointResult,
-    TelemetryPoint,
-    TelemetryResult,
-    TelemetryStat,
-)
+from acceval.results.section import PointResult, Section
 from acceval.telemetry.names import CANONICAL
+
+
+class TelemetryStat(Section):
+    """One canonical metric over one load point: gauges by mean and max of the scrapes in
+    the point's window, counters by their rate (difference over the window's seconds)."""
+
+    mean: float | None = None
+    max: float | None = None
+    rate_per_s: float | None = None
+    scrapes: int = 0
+
+
+class TelemetryPoint(Section):
+    index: int
+    label: str
+    metrics: dict[str, TelemetryStat] = Field(default_factory=dict)
+    # The server's own generation tokens/s against what the client counted at this point
+    # (1.0: they agree): a cross-check of the token counts.
+    server_over_client_tokens: float | None = None
+
+
+class TelemetryResult(Section):
+    url: str
+    source: str | None = None           # vllm, sglang, tgi, llamacpp, acceval, ...
+    scrapes: int = 0
+    failures: int = 0
+    note: str | None = None             # why nothing was scraped, or the last failure
+    unmapped: list[str] = Field(default_factory=list)  # families it published and we do not map
+    points: list[TelemetryPoint] = Field(default_factory=list)
+    # Gauges over the run, for the timeline: metric -> [[t_ns, value], ...] (run-relative,
+    # at most a few hundred points each).
+    series: dict[str, list[tuple[int, float]]] = Field(default_factory=dict)
+
+
 
 #: Where scraped readings live in samples.parquet (see acceval.probes.prometheus).
 PROBE = "metrics"

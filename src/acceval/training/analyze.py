@@ -12,14 +12,13 @@ import json
 import math
 from pathlib import Path
 
-from acceval.economics.bill import compute_bill
+from acceval.economics.bill import BillResult, compute_bill
 from acceval.economics.catalog import Catalog
-from acceval.economics.energy import EnergyOutputs, energy_outputs
+from acceval.economics.energy import EnergyOutputs, EnergyResult, energy_outputs
 from acceval.economics.inputs import Measured, build_cost_inputs, estimate_energy
 from acceval.economics.spec import StudyCosts
 from acceval.errors import AccevalError
 from acceval.models import resolve_model
-from acceval.results.sections import BillResult, EnergyResult
 from acceval.training import metrics as m
 from acceval.training.execute import read_execution, run_log_path
 from acceval.training.ingest import read_log

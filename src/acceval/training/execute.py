@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import Field
 
 from acceval.results.files import write_text_durable
-from acceval.results.sections import Section
+from acceval.results.section import Section
 from acceval.training.spec import Builtin, Command, Training, TrainingPlatform
 
 TRAINING_DIR = "training"

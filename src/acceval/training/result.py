@@ -11,7 +11,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from acceval.results.sections import BillResult, EnergyResult, Section
+from acceval.economics.bill import BillResult
+from acceval.economics.energy import EnergyResult
+from acceval.results.section import Section
 
 MAX_POINTS = 400
 

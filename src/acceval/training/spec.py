@@ -13,8 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from acceval.economics.spec import Energy, Platform, Price, TargetCosts
+from acceval.economics.spec import Platform, Price, TargetCosts
 from acceval.names import Name
+from acceval.probes.spec import Energy
 
 LogFormat = Literal["jsonl", "csv", "tensorboard", "mllog"]
 TraceFormat = Literal["kineto", "neuron"]

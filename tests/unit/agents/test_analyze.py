@@ -9,8 +9,8 @@ import pytest
 from acceval.agents.result import AgentsResult
 from acceval.analysis import analyze
 from acceval.results.records import records_to_table
-from acceval.results.result import RunResult
 from acceval.results.runlog import RunLog, TargetLog
+from acceval.run_result import RunResult
 from acceval.study import Study
 from helpers import agent_fixture, run_fixture
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from acceval.metrics import summarize_point
 from acceval.results.records import Record, records_to_table
-from acceval.results.result import PointResult
+from acceval.results.section import PointResult
 from acceval.study import SLO
 
 MS = 1_000_000

@@ -11,7 +11,8 @@ from cap_fixtures import open_point
 
 from acceval.capacity import capacity_for, utilization_for
 from acceval.economics import Measured, compute_bill, cost_inputs_for
-from acceval.results.result import LocalServerInfo, TargetResult
+from acceval.results.runlog import LocalServerInfo
+from acceval.run_result import TargetResult
 from acceval.study import Study
 
 

@@ -126,7 +126,7 @@ def test_only_untrusted_points_give_no_rate() -> None:
 
 def test_saturation_of_the_capacity_stage_ignores_untrusted_points() -> None:
     from acceval.capacity import capacity_for
-    from acceval.results.result import TargetResult
+    from acceval.run_result import TargetResult
     from acceval.study import Study
 
     study = Study.model_validate({

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from acceval.claims import PlanTarget, plan_target
+from acceval.claims.plan import PlanContextResult
 from acceval.claims.spec import PlanSpec
 from acceval.economics import load_catalog
-from acceval.results.sections import PlanContextResult
 
 LLAMA_7B = {"name": "7b", "parameters": 6.74e9, "layers": 32, "hidden": 4096, "heads": 32,
             "kv_heads": 32, "head_dim": 128, "vocab": 32000}
@@ -98,7 +98,7 @@ def test_a_declared_allreduce_latency_makes_communication_bind_sooner() -> None:
 def test_cost_at_the_bound_uses_the_price_and_the_accuracy() -> None:
     spec = PlanSpec.model_validate({"model": LLAMA_7B, "weights": "bf16", "contexts": CTX,
                                     "accuracy": 0.5})
-    from acceval.results.sections import SourcedValue
+    from acceval.results.section import SourcedValue
 
     rate = SourcedValue(value=3.6, origin="assumption", source="test")
     r = plan_target(spec, PlanTarget(name="t", hardware="h200", chips=1, precision="bf16",

@@ -3,9 +3,9 @@
 from pathlib import Path
 
 from acceval.economics import Measured, Price, Sensitivity, bill_items, build_cost_inputs
-from acceval.economics.spec import BOUNDARY_LEVELS, Energy
 from acceval.plugins import BUILTINS
 from acceval.probes import make_probe
+from acceval.probes.spec import BOUNDARY_LEVELS, Energy
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 

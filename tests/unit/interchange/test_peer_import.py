@@ -12,7 +12,7 @@ import pytest
 from acceval.errors import UsageError
 from acceval.interchange import import_files
 from acceval.report import render
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 
 PEERS = Path(__file__).resolve().parents[2] / "fixtures" / "peers"
 

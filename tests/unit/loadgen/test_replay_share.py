@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from acceval.capacity import load_profile
+from acceval.capacity.replay import plan_replay, replay_profile
 from acceval.capacity.spec import Demand
-from acceval.loadgen.replay import plan_replay, replay_profile
 
 
 def _demand(share: float) -> Demand:

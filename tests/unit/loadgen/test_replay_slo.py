@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from acceval.capacity import DemandProfile
-from acceval.loadgen.replay import summarize_replay
+from acceval.capacity.replay import summarize_replay
 from acceval.results.records import Record, records_to_table
 from acceval.study import SLO
 

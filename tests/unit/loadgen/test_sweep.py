@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from acceval.capacity.curve import CurvePoint
-from acceval.loadgen.sweep import MAX_UNTRUSTED_TRIES, Decision, next_rate, search
+from acceval.capacity.sweep import MAX_UNTRUSTED_TRIES, Decision, next_rate, search
 
 LIMIT = 7.3  # the fake target meets the SLO up to this rate
 

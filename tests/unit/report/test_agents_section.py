@@ -8,8 +8,8 @@ from acceval.analysis import analyze
 from acceval.report.html import render_html
 from acceval.report.markdown import render_markdown
 from acceval.results.records import records_to_table
-from acceval.results.result import RunResult
 from acceval.results.runlog import RunLog, TargetLog
+from acceval.run_result import RunResult
 from acceval.study import Study
 from helpers import agent_fixture, run_fixture
 

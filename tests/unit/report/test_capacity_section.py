@@ -18,14 +18,15 @@ from typing import Any
 import pytest
 
 from acceval.analysis import analyze
+from acceval.capacity.apply import CapacityResult
+from acceval.capacity.curve import MaxRateResult
 from acceval.report import _capacity as cap
 from acceval.report._charts import demand_vs_capacity
 from acceval.report._fmt import NOT_MEASURED, num, pct
 from acceval.report.html import render_html
 from acceval.report.markdown import render_markdown
-from acceval.results.result import RunResult, TargetResult
-from acceval.results.sections import CapacityResult, MaxRateResult
 from acceval.results.store import read_records
+from acceval.run_result import RunResult, TargetResult
 from acceval.study import Study
 from acceval.units import money, money_per, times
 from helpers import run_fixture

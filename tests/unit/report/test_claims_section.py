@@ -8,7 +8,7 @@ from pathlib import Path
 
 from acceval.report import render
 from acceval.report.console import render_console
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 from helpers import run_fixture
 from helpers import verdict_runs as vr
 

@@ -12,8 +12,8 @@ import pytest
 
 from acceval.report import render
 from acceval.report.html import json_for_script, render_html
-from acceval.results.result import RunResult
 from acceval.results.store import read_records
+from acceval.run_result import RunResult
 from helpers import run_fixture
 
 

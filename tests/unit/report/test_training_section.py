@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from acceval.report import render
-from acceval.results.result import RunResult
+from acceval.run_result import RunResult
 from acceval.study import Study
 from acceval.training import execute
 from helpers import run_fixture

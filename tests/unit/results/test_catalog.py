@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from acceval import runs_catalog as catalog
 from acceval.errors import UsageError
-from acceval.results import catalog
 from helpers import run_fixture
 
 
@@ -46,7 +46,7 @@ def test_point_summaries_match_the_result(runs_dir: Path) -> None:
     _, rows = catalog.query(runs_dir, "SELECT ttft_p95_ms, accuracy FROM points WHERE "
                                       "run_id = 'fixture-a' AND target = 'fast' AND "
                                       "load_index = 1")
-    from acceval.results.result import RunResult
+    from acceval.run_result import RunResult
 
     s = RunResult.load(runs_dir / "fixture-a").target("fast").points[1].summary
     assert rows == [(s.ttft_ms.p95, s.accuracy.accuracy)]

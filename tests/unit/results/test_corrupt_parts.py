@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from acceval.analysis import load_result
-from acceval.results.catalog import connect
 from acceval.results.records import Record
 from acceval.results.store import (
     PARTS_DIR,
@@ -15,6 +14,7 @@ from acceval.results.store import (
     RecordWriter,
     read_records,
 )
+from acceval.runs_catalog import connect
 from helpers import run_fixture
 
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from acceval.report._telemetry import _hits
-from acceval.results.sections import TelemetryPoint, TelemetryStat
-from acceval.telemetry.summary import _llamacpp_queries
+from acceval.telemetry.summary import TelemetryPoint, TelemetryStat, _llamacpp_queries
 
 
 def test_lookups_are_the_cached_and_the_computed_tokens_together() -> None:

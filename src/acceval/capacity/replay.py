@@ -33,6 +33,46 @@ from acceval.loadgen.arrivals import seed_info
 from acceval.loadgen.runner import PointSpec
 from acceval.loadgen.spec import PoissonRate
 from acceval.metrics.spec import SLO
+from acceval.results.section import PointResult, Section
+
+
+class ReplayHour(Section):
+    hour: int
+    intended_rps: float
+    expected: float
+    scheduled: int
+    sent: int
+    achieved_rps: float | None
+    ok: int
+    errors: int
+    z: float | None
+    ttft_p95_ms: float | None
+    e2e_p95_ms: float | None
+    meets_slo: bool | None
+
+
+class ReplayResult(Section):
+    point: PointResult
+    profile: str
+    compress_to_s: float
+    compress: float
+    bucket_s: float
+    expected_requests: float
+    expected_requests_replayed: float
+    sent: int
+    ok: int
+    errors: int
+    chi2: float | None
+    chi2_dof: int | None
+    chi2_p: float | None
+    max_abs_z: float | None
+    within_4_sigma: bool | None
+    schedule_lag_p99_ms: float | None
+    hours_meeting_slo: int
+    hours_judged: int
+    hours: list[ReplayHour]
+
+
 
 REPLAY_LABEL = "demand replay"
 # A bucket whose send count is further than this many Poisson standard deviations from the

@@ -20,11 +20,11 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from acceval.economics.apply import TargetEconomics
 from acceval.errors import AccevalError, UsageError
 from acceval.results.records import RECORD_SCHEMA
-from acceval.results.result import RESULT_FILE, RunResult
-from acceval.results.sections import TargetEconomics
 from acceval.results.store import PARTS_DIR, RECORDS_FILE, readable
+from acceval.run_result import RESULT_FILE, RunResult
 
 CATALOG_FILE = "catalog.duckdb"
 

@@ -2,7 +2,7 @@
 
 It holds the study as run, the environment, the seeds, the raw run log, and per target the
 typed sections ``analyze`` computed (by pure functions) from the stored records; the run's
-one :class:`~acceval.results.sections.Verdict`. ``result.json`` is its JSON.
+one :class:`~acceval.verdict.Verdict`. ``result.json`` is its JSON.
 
 Schema 2 (acceval 0.2) types every section; a schema-1 ``result.json`` (acceval 0.1) is read
 by re-analysing its records (see :func:`acceval.analysis.load_result`).
@@ -16,42 +16,32 @@ from typing import Any
 from pydantic import Field
 
 from acceval.agents.result import AgentsResult
+from acceval.capacity.apply import CapacityResult
+from acceval.capacity.availability import AvailabilityResult
+from acceval.capacity.replay import ReplayResult
+from acceval.capacity.sweep import SweepResult
+from acceval.claims.against import ClaimsResult
+from acceval.claims.plan import PlanResult
+from acceval.economics.apply import RunEconomics, TargetEconomics
+from acceval.economics.energy import EnergyResult
 from acceval.errors import AccevalError, GateFailed
+from acceval.interruption.recovery import InterruptionResult
 from acceval.metrics import Accuracy, PassAt1
 from acceval.metrics.spec import SLO, Quality
+from acceval.portability.assess import PortabilityResult
+from acceval.portability.exit import ExitResult
+from acceval.quality import Gate
 from acceval.results.files import write_text_durable
 from acceval.results.runlog import EndpointLog, LocalServerInfo, RunLog
-from acceval.results.sections import (
-    AvailabilityResult,
-    CapacityResult,
-    ClaimsResult,
-    EnergyResult,
-    ExitResult,
-    InterruptionResult,
-    PlanResult,
-    PointResult,
-    PortabilityResult,
-    RepeatsResult,
-    ReplayResult,
-    RunEconomics,
-    Section,
-    SweepResult,
-    TargetEconomics,
-    TelemetryResult,
-    Verdict,
-)
+from acceval.results.section import PointResult, RepeatsResult, Section
+from acceval.telemetry.summary import TelemetryResult
 from acceval.training.result import TrainingResult
+from acceval.verdict import Verdict
 
 SCHEMA_VERSION = 2
 RESULT_FILE = "result.json"
 
 
-class Gate(Section):
-    """The study's quality level applied to one target."""
-
-    passed: bool | None  # None: no quality level was set, or no correctness information
-    required_accuracy: float | None
-    reasons: list[str] = Field(default_factory=list)
 
 
 class TargetResult(Section):

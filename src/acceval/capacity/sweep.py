@@ -30,7 +30,26 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from acceval.capacity.curve import CurvePoint, MaxRate, max_rate_under_slo, trusted_only
+from acceval.capacity.curve import (
+    CurvePoint,
+    MaxRate,
+    MaxRateResult,
+    max_rate_under_slo,
+    trusted_only,
+)
+from acceval.results.runlog import SweepStep
+from acceval.results.section import Section
+
+
+class SweepResult(Section):
+    runs: int
+    steps: list[SweepStep]
+    stopped_by: str
+    elapsed_s: float
+    bracket_rps: tuple[float | None, float | None]
+    max_rate: MaxRateResult
+
+
 
 Move = Literal["bisect", "grow", "shrink"]
 Stop = Literal["converged", "max_steps", "max_s", "no-slo", "no-data", "at-max-rate",
