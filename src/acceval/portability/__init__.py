@@ -11,7 +11,6 @@ from acceval.portability.artifact import (
     write_manifest,
 )
 from acceval.portability.assess import (
-    assess_portability,
     assess_target,
     study_contract,
 )
@@ -64,7 +63,7 @@ __all__ = [
     "ExitCost", "ExitCostItem", "ExitSpec", "ExitTest", "FallbackOp", "FallbackReport",
     "LedgerEntry", "LevelResult", "ManagedService", "MigrationLedger", "StudyPortability",
     "TargetPortability", "Verdict", "Warmup", "artifact_level",
-    "artifact_manifest", "assess_managed_service", "assess_portability", "assess_target",
+    "artifact_manifest", "assess_managed_service", "assess_target",
     "build_ledger", "check_artifact", "compare_manifest", "dir_code_change", "exit_cost",
     "exit_test", "git_code_change", "parse_fallback", "parse_neuron_log",
     "parse_neuron_report", "parse_ort_log", "parse_torch_trace", "performance_level",

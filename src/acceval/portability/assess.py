@@ -1,12 +1,9 @@
 """Portability of every target of a run: three levels, the ledger and the exit test.
 
-The analysis calls it once the bills and the operating points are known::
-
-    assess_portability(study, result.targets, base_dir=study_dir, operating={...})
-
-which fills ``TargetResult.portability`` (a ``PortabilityResult``) and ``TargetResult.exit``
-(an ``ExitResult`` or None). Artifact checks load models, so they run only with
-``run_artifact_checks=True`` or when their results are passed in ``artifact_checks``.
+The analysis calls :func:`assess_target` for each target once the bills and the operating
+points are known; it returns the ``PortabilityResult`` and the ``ExitResult`` (or None).
+Artifact checks load models, so they run only with ``run_artifact_check=True`` or when their
+result is passed in ``artifact_check``.
 """
 
 from __future__ import annotations
@@ -172,18 +169,3 @@ def assess_target(study: PortabilityStudy, targets: Sequence[PortableTarget], t:
             fleet_usd_per_hour=_fleet_rate(t, op.get(t.name)),
             artifact_verdict=levels["artifact"].verdict).to_dict())
     return portability, exit_
-
-
-def assess_portability(study: PortabilityStudy, targets: Sequence[PortableTarget], *,
-                       base_dir: Path,
-                       operating: Mapping[str, str | None] | None = None,
-                       records: pa.Table | None = None,
-                       artifact_checks: Mapping[str, ArtifactCheck] | None = None,
-                       run_artifact_checks: bool = False) -> None:
-    """Fill ``portability`` and ``exit`` of every target (pure apart from reading the files
-    the study names, and loading models when ``run_artifact_checks``)."""
-    checks = artifact_checks or {}
-    for t in targets:
-        t.portability, t.exit = assess_target(
-            study, targets, t, base_dir=base_dir, operating=operating, records=records,
-            artifact_check=checks.get(t.name), run_artifact_check=run_artifact_checks)

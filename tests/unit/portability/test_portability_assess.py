@@ -1,4 +1,4 @@
-"""The three levels and assess_portability on a complete fixture run."""
+"""The three levels and assess_target on every target of a complete fixture run."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from acceval.portability import (
     ArtifactCheck,
     Contract,
     artifact_level,
-    assess_portability,
+    assess_target,
     performance_level,
     source_level,
 )
@@ -50,7 +50,7 @@ def test_public_names_are_pinned() -> None:
         "ExitCost", "ExitCostItem", "ExitSpec", "ExitTest", "FallbackOp", "FallbackReport",
         "LedgerEntry", "LevelResult", "ManagedService", "MigrationLedger", "StudyPortability",
         "TargetPortability", "Verdict", "Warmup", "artifact_level",
-        "artifact_manifest", "assess_managed_service", "assess_portability", "assess_target",
+        "artifact_manifest", "assess_managed_service", "assess_target",
         "build_ledger", "check_artifact", "compare_manifest", "dir_code_change", "exit_cost",
         "exit_test", "git_code_change", "parse_fallback", "parse_neuron_log",
         "parse_neuron_report", "parse_ort_log", "parse_torch_trace", "performance_level",
@@ -98,14 +98,15 @@ def _operating(result: Any) -> dict[str, str | None]:
     return {s.target: s.operating_point for s in result.verdict.standings}
 
 
-def test_assess_portability_fills_the_result_and_the_report_reads_it(tmp_path: Path) -> None:
+def test_assess_target_fills_the_result_and_the_report_reads_it(tmp_path: Path) -> None:
     result = run_fixture.build(tmp_path / "run")
     study = _study(portability={"reference": "cheap",
                                 "contract": {"ttft_ms": 1e6, "cost_ratio_to_reference": 100}})
     records = read_records(tmp_path / "run")
     assert records.schema.names == RECORD_SCHEMA.names
-    assess_portability(study, result.targets, base_dir=tmp_path, records=records,
-                       operating=_operating(result))
+    for t in result.targets:
+        t.portability, t.exit = assess_target(study, result.targets, t, base_dir=tmp_path,
+                                              records=records, operating=_operating(result))
     fast = result.target("fast")
     assert fast.portability is not None and fast.exit is not None
     assert fast.portability.level == ("source pass · artifact fail · performance pass")
@@ -132,8 +133,9 @@ def test_assess_portability_fills_the_result_and_the_report_reads_it(tmp_path: P
 def test_default_contract_is_the_study_slo(tmp_path: Path) -> None:
     result = run_fixture.build(tmp_path / "run")
     study = _study()
-    assess_portability(study, result.targets, base_dir=tmp_path, operating=_operating(result))
-    perf = result.target("fast").portability
+    fast = result.target("fast")
+    perf, _ = assess_target(study, result.targets, fast, base_dir=tmp_path,
+                            operating=_operating(result))
     assert perf is not None
     checks = perf.levels.performance.details["checks"]
     assert [c["name"] for c in checks] == ["p95 ttft_ms", "p95 tpot_ms"]
