@@ -71,7 +71,7 @@ from acceval.scenarios import point_result, repeats_section, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
 from acceval.telemetry.summary import telemetry_section
 from acceval.training.analyze import training_section
-from acceval.verdict import Rules, decide, decide_training, standings, workflow_lines
+from acceval.verdict import Rules, cheapest, decide, decide_training, standings, workflow_lines
 
 _SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
              "onnxruntime-genai", "torch", "transformers")
@@ -185,9 +185,8 @@ def _run_economics(study: Study, priced: dict[str, Priced],
     if not inputs:
         return None
     front = frontier([compute_bill(ci) for ci in inputs], study.costs.baseline_usd_per_task)
-    sens = sensitivity(inputs, study.costs.sensitivity)
-    return RunEconomics.model_validate({"frontier": front.to_dict(),
-                                        "sensitivity": sens.to_dict()})
+    sens = sensitivity(inputs, cheapest, study.costs.sensitivity)
+    return RunEconomics(frontier=front, sensitivity=sens)
 
 
 def slo_text(study: Study) -> str:

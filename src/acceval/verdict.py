@@ -26,7 +26,7 @@ Every format prints :attr:`Verdict.headline` and :attr:`Verdict.lines` as they a
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -128,6 +128,13 @@ class RankedTarget(Protocol):
     def gate(self) -> Gate: ...
     @property
     def availability(self) -> AvailabilityResult | None: ...
+
+
+def cheapest(costs: Mapping[str, float]) -> str | None:
+    """Who wins at these costs per correct task: the cheapest finite one (ties by name);
+    None when no cost is finite. The sensitivity analysis asks this rule under each swing."""
+    finite = sorted((c, name) for name, c in costs.items() if math.isfinite(c))
+    return finite[0][1] if finite else None
 
 
 def eligible_points(t: RankedTarget, rules: Rules) -> list[PointResult]:

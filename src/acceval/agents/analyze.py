@@ -35,7 +35,7 @@ from acceval.agents.spec import Agents, AgentTarget
 from acceval.agents.store import AgentRecords
 from acceval.agents.stray import is_stray
 from acceval.agents.tools import BROWSER_TOOLS
-from acceval.economics.bill import BillResult, compute_bill
+from acceval.economics.bill import compute_bill
 from acceval.economics.catalog import Catalog
 from acceval.economics.inputs import BilledStudy, Measured, cost_inputs_for
 
@@ -267,7 +267,7 @@ def _cost(t: AgentTarget, eps: list[_Ep], correct: int, study: BilledStudy,
             and comp.ci_high is not None:
         interval = (_div(bill.cost_per_attempt_usd, comp.ci_high),
                     _div(bill.cost_per_attempt_usd, comp.ci_low))
-    return WorkflowCost(bill=BillResult.model_validate(bill.to_dict()),
+    return WorkflowCost(bill=bill,
                         cost_per_correct_usd=bill.cost_per_correct_usd,
                         cost_per_correct_ci_usd=interval)
 

@@ -34,7 +34,7 @@ from acceval.capacity.simulate import SpareWhatIf, SpareWhatIfResult, spare_capa
 from acceval.capacity.spec import Availability, Demand
 from acceval.economics.catalog import Catalog
 from acceval.economics.inputs import BilledTarget, resolve_rate
-from acceval.economics.provenance import Sourced
+from acceval.economics.provenance import SourcedValue
 from acceval.metrics import Accuracy
 from acceval.results.runlog import LocalServerInfo
 from acceval.results.section import PointResult, Section
@@ -105,16 +105,16 @@ class TargetCapacity:
         return None if self.plan is None else self.plan.utilization
 
     @property
-    def utilization_input(self) -> Sourced | None:
+    def utilization_input(self) -> SourcedValue | None:
         """The bill's utilization input, derived from the demand and the measured curve
         (None when the curve gives no rate under the SLO)."""
         u = self.utilization
         if u is None or not u > 0 or self.plan is None:
             return None
-        return Sourced(min(u, 1.0), "derived",
-                       f"demand / provisioned capacity: {self.plan.replica_hours:g} replica-hours "
-                       f"at {self.plan.per_replica_rps:.4g} rps each "
-                       f"({self.max_rate.method}; docs/capacity.md)")
+        return SourcedValue(value=min(u, 1.0), origin="derived",
+                            source=f"demand / provisioned capacity: {self.plan.replica_hours:g} "
+                            f"replica-hours at {self.plan.per_replica_rps:.4g} rps each "
+                            f"({self.max_rate.method}; docs/capacity.md)")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -185,7 +185,7 @@ def capacity_for(study: CapacityStudy, target: MeasuredTarget, *, catalog: Catal
 
 
 def utilization_for(study: CapacityStudy, target: MeasuredTarget, *, catalog: Catalog | None = None,
-                    base_dir: str | Path | None = None) -> Sourced | None:
+                    base_dir: str | Path | None = None) -> SourcedValue | None:
     """The utilization input for ``target``'s bill under ``study.demand``, or None (no demand,
     or no load point met the SLO). Skips the what-if simulation."""
     cap = capacity_for(study, target, catalog=catalog, base_dir=base_dir, simulate=False)

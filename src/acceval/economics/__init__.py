@@ -4,11 +4,11 @@ and docs/energy.md.
 """
 
 from acceval.economics.bill import (
-    Bill,
-    BillItem,
+    BillItemResult,
+    BillResult,
     CostInputs,
-    Frontier,
-    FrontierEntry,
+    FrontierEntryResult,
+    FrontierResult,
     bill_items,
     compute_bill,
     frontier,
@@ -16,9 +16,9 @@ from acceval.economics.bill import (
 from acceval.economics.catalog import Catalog, Fact, Hardware, Instance, PriceEntry, load_catalog
 from acceval.economics.energy import (
     BoundaryComponents,
-    EnergyComponent,
-    EnergyEstimate,
-    EnergyOutputs,
+    EnergyComponentResult,
+    EnergyProvenance,
+    EnergyResult,
     device_energy_from_power,
     energy_at_boundary,
     energy_outputs,
@@ -38,16 +38,22 @@ from acceval.economics.inputs import (
     estimate_energy,
     resolve_rate,
 )
-from acceval.economics.provenance import Sourced
-from acceval.economics.sensitivity import Flip, SensitivityReport, TornadoBar, sensitivity
+from acceval.economics.provenance import SourcedValue
+from acceval.economics.sensitivity import (
+    FlipResult,
+    SensitivityResult,
+    TornadoBarResult,
+    sensitivity,
+)
 from acceval.economics.spec import Price, Sensitivity, StudyCosts, Swing, TargetCosts
 from acceval.probes.spec import Energy
 
 __all__ = [
-    "Bill", "BillItem", "BoundaryComponents", "Catalog", "CostInputs", "Energy",
-    "EnergyComponent", "EnergyEstimate", "EnergyOutputs", "Fact", "Flip", "Frontier",
-    "FrontierEntry", "Hardware", "Instance", "Measured", "Price", "PriceEntry", "Sensitivity",
-    "SensitivityReport", "Sourced", "StudyCosts", "Swing", "TargetCosts", "TornadoBar",
+    "BillItemResult", "BillResult", "BoundaryComponents", "Catalog", "CostInputs", "Energy",
+    "EnergyComponentResult", "EnergyProvenance", "EnergyResult", "Fact", "FlipResult",
+    "FrontierEntryResult", "FrontierResult", "Hardware", "Instance", "Measured", "Price",
+    "PriceEntry", "Sensitivity", "SensitivityResult", "SourcedValue", "StudyCosts", "Swing",
+    "TargetCosts", "TornadoBarResult",
     "best_of_n_cost", "bill_items", "build_cost_inputs", "compute_bill", "cost_inputs_for",
     "cost_of_pass", "cost_per_mtok", "crf", "device_energy_from_power", "energy_at_boundary",
     "energy_outputs", "estimate_energy", "frontier", "load_catalog", "owned_usd_per_hour",

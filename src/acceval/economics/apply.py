@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from acceval.economics.bill import Bill, BillResult, CostInputs, FrontierResult, compute_bill
+from acceval.economics.bill import BillResult, CostInputs, FrontierResult, compute_bill
 from acceval.economics.catalog import Catalog
 from acceval.economics.compile_time import CompileTime
-from acceval.economics.energy import EnergyOutputs, EnergyResult, energy_outputs
+from acceval.economics.energy import EnergyResult, energy_outputs
 from acceval.economics.inputs import (
     BilledStudy,
     BilledTarget,
@@ -26,7 +26,7 @@ from acceval.economics.inputs import (
     cost_inputs_for,
     estimate_energy,
 )
-from acceval.economics.provenance import Sourced
+from acceval.economics.provenance import SourcedValue
 from acceval.economics.sensitivity import SensitivityResult
 from acceval.probes import energy_between
 from acceval.probes.spec import Energy
@@ -101,7 +101,7 @@ class Priced:
 
 
 def _point_energy(spec: PricedTarget, p: PointResult, samples: list[Any], catalog: Catalog | None,
-                  correct: int) -> EnergyOutputs | None:
+                  correct: int) -> EnergyResult | None:
     if not can_estimate_energy(spec.energy, catalog, spec.platform.hardware):
         return None
     duration = p.summary.duration_s
@@ -112,7 +112,8 @@ def _point_energy(spec: PricedTarget, p: PointResult, samples: list[Any], catalo
                           chips=spec.platform.chips, catalog=catalog,
                           hardware=spec.platform.hardware)
     return energy_outputs(est, correct=correct, output_tokens=p.summary.output_tokens_total,
-                          duration_s=duration, electricity_usd_per_kwh=None)
+                          duration_s=duration, electricity_usd_per_kwh=None,
+                          load_label=p.label)
 
 
 def _correct(p: PointResult) -> int:
@@ -120,7 +121,7 @@ def _correct(p: PointResult) -> int:
     return acc.correct if acc is not None else 0
 
 
-def cost_interval(bill: Bill | BillResult,
+def cost_interval(bill: BillResult,
                   p: PointResult) -> tuple[float | None, float | None] | None:
     """Cost per correct task over the point's accuracy interval: [attempt / high, attempt / low].
 
@@ -133,12 +134,8 @@ def cost_interval(bill: Bill | BillResult,
             _div(bill.cost_per_attempt_usd, acc.ci_low))
 
 
-def bill_result(b: Bill) -> BillResult:
-    return BillResult.model_validate(b.to_dict())
-
-
 def price_target(study: PricedStudy, t: MeasuredTarget, samples: list[Any], catalog: Catalog | None,
-                 *, utilization: Sourced | None = None,
+                 *, utilization: SourcedValue | None = None,
                  compile_time: CompileTime | None = None) -> Priced | None:
     """Bills for every measured point of ``t`` (None: the target declares no price).
 
@@ -149,7 +146,7 @@ def price_target(study: PricedStudy, t: MeasuredTarget, samples: list[Any], cata
     points: list[PointCost] = []
     inputs: dict[str, CostInputs] = {}
     energies: dict[str, EnergyResult] = {}
-    saturated: list[tuple[PointResult, Bill]] = []
+    saturated: list[tuple[PointResult, BillResult]] = []
     for p in t.points:
         if not p.summary.duration_s:
             continue
@@ -170,11 +167,10 @@ def price_target(study: PricedStudy, t: MeasuredTarget, samples: list[Any], cata
             ci = dataclasses.replace(ci, utilization=utilization)
         bill = compute_bill(ci)
         inputs[p.label] = ci
-        points.append(PointCost(label=p.label, bill=bill_result(bill),
+        points.append(PointCost(label=p.label, bill=bill,
                                 cost_per_correct_ci_usd=cost_interval(bill, p)))
         if energy is not None:
-            energies[p.label] = EnergyResult.model_validate({"load_label": p.label,
-                                                             **energy.to_dict()})
+            energies[p.label] = energy
     if not points:
         return None
     at_declared = None
@@ -197,4 +193,4 @@ def _div(a: float | None, b: float) -> float | None:
     return a / b if b > 0 else math.inf
 
 
-__all__ = ["Priced", "bill_result", "cost_interval", "price_target"]
+__all__ = ["Priced", "cost_interval", "price_target"]

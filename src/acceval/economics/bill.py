@@ -1,21 +1,19 @@
 """The whole bill of one target at one load point, cost per correct task, and the frontier.
 
 Pure functions over :class:`CostInputs` (built by :mod:`acceval.economics.inputs`). Every
-input keeps its provenance (:class:`~acceval.economics.provenance.Sourced`); an item whose
+input keeps its provenance (:class:`~acceval.economics.provenance.SourcedValue`); an item whose
 inputs were not declared is reported as not counted (``usd=None``), never as 0.
 Formulas: docs/economics.md.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, fields
 
 from acceval.economics.compile_time import COMPILE_RULE
 from acceval.economics.formulas import HOURS_PER_MONTH, J_PER_KWH, cost_of_pass
-from acceval.economics.provenance import MISSING, Sourced
+from acceval.economics.provenance import MISSING
 from acceval.results.section import Section, SourcedValue
 
 
@@ -42,6 +40,10 @@ class BillResult(Section):
     cost_per_mtok_output_usd: float | None
     inputs: dict[str, SourcedValue]
 
+    @property
+    def not_counted(self) -> list[str]:
+        return [i.name for i in self.items if i.usd is None]
+
     def item(self, name: str) -> BillItemResult | None:
         return next((i for i in self.items if i.name == name), None)
 
@@ -55,16 +57,18 @@ class FrontierEntryResult(Section):
 
 
 class FrontierResult(Section):
+    """Each target's cheapest Cost-of-Pass load point, cheapest first, and the minimum over
+    them (and the human baseline). It orders costs; who wins is the verdict's to say."""
+
     entries: list[FrontierEntryResult]
-    winner: str | None
     frontier_usd: float
     baseline_usd: float | None = None
     baseline_wins: bool = False
 
 
 
-_FULL_USE = Sourced(1.0, "assumption", "default: fully used")
-_HORIZON = Sourced(12.0, "assumption", "default")
+_FULL_USE = SourcedValue(value=1.0, origin="assumption", source="default: fully used")
+_HORIZON = SourcedValue(value=12.0, origin="assumption", source="default")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,94 +84,55 @@ class CostInputs:
     chips: int
     pricing: str
     includes_energy: bool
-    usd_per_chip_hour: Sourced
-    duration_s: Sourced
-    requests: Sourced
-    correct: Sourced
-    output_tokens: Sourced = MISSING
-    utilization: Sourced = _FULL_USE
-    compile_s: Sourced = MISSING           # the one used (rule: economics.compile_time)
-    compile_s_from_log: Sourced = MISSING  # candidates kept beside it, with provenance
-    compile_s_measured: Sourced = MISSING
-    starts_per_month: Sourced = MISSING
-    storage_usd_per_month: Sourced = MISSING
-    observability_usd_per_month: Sourced = MISSING
-    egress_gb_per_request: Sourced = MISSING
-    egress_usd_per_gb: Sourced = MISSING
-    transfer_gb_per_request: Sourced = MISSING   # cross-region (availability section)
-    transfer_usd_per_gb: Sourced = MISSING
-    engineering_hours: Sourced = MISSING
-    engineer_usd_per_hour: Sourced = MISSING
-    horizon_months: Sourced = _HORIZON
-    expected_requests_per_month: Sourced = MISSING
-    electricity_usd_per_kwh: Sourced = MISSING
-    power_kw: Sourced = MISSING
-    energy_j: Sourced = MISSING
+    usd_per_chip_hour: SourcedValue
+    duration_s: SourcedValue
+    requests: SourcedValue
+    correct: SourcedValue
+    output_tokens: SourcedValue = MISSING
+    utilization: SourcedValue = _FULL_USE
+    compile_s: SourcedValue = MISSING           # the one used (rule: economics.compile_time)
+    compile_s_from_log: SourcedValue = MISSING  # candidates kept beside it, with provenance
+    compile_s_measured: SourcedValue = MISSING
+    starts_per_month: SourcedValue = MISSING
+    storage_usd_per_month: SourcedValue = MISSING
+    observability_usd_per_month: SourcedValue = MISSING
+    egress_gb_per_request: SourcedValue = MISSING
+    egress_usd_per_gb: SourcedValue = MISSING
+    transfer_gb_per_request: SourcedValue = MISSING   # cross-region (availability section)
+    transfer_usd_per_gb: SourcedValue = MISSING
+    engineering_hours: SourcedValue = MISSING
+    engineer_usd_per_hour: SourcedValue = MISSING
+    horizon_months: SourcedValue = _HORIZON
+    expected_requests_per_month: SourcedValue = MISSING
+    electricity_usd_per_kwh: SourcedValue = MISSING
+    power_kw: SourcedValue = MISSING
+    energy_j: SourcedValue = MISSING
     energy_level: str | None = None
 
-    def sourced(self) -> dict[str, Sourced]:
+    def sourced(self) -> dict[str, SourcedValue]:
         return {f.name: getattr(self, f.name) for f in fields(self)
-                if isinstance(getattr(self, f.name), Sourced)}
+                if isinstance(getattr(self, f.name), SourcedValue)}
 
 
-@dataclass(frozen=True, slots=True)
-class BillItem:
-    name: str
-    usd: float | None          # None: not counted (inputs not declared, or inside the rate)
-    inputs: tuple[str, ...]    # CostInputs fields it used
-    note: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Bill:
-    target: str
-    load_label: str
-    items: tuple[BillItem, ...]
-    total_usd: float
-    requests: int
-    correct: int
-    output_tokens: int | None
-    success_rate: float | None
-    cost_per_attempt_usd: float | None
-    cost_per_correct_usd: float            # math.inf when nothing passed
-    cost_per_mtok_output_usd: float | None
-    inputs: dict[str, Sourced] = field(default_factory=dict)
-
-    @property
-    def not_counted(self) -> list[str]:
-        return [i.name for i in self.items if i.usd is None]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "target": self.target, "load_label": self.load_label,
-            "items": [{"name": i.name, "usd": i.usd, "inputs": list(i.inputs), "note": i.note}
-                      for i in self.items],
-            "total_usd": self.total_usd, "requests": self.requests, "correct": self.correct,
-            "output_tokens": self.output_tokens, "success_rate": self.success_rate,
-            "cost_per_attempt_usd": self.cost_per_attempt_usd,
-            "cost_per_correct_usd": self.cost_per_correct_usd,
-            "cost_per_mtok_output_usd": self.cost_per_mtok_output_usd,
-            "inputs": {k: v.to_dict() for k, v in self.inputs.items()},
-        }
-
-
-def _v(s: Sourced) -> float | None:
+def _v(s: SourcedValue) -> float | None:
     return s.value
 
 
-def _item(name: str, usd: float | None, inputs: tuple[str, ...], missing_note: str) -> BillItem:
-    return BillItem(name, usd, inputs, "" if usd is not None else missing_note)
+def _item(name: str, usd: float | None, inputs: tuple[str, ...],
+          missing_note: str) -> BillItemResult:
+    return BillItemResult(name=name, usd=usd, inputs=list(inputs),
+                          note="" if usd is not None else missing_note)
 
 
-def bill_items(ci: CostInputs) -> tuple[BillItem, ...]:
+def bill_items(ci: CostInputs) -> list[BillItemResult]:
     """Each bill item in USD for the measured window (see docs/economics.md)."""
     rate, u, dur = _v(ci.usd_per_chip_hour), _v(ci.utilization), _v(ci.duration_s)
     n = _v(ci.requests) or 0.0
     if rate is None or u is None or dur is None:
         raise ValueError(f"{ci.target}: price, utilization and duration are required")
     paid_h = dur / 3600.0 / u          # chip-time paid per replica, idle share included
-    items = [BillItem("compute", rate * ci.chips * paid_h,
-                      ("usd_per_chip_hour", "chips", "duration_s", "utilization"))]
+    items = [BillItemResult(name="compute", usd=rate * ci.chips * paid_h,
+                      inputs=("usd_per_chip_hour", "chips", "duration_s", "utilization"))]
 
     # A start is paid once and then serves many requests: spread it over the expected volume
     # rather than charging it whole to a short measurement window.
@@ -176,9 +141,10 @@ def bill_items(ci: CostInputs) -> tuple[BillItem, ...]:
     compile_usd = None
     if cs is not None and starts is not None and volume:
         compile_usd = cs / 3600.0 * rate * ci.chips * starts * n / volume
-    items.append(BillItem("compile", compile_usd,
-                          ("compile_s", "usd_per_chip_hour", "chips", "starts_per_month",
-                           "expected_requests_per_month", "requests"), _compile_note(ci, volume)))
+    items.append(BillItemResult(
+        name="compile", usd=compile_usd,
+        inputs=["compile_s", "usd_per_chip_hour", "chips", "starts_per_month",
+                "expected_requests_per_month", "requests"], note=_compile_note(ci, volume)))
     for name, key in (("storage", "storage_usd_per_month"),
                       ("observability", "observability_usd_per_month")):
         monthly = _v(getattr(ci, key))
@@ -208,7 +174,7 @@ def bill_items(ci: CostInputs) -> tuple[BillItem, ...]:
                        "needs engineering_hours, costs.engineer_usd_per_hour and "
                        "costs.expected_requests_per_month"))
     items.append(_energy_item(ci, paid_h))
-    return tuple(items)
+    return items
 
 
 def _compile_note(ci: CostInputs, volume: float | None) -> str:
@@ -228,27 +194,27 @@ def _compile_note(ci: CostInputs, volume: float | None) -> str:
     return note
 
 
-def _energy_item(ci: CostInputs, paid_h: float) -> BillItem:
+def _energy_item(ci: CostInputs, paid_h: float) -> BillItemResult:
     keys = ("energy_j", "electricity_usd_per_kwh")
     if ci.pricing != "owned" or ci.includes_energy:
-        return BillItem("energy", None, keys, "inside the hourly rate")
+        return BillItemResult(name="energy", usd=None, inputs=keys, note="inside the hourly rate")
     price = _v(ci.electricity_usd_per_kwh)
     if price is None:
-        return BillItem("energy", None, keys, "costs.electricity_usd_per_kwh not declared")
+        return BillItemResult(name="energy", usd=None, inputs=keys, note="costs.electricity_usd_per_kwh not declared")
     joules = _v(ci.energy_j)
     if joules is not None:
         level = ci.energy_level or "unknown"
-        return BillItem("energy", joules / J_PER_KWH * price, keys,
-                        f"energy at the {level} boundary, busy time only")
+        return BillItemResult(name="energy", usd=joules / J_PER_KWH * price, inputs=keys,
+                        note=f"energy at the {level} boundary, busy time only")
     kw = _v(ci.power_kw)
     if kw is not None:
-        return BillItem("energy", kw * ci.chips * paid_h * price,
-                        ("power_kw", "chips", "duration_s", "utilization",
-                         "electricity_usd_per_kwh"), "declared all-in power x paid time")
-    return BillItem("energy", None, keys, "no energy measured and no price.power_kw")
+        return BillItemResult(name="energy", usd=kw * ci.chips * paid_h * price,
+                        inputs=("power_kw", "chips", "duration_s", "utilization",
+                         "electricity_usd_per_kwh"), note="declared all-in power x paid time")
+    return BillItemResult(name="energy", usd=None, inputs=keys, note="no energy measured and no price.power_kw")
 
 
-def compute_bill(ci: CostInputs) -> Bill:
+def compute_bill(ci: CostInputs) -> BillResult:
     """The bill, cost per attempt, cost per correct task and cost per million output tokens."""
     items = bill_items(ci)
     total = sum(i.usd for i in items if i.usd is not None)
@@ -257,7 +223,7 @@ def compute_bill(ci: CostInputs) -> Bill:
     toks = _v(ci.output_tokens)
     per_attempt = total / n if n else None
     rate = ok / n if n else None
-    return Bill(
+    return BillResult(
         target=ci.target, load_label=ci.load_label, items=items, total_usd=total,
         requests=n, correct=ok, output_tokens=None if toks is None else int(toks),
         success_rate=rate, cost_per_attempt_usd=per_attempt,
@@ -267,43 +233,21 @@ def compute_bill(ci: CostInputs) -> Bill:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class FrontierEntry:
-    target: str
-    load_label: str
-    cost_per_attempt_usd: float | None
-    success_rate: float | None
-    cost_of_pass_usd: float        # cost per attempt / success rate; inf when none passed
-
-
-@dataclass(frozen=True, slots=True)
-class Frontier:
-    entries: tuple[FrontierEntry, ...]   # best load point per target, cheapest first
-    winner: str | None                   # None when no target passed anything
-    frontier_usd: float                  # min over targets (and the human baseline if given)
-    baseline_usd: float | None = None
-    baseline_wins: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-def frontier(bills: list[Bill], baseline_usd: float | None = None) -> Frontier:
+def frontier(bills: list[BillResult], baseline_usd: float | None = None) -> FrontierResult:
     """Cost-of-Pass frontier: for each target its cheapest load point, then the min over targets.
 
     ``baseline_usd`` is the cost of a human expert per correct task (Erol et al.); it joins
-    the minimum but never names the winner.
+    the minimum. Who wins is the verdict's rule (:func:`acceval.verdict.cheapest`).
     """
-    best: dict[str, FrontierEntry] = {}
+    best: dict[str, FrontierEntryResult] = {}
     for b in bills:
         cop = (cost_of_pass(b.cost_per_attempt_usd, b.success_rate)
                if b.cost_per_attempt_usd is not None and b.success_rate is not None else math.inf)
-        e = FrontierEntry(b.target, b.load_label, b.cost_per_attempt_usd, b.success_rate, cop)
+        e = FrontierEntryResult(target=b.target, load_label=b.load_label, cost_per_attempt_usd=b.cost_per_attempt_usd, success_rate=b.success_rate, cost_of_pass_usd=cop)
         if b.target not in best or cop < best[b.target].cost_of_pass_usd:
             best[b.target] = e
-    entries = tuple(sorted(best.values(), key=lambda e: (e.cost_of_pass_usd, e.target)))
+    entries = sorted(best.values(), key=lambda e: (e.cost_of_pass_usd, e.target))
     lm = entries[0].cost_of_pass_usd if entries else math.inf
-    winner = entries[0].target if entries and math.isfinite(lm) else None
     value = lm if baseline_usd is None else min(lm, baseline_usd)
-    return Frontier(entries, winner, value, baseline_usd,
-                    baseline_usd is not None and baseline_usd < lm)
+    return FrontierResult(entries=entries, frontier_usd=value, baseline_usd=baseline_usd,
+                          baseline_wins=baseline_usd is not None and baseline_usd < lm)

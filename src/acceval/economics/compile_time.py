@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from acceval.economics.provenance import MISSING, Sourced, assumed, measured
+from acceval.economics.provenance import MISSING, SourcedValue, assumed, measured
 
 Basis = Literal["declared", "log", "measured", "missing"]
 
@@ -41,15 +41,15 @@ class CompileTime:
     """The chosen compile seconds per start (``chosen``, the same object as the candidate it
     came from) and every candidate, each ``MISSING`` when it gave nothing."""
 
-    chosen: Sourced
+    chosen: SourcedValue
     basis: Basis
-    declared: Sourced = MISSING
-    from_log: Sourced = MISSING
-    measured: Sourced = MISSING
+    declared: SourcedValue = MISSING
+    from_log: SourcedValue = MISSING
+    measured: SourcedValue = MISSING
     notes: tuple[str, ...] = ()
 
     @property
-    def beside(self) -> tuple[tuple[str, Sourced], ...]:
+    def beside(self) -> tuple[tuple[str, SourcedValue], ...]:
         """The candidates with a value that were not chosen, by name."""
         named = ((_LABELS["declared"], self.declared), (_LABELS["log"], self.from_log),
                  (_LABELS["measured"], self.measured))
@@ -76,7 +76,7 @@ class CompileTime:
 
 
 def declared_compile_s(target: str, costs_s: float | None,
-                       portability_s: float | None) -> tuple[Sourced, tuple[str, ...]]:
+                       portability_s: float | None) -> tuple[SourcedValue, tuple[str, ...]]:
     """The declared compile seconds of ``target`` and a note when its two declarations differ."""
     notes: tuple[str, ...] = ()
     if costs_s is not None:
@@ -89,13 +89,13 @@ def declared_compile_s(target: str, costs_s: float | None,
     return MISSING, ()
 
 
-def startup_compile_s(startup_s: float | None) -> Sourced:
+def startup_compile_s(startup_s: float | None) -> SourcedValue:
     """The local server's measured start-up as a compile-time candidate."""
     return MISSING if startup_s is None else measured(startup_s, STARTUP_SOURCE)
 
 
-def resolve_compile_time(*, declared: Sourced = MISSING, from_log: Sourced = MISSING,
-                         measured: Sourced = MISSING, notes: tuple[str, ...] = ()
+def resolve_compile_time(*, declared: SourcedValue = MISSING, from_log: SourcedValue = MISSING,
+                         measured: SourcedValue = MISSING, notes: tuple[str, ...] = ()
                          ) -> CompileTime:
     """Apply the rule (module docstring) to the three candidates."""
     basis: Basis

@@ -8,49 +8,61 @@ Levels and what each probe misses: docs/energy.md.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 from acceval.economics.formulas import J_PER_KWH, tokens_per_s_per_mw
 from acceval.probes.spec import BOUNDARY_LEVELS, Boundary
 from acceval.results.section import Section
 
+EnergyOrigin = Literal["measured", "estimated", "declared"]
+
 
 class EnergyComponentResult(Section):
-    level: str
+    """One step of the boundary: what it added and where the figure came from."""
+
+    level: Boundary
     name: str
-    joules: float
-    origin: str
+    joules: float  # energy this step added
+    origin: EnergyOrigin
     detail: str = ""
 
 
 class EnergyProvenance(Section):
+    """How a measurement was carried to the requested boundary (docs/energy.md)."""
+
     joules: float | None
-    level: str | None
-    requested_level: str
-    complete: bool
-    missing: list[str]
+    level: Boundary | None  # the level reached (may be below the requested one)
+    requested_level: Boundary
+    complete: bool  # the requested level was reached
+    missing: list[str]  # components to declare to reach requested_level
     components: list[EnergyComponentResult]
-    origin: str | None = None  # measured, estimated (TDP x time) or declared
+    # How the starting figure was obtained (a probe reading, an estimate such as TDP x time or
+    # CPU time x watts, or a declared figure); None without one.
+    origin: EnergyOrigin | None = None
+
+
+def _provenance(joules: float | None, level: Boundary | None, requested: Boundary,
+                parts: list[EnergyComponentResult], missing: list[str]) -> EnergyProvenance:
+    return EnergyProvenance(joules=joules, level=level, requested_level=requested,
+                            complete=level == requested, missing=missing, components=parts,
+                            origin=parts[0].origin if parts else None)
 
 
 class EnergyResult(Section):
-    """Energy of the operating point at the declared boundary."""
+    """Energy of one load point (or one training run) at the declared boundary."""
 
     load_label: str | None = None
     joules: float | None
-    level: str | None
-    joules_per_correct: float | None
+    level: Boundary | None
+    joules_per_correct: float | None  # inf when nothing passed
     correct_per_kwh: float | None
     joules_per_output_token: float | None
-    tokens_per_s_per_mw: float | None
+    tokens_per_s_per_mw: float | None  # output tokens/s per MW at this boundary
     energy_cost_usd: float | None
     provenance: EnergyProvenance
-    origin: str | None = None
-
-
+    origin: EnergyOrigin | None = None  # of the starting figure
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,43 +73,6 @@ class BoundaryComponents:
     psu_efficiency: float | None = None     # L1 -> L2: / efficiency
     network_w: float | None = None          # L2 -> L3: + W x duration
     pue: float | None = None                # L3 -> L4: x PUE
-
-
-@dataclass(frozen=True, slots=True)
-class EnergyComponent:
-    level: Boundary
-    name: str
-    joules: float                           # energy this step added
-    origin: Literal["measured", "estimated", "declared"]
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class EnergyEstimate:
-    joules: float | None
-    level: Boundary | None                  # the level reached (may be below the requested one)
-    requested_level: Boundary
-    components: tuple[EnergyComponent, ...] = ()
-    missing: tuple[str, ...] = ()           # components to declare to reach requested_level
-
-    @property
-    def complete(self) -> bool:
-        return self.level == self.requested_level
-
-    @property
-    def origin(self) -> Literal["measured", "estimated", "declared"] | None:
-        """How the starting figure was obtained (a probe reading, an estimate such as TDP x
-        time or CPU time x watts, or a declared figure); None without one."""
-        return self.components[0].origin if self.components else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "joules": self.joules, "level": self.level, "requested_level": self.requested_level,
-            "origin": self.origin,
-            "complete": self.complete, "missing": list(self.missing),
-            "components": [{"level": c.level, "name": c.name, "joules": c.joules,
-                            "origin": c.origin, "detail": c.detail} for c in self.components],
-        }
 
 
 def level_index(level: Boundary) -> int:
@@ -115,7 +90,7 @@ def energy_at_boundary(
     measured_origin: Literal["measured", "estimated", "declared"] = "measured",
     measured_name: str = "probe",
     measured_detail: str = "",
-) -> EnergyEstimate:
+) -> EnergyProvenance:
     """Carry ``measured_j`` (at ``measured_level``) up to ``target_level``.
 
     Steps: L1 = L0 + node_overhead_w x t; L2 = L1 / psu_efficiency; L3 = L2 + network_w x t;
@@ -132,22 +107,23 @@ def energy_at_boundary(
             "(the host's share is unknown); report at the measured level or above"
         )
     if measured_j is None:
-        return EnergyEstimate(None, None, target_level, (), ("a measurement",))
+        return _provenance(None, None, target_level, [], ["a measurement"])
     joules = float(measured_j)
-    parts = [EnergyComponent(measured_level, measured_name, joules, measured_origin,
-                             measured_detail)]
+    parts = [EnergyComponentResult(level=measured_level, name=measured_name, joules=joules,
+                                   origin=measured_origin, detail=measured_detail)]
     reached: Boundary = measured_level
     for i in range(lo + 1, hi + 1):
         level = BOUNDARY_LEVELS[i]
         step = _step(level, joules, components, duration_s)
         if step is None:
             missing = _NEEDS[level]
-            return EnergyEstimate(joules, reached, target_level, tuple(parts), (missing,))
+            return _provenance(joules, reached, target_level, parts, [missing])
         added, detail = step
-        parts.append(EnergyComponent(level, _NEEDS[level], added, "declared", detail))
+        parts.append(EnergyComponentResult(level=level, name=_NEEDS[level], joules=added,
+                                           origin="declared", detail=detail))
         joules += added
         reached = level
-    return EnergyEstimate(joules, reached, target_level, tuple(parts))
+    return _provenance(joules, reached, target_level, parts, [])
 
 
 _NEEDS: dict[str, str] = {"node": "node_overhead_w", "wall": "psu_efficiency",
@@ -172,40 +148,26 @@ def device_energy_from_power(power_w: float, chips: int, duration_s: float) -> f
     return power_w * chips * duration_s
 
 
-@dataclass(frozen=True, slots=True)
-class EnergyOutputs:
-    joules: float | None
-    level: Boundary | None
-    joules_per_correct: float | None        # inf when nothing passed
-    correct_per_kwh: float | None
-    joules_per_output_token: float | None
-    tokens_per_s_per_mw: float | None        # output tokens/s per MW at this boundary
-    energy_cost_usd: float | None
-    provenance: dict[str, Any] = field(default_factory=dict)
-    origin: Literal["measured", "estimated", "declared"] | None = None  # of the starting figure
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
 def energy_outputs(
-    estimate: EnergyEstimate, *, correct: int, output_tokens: int | None, duration_s: float,
-    electricity_usd_per_kwh: float | None = None,
-) -> EnergyOutputs:
+    estimate: EnergyProvenance, *, correct: int, output_tokens: int | None, duration_s: float,
+    electricity_usd_per_kwh: float | None = None, load_label: str | None = None,
+) -> EnergyResult:
     """J per correct task, correct tasks per kWh, tokens/s per MW and the energy cost."""
     j = estimate.joules
     if j is None or j <= 0 or duration_s <= 0:
         # A probe that could not read reports None; zero energy is never a measurement.
-        return EnergyOutputs(None, estimate.level, None, None, None, None, None,
-                             estimate.to_dict(), estimate.origin)
+        return EnergyResult(load_label=load_label, joules=None, level=estimate.level,
+                            joules_per_correct=None, correct_per_kwh=None,
+                            joules_per_output_token=None, tokens_per_s_per_mw=None,
+                            energy_cost_usd=None, provenance=estimate, origin=estimate.origin)
     per_tok = j / output_tokens if output_tokens else None
     tpmw = (tokens_per_s_per_mw(output_tokens / duration_s, j / duration_s)
             if output_tokens else None)
     cost = None if electricity_usd_per_kwh is None else j / J_PER_KWH * electricity_usd_per_kwh
-    return EnergyOutputs(
-        joules=j, level=estimate.level,
+    return EnergyResult(
+        load_label=load_label, joules=j, level=estimate.level,
         joules_per_correct=j / correct if correct else math.inf,
         correct_per_kwh=correct / (j / J_PER_KWH),
         joules_per_output_token=per_tok, tokens_per_s_per_mw=tpmw,
-        energy_cost_usd=cost, provenance=estimate.to_dict(), origin=estimate.origin,
+        energy_cost_usd=cost, provenance=estimate, origin=estimate.origin,
     )

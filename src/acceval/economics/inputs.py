@@ -23,7 +23,7 @@ from acceval.economics.compile_time import (
 )
 from acceval.economics.energy import (
     BoundaryComponents,
-    EnergyEstimate,
+    EnergyProvenance,
     device_energy_from_power,
     energy_at_boundary,
 )
@@ -31,7 +31,7 @@ from acceval.economics.formulas import owned_usd_per_hour
 from acceval.economics.provenance import (
     MISSING,
     Origin,
-    Sourced,
+    SourcedValue,
     assumed,
     from_catalog,
     measured,
@@ -99,10 +99,10 @@ class Measured:
 
 @dataclass(frozen=True, slots=True)
 class Rate:
-    usd_per_chip_hour: Sourced
+    usd_per_chip_hour: SourcedValue
     pricing: str
     includes_energy: bool
-    power_kw: Sourced
+    power_kw: SourcedValue
 
 
 def resolve_rate(target: str, price: Price, catalog: Catalog | None,
@@ -132,7 +132,7 @@ def resolve_rate(target: str, price: Price, catalog: Catalog | None,
                                     price.hosting_usd_per_month)
         note = (f"capex {price.capex_usd} x CRF({price.interest_rate}, "
                 f"{price.lifetime_years}) / 8760 + hosting / 730 ({src})")
-        return Rate(Sourced(hourly, "derived", note), "owned", False, power)
+        return Rate(SourcedValue(value=hourly, origin="derived", source=note), "owned", False, power)
     assert entry is not None
     label = entry.source + (f" [{entry.grade}]" if entry.grade != "V" else "")
     return Rate(from_catalog(entry.chip_rate_usd_per_hour, label, entry.date), pricing,
@@ -151,8 +151,8 @@ def build_cost_inputs(
     hardware: str | None = None,
     load_label: str = "",
     compile_time: CompileTime | None = None,
-    transfer_gb_per_request: Sourced = MISSING,
-    transfer_usd_per_gb: Sourced = MISSING,
+    transfer_gb_per_request: SourcedValue = MISSING,
+    transfer_usd_per_gb: SourcedValue = MISSING,
 ) -> CostInputs:
     """CostInputs for one target at one load point.
 
@@ -167,7 +167,7 @@ def build_cost_inputs(
     m = measured_values
     rate = resolve_rate(target, price, catalog, hardware)
 
-    def opt(v: float | None) -> Sourced:
+    def opt(v: float | None) -> SourcedValue:
         return MISSING if v is None else assumed(v)
 
     if compile_time is None:
@@ -180,7 +180,7 @@ def build_cost_inputs(
             "estimated" if m.energy_origin == "estimated"
             else "measured" if m.energy_origin == "measured" and m.energy_level == "device"
             else "derived")
-        energy = Sourced(m.energy_j, origin, f"{m.energy_origin} at the {m.energy_level} "
+        energy = SourcedValue(value=m.energy_j, origin=origin, source=f"{m.energy_origin} at the {m.energy_level} "
                          "boundary")
     return CostInputs(
         target=target, load_label=load_label, chips=chips, pricing=rate.pricing,
@@ -239,7 +239,7 @@ def can_estimate_energy(spec: Energy, catalog: Catalog | None = None,
 def estimate_energy(
     spec: Energy, *, device_j: float | None, duration_s: float, chips: int = 1,
     catalog: Catalog | None = None, hardware: str | None = None,
-) -> EnergyEstimate:
+) -> EnergyProvenance:
     """Energy of a window at ``spec.boundary``.
 
     ``device_j`` is what the probe read at the device (L0), or None. Without a reading,
@@ -275,7 +275,7 @@ def compile_time_declared(target: BilledTarget, startup_s: float | None = None) 
                                 notes=notes)
 
 
-def transfer_inputs(target: BilledTarget) -> tuple[Sourced, Sourced]:
+def transfer_inputs(target: BilledTarget) -> tuple[SourcedValue, SourcedValue]:
     """The cross-region transfer volume per request and price per GB that the target's
     ``availability`` section declares (MISSING where it does not)."""
     av = target.availability
@@ -285,7 +285,7 @@ def transfer_inputs(target: BilledTarget) -> tuple[Sourced, Sourced]:
     if av.source:
         where += f" ({av.source})"
 
-    def one(value: float | None) -> Sourced:
+    def one(value: float | None) -> SourcedValue:
         return MISSING if value is None else assumed(value, where)
     return one(av.transfer_gb_per_request), one(av.transfer_usd_per_gb)
 

@@ -9,40 +9,24 @@ values are computed from others. Missing is ``None``, never 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from acceval.results.section import Origin, SourcedValue
 
-Origin = Literal["measured", "catalog", "assumption", "derived", "estimated"]
-
-
-@dataclass(frozen=True, slots=True)
-class Sourced:
-    """A number and where it came from."""
-
-    value: float | None
-    origin: Origin
-    source: str | None = None
-    date: str | None = None
-
-    def with_value(self, value: float | None, note: str) -> Sourced:
-        """The same input swung to another value (sensitivity); the note says why."""
-        return Sourced(value, "assumption", note, None)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "origin": self.origin, "source": self.source,
-                "date": self.date}
+__all__ = ["MISSING", "Origin", "SourcedValue", "assumed", "from_catalog", "measured"]
 
 
-def measured(value: float | None, source: str = "this run") -> Sourced:
-    return Sourced(None if value is None else float(value), "measured", source)
+def measured(value: float | None, source: str = "this run") -> SourcedValue:
+    return SourcedValue(value=None if value is None else float(value), origin="measured",
+                       source=source)
 
 
-def assumed(value: float | None, source: str = "study file") -> Sourced:
-    return Sourced(None if value is None else float(value), "assumption", source)
+def assumed(value: float | None, source: str = "study file") -> SourcedValue:
+    return SourcedValue(value=None if value is None else float(value), origin="assumption",
+                       source=source)
 
 
-def from_catalog(value: float | None, source: str, date: str | None) -> Sourced:
-    return Sourced(None if value is None else float(value), "catalog", source, date)
+def from_catalog(value: float | None, source: str, date: str | None) -> SourcedValue:
+    return SourcedValue(value=None if value is None else float(value), origin="catalog",
+                       source=source, date=date)
 
 
-MISSING = Sourced(None, "assumption", "not declared")
+MISSING = SourcedValue(value=None, origin="assumption", source="not declared")

@@ -4,15 +4,15 @@ Each declared input is swung to the low and the high end of its range
 (:class:`~acceval.economics.spec.Sensitivity`) with every other input at its base value.
 A per-target input (price, utilization, engineering hours...) is swung for one target at a
 time; a study-wide input (engineer rate, volume, electricity, egress price) for all targets
-at once. A *flip* is a swing under which the cheapest target (Cost-of-Pass frontier) changes.
+at once. A *flip* is a swing under which the winner changes, by the rule the caller passes (the
+verdict's: :func:`acceval.verdict.cheapest`); this module never ranks.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from acceval.economics.bill import CostInputs, compute_bill, frontier
 from acceval.economics.spec import Sensitivity
@@ -20,6 +20,9 @@ from acceval.results.section import Section
 
 
 class TornadoBarResult(Section):
+    """One input swung low and high for one target (scope ``target``) or for all (``study``),
+    with every other input at its base: that target's cost per correct task at each end."""
+
     target: str
     input: str
     scope: str
@@ -33,6 +36,8 @@ class TornadoBarResult(Section):
 
 
 class FlipResult(Section):
+    """A swing under which the winner (by the verdict's rule) changes."""
+
     input: str
     scope: str
     side: str
@@ -66,52 +71,18 @@ STUDY_WIDE: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class TornadoBar:
-    target: str
-    input: str
-    scope: str                 # "target" (its own input) or "study" (shared input)
-    base_value: float
-    low_value: float
-    high_value: float
-    base_usd: float            # this target's cost per correct task (best load point)
-    low_usd: float
-    high_usd: float
-
-    @property
-    def width_usd(self) -> float:
-        return abs(self.high_usd - self.low_usd) if math.isfinite(self.high_usd - self.low_usd) \
-            else math.inf
+#: Who wins at given costs per correct task: the verdict's rule (acceval.verdict.cheapest).
+Winner = Callable[[Mapping[str, float]], str | None]
 
 
-@dataclass(frozen=True, slots=True)
-class Flip:
-    input: str
-    scope: str                 # the target whose input moved, or "study"
-    side: str                  # "low" or "high"
-    value: float               # the swung value (for a study-wide input, the shared value)
-    winner: str | None
-    base_winner: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class SensitivityReport:
-    base_winner: str | None
-    base_usd: dict[str, float]         # cost per correct task per target at base values
-    bars: tuple[TornadoBar, ...]       # widest first
-    flips: tuple[Flip, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for result.json (bars carry ``width_usd`` too)."""
-        d = dataclasses.asdict(self)
-        for bar, raw in zip(self.bars, d["bars"], strict=True):
-            raw["width_usd"] = bar.width_usd
-        return d
-
-
-def _costs(inputs: list[CostInputs]) -> tuple[str | None, dict[str, float]]:
+def _costs(inputs: list[CostInputs], winner: Winner) -> tuple[str | None, dict[str, float]]:
     f = frontier([compute_bill(ci) for ci in inputs])
-    return f.winner, {e.target: e.cost_of_pass_usd for e in f.entries}
+    costs = {e.target: e.cost_of_pass_usd for e in f.entries}
+    return winner(costs), costs
+
+
+def _width(low_usd: float, high_usd: float) -> float:
+    return abs(high_usd - low_usd) if math.isfinite(high_usd - low_usd) else math.inf
 
 
 def _bounds(swing_name: str, ranges: Sensitivity, base: float) -> tuple[float, float]:
@@ -125,16 +96,18 @@ def _swung(ci: CostInputs, field: str, value: float, note: str) -> CostInputs:
     return dataclasses.replace(ci, **{field: getattr(ci, field).with_value(value, note)})
 
 
-def sensitivity(inputs: list[CostInputs], ranges: Sensitivity | None = None) -> SensitivityReport:
+def sensitivity(inputs: list[CostInputs], winner: Winner,
+                ranges: Sensitivity | None = None) -> SensitivityResult:
     """Tornado bars for every declared input of every target, and the swings that flip the winner.
 
     ``inputs`` holds every (target, load point); a target's cost is its cheapest load point.
+    ``winner`` names who wins at given costs (the verdict's rule; this module never ranks).
     Inputs whose base value is missing are not swung.
     """
     ranges = ranges or Sensitivity()
-    base_winner, base = _costs(inputs)
-    bars: list[TornadoBar] = []
-    flips: list[Flip] = []
+    base_winner, base = _costs(inputs, winner)
+    bars: list[TornadoBarResult] = []
+    flips: list[FlipResult] = []
     targets = sorted({ci.target for ci in inputs})
 
     def run(field: str, swing_name: str, scope: str, who: set[str]) -> None:
@@ -150,14 +123,18 @@ def sensitivity(inputs: list[CostInputs], ranges: Sensitivity | None = None) -> 
             # Relative swings apply to each load point's own base (e.g. measured compile time).
             case = [_swung(ci, field, _bounds(swing_name, ranges, getattr(ci, field).value)[i],
                            note) if ci.target in who else ci for ci in inputs]
-            winner, costs = _costs(case)
+            who_wins, costs = _costs(case, winner)
             result[side] = costs
-            if winner != base_winner:
-                flips.append(Flip(swing_name, scope, side, (lo, hi)[i], winner, base_winner))
+            if who_wins != base_winner:
+                flips.append(FlipResult(input=swing_name, scope=scope, side=side,
+                                        value=(lo, hi)[i], winner=who_wins,
+                                        base_winner=base_winner))
         for t in sorted(who):
-            bars.append(TornadoBar(t, swing_name, "study" if scope == "study" else "target",
-                                   base_value, lo, hi, base[t], result["low"][t],
-                                   result["high"][t]))
+            low_usd, high_usd = result["low"][t], result["high"][t]
+            bars.append(TornadoBarResult(
+                target=t, input=swing_name, scope="study" if scope == "study" else "target",
+                base_value=base_value, low_value=lo, high_value=hi, base_usd=base[t],
+                low_usd=low_usd, high_usd=high_usd, width_usd=_width(low_usd, high_usd)))
 
     for swing_name, field in PER_TARGET.items():
         for t in targets:
@@ -166,4 +143,4 @@ def sensitivity(inputs: list[CostInputs], ranges: Sensitivity | None = None) -> 
         run(name, name, "study", set(targets))
     bars.sort(key=lambda b: (-b.width_usd if math.isfinite(b.width_usd) else -math.inf,
                              b.target, b.input))
-    return SensitivityReport(base_winner, base, tuple(bars), tuple(flips))
+    return SensitivityResult(base_winner=base_winner, base_usd=base, bars=bars, flips=flips)

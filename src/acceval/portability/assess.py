@@ -14,7 +14,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from acceval.economics.provenance import Sourced
+from acceval.economics.provenance import SourcedValue
 from acceval.economics.spec import StudyCosts, TargetCosts
 from acceval.errors import UsageError
 from acceval.metrics.spec import SLO, Quality
@@ -101,7 +101,7 @@ def reference_name(study: PortabilityStudy) -> str | None:
     return study.quality.relative_to
 
 
-def _fleet_rate(t: PortableTarget, label: str | None) -> Sourced | None:
+def _fleet_rate(t: PortableTarget, label: str | None) -> SourcedValue | None:
     """The chip rate × chips of the operating point's bill, keeping the bill's provenance."""
     pc = t.economics.point(label) if t.economics is not None and label is not None else None
     if pc is None and t.economics is not None and t.economics.points:
@@ -110,8 +110,9 @@ def _fleet_rate(t: PortableTarget, label: str | None) -> Sourced | None:
     if rate is None or rate.value is None:
         return None
     chips = t.chips
-    return Sourced(float(rate.value) * chips, rate.origin,  # type: ignore[arg-type]
-                   f"bill: usd_per_chip_hour × {chips} chips ({rate.source})", rate.date)
+    return SourcedValue(value=float(rate.value) * chips, origin=rate.origin,
+                        source=f"bill: usd_per_chip_hour × {chips} chips ({rate.source})",
+                        date=rate.date)
 
 
 def summary_label(levels: Mapping[str, LevelResult]) -> str:

@@ -2,7 +2,7 @@
 and what it would cost. And, for a managed service, customization depth and freedom to leave
 as two separate axes.
 
-Exit cost (reference §9), each input a :class:`~acceval.economics.provenance.Sourced`::
+Exit cost (reference §9), each input a :class:`~acceval.economics.provenance.SourcedValue`::
 
     exit_cost = engineering_hours × engineer $/h + re-validation + re-compile/tune compute
               + (stranded commitment − resale value) + egress GB × $/GB
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from acceval.economics.provenance import MISSING, Sourced, assumed
+from acceval.economics.provenance import MISSING, SourcedValue, assumed
 from acceval.economics.spec import StudyCosts
 from acceval.portability.evidence import EvidenceResult, Verdict, from_reference
 from acceval.portability.ledger import MigrationLedger
@@ -96,7 +96,7 @@ class ExitCostItem:
     name: str
     usd: float | None
     formula: str
-    inputs: dict[str, Sourced]
+    inputs: dict[str, SourcedValue]
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "usd": self.usd, "formula": self.formula,
@@ -124,16 +124,16 @@ class ExitCost:
                 "missing": list(self.missing), "items": [i.to_dict() for i in self.items]}
 
 
-def _product(a: Sourced, b: Sourced) -> float | None:
+def _product(a: SourcedValue, b: SourcedValue) -> float | None:
     return None if a.value is None or b.value is None else a.value * b.value
 
 
-def exit_cost(*, engineering_hours: Sourced = MISSING, engineer_usd_per_hour: Sourced = MISSING,
-              revalidation_usd: Sourced = MISSING, recompile_usd: Sourced = MISSING,
-              stranded_commitment_usd: Sourced = MISSING, resale_usd: Sourced = MISSING,
-              egress_gb: Sourced = MISSING, egress_usd_per_gb: Sourced = MISSING,
-              dual_running_hours: Sourced = MISSING,
-              fleet_usd_per_hour: Sourced = MISSING) -> ExitCost:
+def exit_cost(*, engineering_hours: SourcedValue = MISSING, engineer_usd_per_hour: SourcedValue = MISSING,
+              revalidation_usd: SourcedValue = MISSING, recompile_usd: SourcedValue = MISSING,
+              stranded_commitment_usd: SourcedValue = MISSING, resale_usd: SourcedValue = MISSING,
+              egress_gb: SourcedValue = MISSING, egress_usd_per_gb: SourcedValue = MISSING,
+              dual_running_hours: SourcedValue = MISSING,
+              fleet_usd_per_hour: SourcedValue = MISSING) -> ExitCost:
     """The exit bill, item by item (pure)."""
     stranded = stranded_commitment_usd.value
     if stranded is not None and stranded == 0:
@@ -207,7 +207,7 @@ def assess_managed_service(ms: ManagedService) -> dict[str, Any]:
 class ExitTest:
     exports: dict[str, dict[str, Any]]
     lost_functions: tuple[str, ...]
-    migration_hours: Sourced
+    migration_hours: SourcedValue
     cost: ExitCost
     readiness: Readiness
     reasons: tuple[str, ...]
@@ -245,15 +245,15 @@ def _readiness(exports: dict[str, dict[str, Any]], lost: list[str], cost: ExitCo
 
 
 def exit_test(spec: ExitSpec, *, costs: StudyCosts, ledger: MigrationLedger | None = None,
-              fleet_usd_per_hour: Sourced | None = None,
+              fleet_usd_per_hour: SourcedValue | None = None,
               artifact_verdict: Verdict | None = None) -> ExitTest:
     """Exports, lost functions, migration time and cost, and a readiness summary."""
     exports = {a: answer_dict(getattr(spec, a)) for a in ASSETS}
     if spec.engineering_hours is not None:
         hours = assumed(spec.engineering_hours)
     elif ledger is not None and ledger.adaptation_hours is not None:
-        hours = Sourced(ledger.adaptation_hours, "derived",
-                        "migration ledger: adaptation_hours to port here, taken as the "
+        hours = SourcedValue(value=ledger.adaptation_hours, origin="derived",
+                        source="migration ledger: adaptation_hours to port here, taken as the "
                         "effort to port away")
     else:
         hours = MISSING
@@ -275,5 +275,5 @@ def exit_test(spec: ExitSpec, *, costs: StudyCosts, ledger: MigrationLedger | No
                     tuple(reasons), service)
 
 
-def _opt(v: float | None) -> Sourced:
+def _opt(v: float | None) -> SourcedValue:
     return assumed(v) if v is not None else MISSING

@@ -27,7 +27,7 @@ from acceval.economics.compile_time import (
     resolve_compile_time,
     startup_compile_s,
 )
-from acceval.economics.provenance import MISSING, Sourced, measured
+from acceval.economics.provenance import MISSING, SourcedValue, measured
 from acceval.economics.spec import TargetCosts
 from acceval.errors import UsageError
 from acceval.portability.evidence import (
@@ -296,7 +296,7 @@ def _read_log(spec: CompileLog | None, base_dir: Path
     return secs, ev, None
 
 
-def _log_candidate(secs: float | None, ev: Evidence | None) -> Sourced:
+def _log_candidate(secs: float | None, ev: Evidence | None) -> SourcedValue:
     if secs is None or ev is None:
         return MISSING
     return measured(secs, f"compile log {ev.detail} ({ev.quote})")

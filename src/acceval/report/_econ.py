@@ -128,7 +128,6 @@ def target_econ(t: TargetResult, result: RunResult | None = None) -> TargetEcon:
 class RunEcon:
     winner: str | None = None            # cheapest at the SLO among targets not failing the gate
     ranking: tuple[str, ...] = ()        # those targets, cheapest first (finite costs only)
-    unconstrained_winner: str | None = None  # the economics' own winner (SLO not applied)
     excluded: dict[str, str] = field(default_factory=dict)  # target -> why it is not ranked
     bars: tuple[TornadoBarResult, ...] = ()
     flips: tuple[FlipResult, ...] = ()
@@ -146,8 +145,6 @@ def run_econ(result: RunResult, per_target: dict[str, TargetEcon] | None = None)
     ranked = tuple(s.target for s in v.standings if s.rank is not None)
     excluded = {s.target: "; ".join(s.reasons) for s in v.standings if not s.qualified}
     return RunEcon(winner=v.winner, ranking=ranked,
-                   unconstrained_winner=(result.economics.frontier.winner
-                                         if result.economics is not None else None),
                    excluded=excluded, bars=bars, flips=flips,
                    sensitivity_present=sens is not None,
                    verdict_lines=(v.headline, *v.lines))

@@ -1,15 +1,17 @@
-"""The typed sections of a :class:`~acceval.run_result.RunResult`.
+"""The base every result section stands on: ``Section``, ``SourcedValue`` and one load
+point's result (``PointResult``, its repeats, an imported peer's own figures).
 
-Each concept computes with its own dataclasses; ``analyze`` stores what they found here, as
-validated models, so that every renderer reads attributes (never dictionary keys) and a
-missing field is a type error, not a silent blank. The JSON form is ``result.json``.
+Each concept defines its own section on this base, in the concept, and its pure function
+returns it (one type: no dataclass twin, no dictionary in between); ``run_result`` composes
+them into the :class:`~acceval.run_result.RunResult` that every renderer reads by attribute.
+The JSON form is ``result.json``.
 
 Missing is ``None``; an infinite cost (nothing passed) is stored as ``Infinity``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,13 +23,23 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
 
 
+#: Where a number came from (docs/economics.md, "Provenance").
+Origin = Literal["measured", "catalog", "assumption", "derived", "estimated"]
+
+
 class SourcedValue(Section):
-    """A number and where it came from: measured, catalog, assumption or derived."""
+    """A number and where it came from: measured, catalog, assumption, derived or estimated."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
 
     value: float | None
-    origin: str
+    origin: Origin
     source: str | None = None
     date: str | None = None
+
+    def with_value(self, value: float | None, note: str) -> SourcedValue:
+        """The same input swung to another value (sensitivity); the note says why."""
+        return SourcedValue(value=value, origin="assumption", source=note)
 
 
 class PeerFigures(Section):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from acceval.economics.bill import BillResult, compute_bill
 from acceval.economics.catalog import Catalog
-from acceval.economics.energy import EnergyOutputs, EnergyResult, energy_outputs
+from acceval.economics.energy import EnergyResult, energy_outputs
 from acceval.economics.inputs import Measured, build_cost_inputs, estimate_energy
 from acceval.economics.spec import StudyCosts
 from acceval.errors import AccevalError
@@ -128,10 +128,11 @@ def _device_energy(p: TrainingPlatform, log: RunLog, cpu_s: float | None) -> flo
 
 
 def _energy(p: TrainingPlatform, device_j: float | None, duration_s: float,
-            catalog: Catalog | None) -> EnergyOutputs:
+            catalog: Catalog | None) -> EnergyResult:
     est = estimate_energy(p.energy, device_j=device_j, duration_s=duration_s,
                           chips=p.platform.chips, catalog=catalog, hardware=p.platform.hardware)
-    return energy_outputs(est, correct=1, output_tokens=None, duration_s=duration_s)
+    return energy_outputs(est, correct=1, output_tokens=None, duration_s=duration_s,
+                          load_label="one run to target")
 
 
 # --- a platform --------------------------------------------------------------------------------
@@ -291,7 +292,7 @@ def _cost(p: TrainingPlatform, score: TimeToTargetResult, runs: list[TrainingRun
                                measured_values=measured, costs=p.costs,
                                study_costs=study_costs, catalog=catalog,
                                hardware=p.platform.hardware, load_label="one run to target")
-        return BillResult.model_validate(compute_bill(ci).to_dict())
+        return compute_bill(ci)
 
     b = bill(score.value_s)
     interval = None
@@ -305,9 +306,7 @@ def _cost(p: TrainingPlatform, score: TimeToTargetResult, runs: list[TrainingRun
     if rate is not None and rate.value is not None and ck:
         ck_usd = (sum(ck) / len(ck)) / 3600.0 * rate.value * p.platform.chips / (
             util.value if util is not None and util.value else 1.0)
-    energy_result = (EnergyResult.model_validate({"load_label": "one run to target",
-                                                  **energy.to_dict()})
-                     if energy.joules is not None else None)
+    energy_result = energy if energy.joules is not None else None
     return TrainingCostResult(bill=b, cost_per_run_usd=b.total_usd, interval_usd=interval,
                               checkpoint_usd_per_run=ck_usd, energy=energy_result)
 

@@ -13,6 +13,7 @@ from acceval.economics import (
     frontier,
     sensitivity,
 )
+from acceval.verdict import cheapest
 
 
 def _inputs():
@@ -32,11 +33,11 @@ def test_cheaper_per_token_loses_on_cost_per_correct_task() -> None:
     assert fast.cost_per_correct_usd > accurate.cost_per_correct_usd
     assert fast.cost_per_correct_usd == pytest.approx(2 * 800 / 3600 / 400)
     assert accurate.cost_per_correct_usd == pytest.approx(3 * 1000 / 3600 / 950)
-    assert frontier([fast, accurate]).winner == "accurate"
+    assert frontier([fast, accurate]).entries[0].target == "accurate"
 
 
 def test_sensitivity_names_the_swings_that_flip_the_winner() -> None:
-    rep = sensitivity(_inputs())       # defaults: price +-30%, utilization 0.3..0.9
+    rep = sensitivity(_inputs(), cheapest)       # defaults: price +-30%, utilization 0.3..0.9
     assert rep.base_winner == "accurate"
     flips = {(f.input, f.scope, f.side) for f in rep.flips}
     assert flips == {("price", "fast", "low"), ("price", "accurate", "high"),
@@ -53,16 +54,16 @@ def test_sensitivity_names_the_swings_that_flip_the_winner() -> None:
 
 def test_narrower_ranges_flip_nothing() -> None:
     ranges = Sensitivity(price=Swing(pct=5), utilization=Swing(low=0.95, high=1.0))
-    assert sensitivity(_inputs(), ranges).flips == ()
+    assert sensitivity(_inputs(), cheapest, ranges).flips == []
 
 
 def test_reports_serialise_to_plain_data() -> None:
     import json
 
-    rep = sensitivity(_inputs()).to_dict()
+    rep = sensitivity(_inputs(), cheapest).model_dump(mode="json")
     assert rep["base_winner"] == "accurate"
     assert {f["input"] for f in rep["flips"]} == {"price", "utilization"}
     assert all("width_usd" in b for b in rep["bars"])
-    fr = frontier([compute_bill(ci) for ci in _inputs()]).to_dict()
-    assert fr["winner"] == "accurate" and fr["entries"][0]["target"] == "accurate"
+    fr = frontier([compute_bill(ci) for ci in _inputs()]).model_dump(mode="json")
+    assert "winner" not in fr and fr["entries"][0]["target"] == "accurate"
     json.dumps({"sensitivity": rep, "frontier": fr})

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acceval.economics import (
-    BillItem,
+    BillItemResult,
     Measured,
     Price,
     StudyCosts,
@@ -27,7 +27,7 @@ def _bill(price: Price | None = None, costs: TargetCosts | None = None,
     return compute_bill(ci)
 
 
-def _item(bill, name: str) -> BillItem:
+def _item(bill, name: str) -> BillItemResult:
     return next(i for i in bill.items if i.name == name)
 
 
@@ -120,7 +120,7 @@ def test_provenance_travels_with_every_input() -> None:
     assert b.inputs["duration_s"].origin == "measured"
     assert b.inputs["utilization"].origin == "assumption"
     assert b.inputs["utilization"].source == "study file"
-    assert b.to_dict()["inputs"]["usd_per_chip_hour"]["value"] == 3.0
+    assert b.model_dump()["inputs"]["usd_per_chip_hour"]["value"] == 3.0
 
 
 def test_frontier_picks_the_lowest_cost_of_pass_over_load_points() -> None:
@@ -132,12 +132,12 @@ def test_frontier_picks_the_lowest_cost_of_pass_over_load_points() -> None:
         "u", chips=1, price=Price(usd_per_hour=1.0),
         measured_values=Measured(duration_s=3600, requests=100, correct=0)))
     f = frontier([*bills, other], baseline_usd=20.0)
-    assert f.winner == "t"
+    assert f.entries[0].target == "t"
     assert f.entries[0].cost_of_pass_usd == pytest.approx(0.06)
     assert f.entries[-1].cost_of_pass_usd == math.inf
     assert not f.baseline_wins
     f2 = frontier(bills, baseline_usd=0.05)
-    assert f2.baseline_wins and f2.frontier_usd == 0.05 and f2.winner == "t"
+    assert f2.baseline_wins and f2.frontier_usd == 0.05 and f2.entries[0].target == "t"
 
 
 def _cpc(correct: int, rate: float) -> float:

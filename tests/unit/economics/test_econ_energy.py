@@ -28,7 +28,7 @@ def test_a_missing_component_stops_at_the_level_reached() -> None:
     est = energy_at_boundary(7000.0, "device", "facility", comps, duration_s=10)
     assert est.level == "node" and not est.complete
     assert est.joules == pytest.approx(10_000.0)
-    assert est.missing == ("psu_efficiency",)
+    assert est.missing == ["psu_efficiency"]
 
 
 def test_cannot_go_below_the_measured_level() -> None:

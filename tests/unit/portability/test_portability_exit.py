@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from acceval.economics import StudyCosts
-from acceval.economics.provenance import Sourced, assumed
+from acceval.economics.provenance import SourcedValue, assumed
 from acceval.portability import (
     ExitSpec,
     ManagedService,
@@ -27,7 +27,7 @@ def test_exit_cost_hand_computed() -> None:
         stranded_commitment_usd=assumed(30_000), resale_usd=assumed(10_000),
         egress_gb=assumed(500), egress_usd_per_gb=assumed(0.09),
         dual_running_hours=assumed(720),
-        fleet_usd_per_hour=Sourced(98.32, "catalog", "price list", "2026-10-01"),
+        fleet_usd_per_hour=SourcedValue(value=98.32, origin="catalog", source="price list", date="2026-10-01"),
     )
     # 80*120 = 9600; 2500; 400; 30000-10000 = 20000; 500*0.09 = 45; 720*98.32 = 70790.4
     by_name = {i.name: i.usd for i in c.items}
@@ -104,7 +104,7 @@ def test_exit_test_ready_with_hours_from_the_ledger() -> None:
         "stranded_commitment_usd": 0, "dual_running_hours": 24})
     led = MigrationLedger("trn", "h200", adaptation_hours=40)
     t = exit_test(spec, costs=StudyCosts(engineer_usd_per_hour=100, egress_usd_per_gb=0.09),
-                  ledger=led, fleet_usd_per_hour=Sourced(10.0, "measured", "bill"),
+                  ledger=led, fleet_usd_per_hour=SourcedValue(value=10.0, origin="measured", source="bill"),
                   artifact_verdict="pass")
     assert t.migration_hours.value == 40 and t.migration_hours.origin == "derived"
     assert t.cost.total_usd == pytest.approx(40 * 100 + 500 + 0 + 0 + 20 * 0.09 + 24 * 10)
