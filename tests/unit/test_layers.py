@@ -179,3 +179,79 @@ def test_training_stays_below_the_composers_and_the_report() -> None:
     assert _is_leaf("acceval.training.spec")
     assert not {m for m in IMPORTS["acceval.training.metrics"]
                 if m.startswith("acceval.") and not m.startswith("acceval.training")}
+
+
+# --- no knot among the concepts --------------------------------------------------------------
+# A concept is a top-level module or subpackage of acceval. The composers (above) and the
+# composed result sit over them; `results` (records, the store, the run log, the section
+# base) sits under every concept and imports none but leaves.
+COMPOSED = {"acceval.run_result", "acceval.runs_catalog"}
+TOP = COMPOSERS | COMPOSED | {"acceval", "acceval.__main__"}
+
+
+def _concept(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def _concept_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for name, imported in IMPORTS.items():
+        if name in TOP or _concept(name) in {"acceval.report", "acceval.interchange"}:
+            continue
+        a = _concept(name)
+        graph.setdefault(a, set()).update(
+            _concept(m) for m in imported if m in MODULES and _concept(m) != a)
+    return graph
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                comp.add(w)
+                if w == v:
+                    break
+            out.append(comp)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_knot_among_the_concepts() -> None:
+    knots = [sorted(c) for c in _strongly_connected(_concept_graph()) if len(c) > 1]
+    assert knots == []
+
+
+def test_results_imports_no_concept() -> None:
+    """`results` keeps records, the store, the run log and the section base: it may import
+    only itself and leaves (modules that import nothing above them, such as metrics)."""
+    offenders = {n: sorted(m for m in IMPORTS[n] if m in MODULES
+                           and not m.startswith("acceval.results") and not _is_leaf(m))
+                 for n in MODULES if n.startswith("acceval.results")}
+    assert {n: m for n, m in offenders.items() if m} == {}
+
+
+def test_no_concept_imports_the_composed_result_or_a_composer() -> None:
+    above = COMPOSERS | COMPOSED
+    offenders = {n: sorted(IMPORTS[n] & above) for n in MODULES
+                 if n not in TOP and not n.startswith(("acceval.report", "acceval.interchange"))
+                 and IMPORTS[n] & above}
+    assert offenders == {}
