@@ -31,9 +31,7 @@ from acceval._version import __version__
 from acceval.agents.analyze import agents_section
 from acceval.agents.store import AgentRecords
 from acceval.agents.store import read as read_agent_records
-from acceval.capacity import availability_without_demand
-from acceval.capacity.apply import CapacityResult
-from acceval.capacity.availability import AvailabilityResult
+from acceval.capacity import TargetCapacity, availability_without_demand
 from acceval.claims import PlanTarget, Side, check_claim, gather, ledger_rows, plan_target
 from acceval.claims.against import ClaimsResult
 from acceval.claims.plan import PlanResult
@@ -139,19 +137,18 @@ def _quality(study: Study, targets: list[TargetResult],
 
 
 def _capacity(study: Study, t: TargetResult, catalog: Catalog,
-              base_dir: Path | None) -> Any:
+              base_dir: Path | None) -> TargetCapacity | None:
     from acceval.capacity import capacity_for
 
     cap = capacity_for(study, t, catalog=catalog, base_dir=base_dir)
     if cap is not None:
-        t.capacity = CapacityResult.model_validate(cap.to_dict())
+        t.capacity = cap.result()
         t.availability = t.capacity.availability
     else:
         spec = next(s for s in study.targets if s.name == t.name)
         if spec.availability is not None:
-            t.availability = AvailabilityResult.model_validate(availability_without_demand(
-                spec.name, spec.availability,
-                chips_per_replica=spec.platform.chips).to_row())
+            t.availability = availability_without_demand(
+                spec.name, spec.availability, chips_per_replica=spec.platform.chips).result()
     return cap
 
 

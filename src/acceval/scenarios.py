@@ -42,7 +42,7 @@ from acceval.metrics import summarize_point
 from acceval.metrics.derive import Derived
 from acceval.metrics.repeats import t_interval
 from acceval.results.records import Record, records_to_table
-from acceval.results.runlog import FaultLog, PointLog, PointRole, SweepLog, SweepStep, TargetLog
+from acceval.results.runlog import FaultLog, PointLog, PointRole, SweepLog, TargetLog
 from acceval.results.section import PointResult, RepeatsResult
 from acceval.run_result import TargetResult
 from acceval.study import SLO, Study
@@ -317,7 +317,7 @@ async def _sweep(tr: TargetRun, tap: _Tap, index: int) -> int:
 
     outcome = await search(measure, tr._curve, max_steps=sw.max_steps, point_s=sw.point_s,
                            max_s=sw.max_s, rel_tol=sw.rel_tol, max_rate_rps=sw.max_rate_rps)
-    tr.log.sweep = SweepLog(steps=[SweepStep.model_validate(s) for s in outcome.steps],
+    tr.log.sweep = SweepLog(steps=outcome.steps,
                             stopped_by=outcome.stopped_by,
                             elapsed_s=outcome.elapsed_s)
     return counter[0]
@@ -334,7 +334,7 @@ def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: Targe
         t.sweep = SweepResult(runs=len(log.sweep.steps), steps=log.sweep.steps,
                               stopped_by=log.sweep.stopped_by, elapsed_s=log.sweep.elapsed_s,
                               bracket_rps=(mr.low_rps, mr.high_rps),
-                              max_rate=dataclasses.asdict(mr))
+                              max_rate=mr)
     if log.replay is not None and study.demand is not None and study.demand.replay is not None:
         run = log.replay
         sel = table.filter(pc.equal(table["load_index"], run.index))

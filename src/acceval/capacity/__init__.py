@@ -16,8 +16,8 @@ from acceval.capacity.availability import (
 from acceval.capacity.curve import (
     BatchStep,
     CurvePoint,
-    Excluded,
-    MaxRate,
+    ExcludedPoint,
+    MaxRateResult,
     batching_families,
     batching_knee,
     batching_tradeoff,
@@ -25,7 +25,13 @@ from acceval.capacity.curve import (
     max_rate_under_slo,
     trusted_only,
 )
-from acceval.capacity.fleet import DemandCost, FleetPlan, demand_cost, plan_fleet, replicas_needed
+from acceval.capacity.fleet import (
+    DemandCostResult,
+    FleetPlan,
+    demand_cost,
+    plan_fleet,
+    replicas_needed,
+)
 from acceval.capacity.profile import (
     BUILTIN_SHAPES,
     BurstWindow,
@@ -58,8 +64,8 @@ from acceval.capacity.spec import Availability, Burst, Demand, Replay, WhatIf
 
 __all__ = [
     "BUILTIN_SHAPES", "DEFAULT_RESTART_S", "Availability", "AvailabilityCheck", "BatchStep",
-    "Burst", "BurstWindow", "CurvePoint", "Demand", "DemandCost", "DemandProfile", "Excluded",
-    "Finding", "FleetPlan", "FleetSimResult", "MaxRate", "Outage", "QueueEstimate", "Replay",
+    "Burst", "BurstWindow", "CurvePoint", "Demand", "DemandCostResult", "DemandProfile", "ExcludedPoint",
+    "Finding", "FleetPlan", "FleetSimResult", "MaxRateResult", "Outage", "QueueEstimate", "Replay",
     "SpareWhatIf", "TargetCapacity", "WhatIf", "availability_without_demand",
     "batching_families", "batching_knee", "batching_tradeoff",
     "builtin_profile", "capacity_for", "check_availability", "compress_factor",

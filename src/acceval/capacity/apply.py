@@ -11,18 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from acceval.capacity.availability import AvailabilityCheck, AvailabilityResult, check_availability
 from acceval.capacity.curve import (
-    MaxRate,
     MaxRateResult,
     curve_from_points,
     max_rate_under_slo,
     trusted_only,
 )
 from acceval.capacity.fleet import (
-    DemandCost,
     DemandCostResult,
     FleetPlan,
     FleetPlanResult,
@@ -92,10 +90,10 @@ DEFAULT_RESTART_S = 300.0
 @dataclass(frozen=True, slots=True)
 class TargetCapacity:
     target: str
-    max_rate: MaxRate
+    max_rate: MaxRateResult
     saturation_rps: float | None
     plan: FleetPlan | None
-    cost: DemandCost | None
+    cost: DemandCostResult | None
     availability: AvailabilityCheck
     what_if: SpareWhatIf | None
     declared_utilization: float
@@ -116,17 +114,15 @@ class TargetCapacity:
                             f"replica-hours at {self.plan.per_replica_rps:.4g} rps each "
                             f"({self.max_rate.method}; docs/capacity.md)")
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "max_rate_under_slo": self.max_rate.to_dict(),
-            "saturation_rps": self.saturation_rps,
-            "utilization_under_demand": self.utilization,
-            "declared_utilization": self.declared_utilization,
-            "plan": None if self.plan is None else self.plan.to_dict(),
-            "cost": None if self.cost is None else self.cost.to_dict(),
-            "availability": self.availability.to_row(),
-            "what_if": None if self.what_if is None else self.what_if.to_dict(),
-        }
+    def result(self) -> CapacityResult:
+        """What the result stores: the fleet's hour arrays as lists, the what-if's days."""
+        return CapacityResult(
+            max_rate_under_slo=self.max_rate, saturation_rps=self.saturation_rps,
+            utilization_under_demand=self.utilization,
+            declared_utilization=self.declared_utilization,
+            plan=None if self.plan is None else self.plan.result(), cost=self.cost,
+            availability=self.availability.result(),
+            what_if=None if self.what_if is None else self.what_if.result())
 
 
 def _usd_per_replica_hour(spec: BilledTarget, catalog: Catalog | None) -> float | None:

@@ -12,8 +12,8 @@ against what the study itself deploys: one replica of ``platform.chips`` chips, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 from acceval.capacity.spec import Availability, Demand
 from acceval.results.section import Section
@@ -57,25 +57,28 @@ class AvailabilityCheck:
     usable_regions: tuple[str, ...] = ()
     peak_replicas: int | None = None
     peak_chips: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
     assessed_for: str = "this demand"    # what the fleet was sized for, for a sentence
+    lead_time_days: float | None = None
+    failover_region: str | None = None
+    transfer_usd_per_gb: float | None = None
+    transfer_gb_per_request: float | None = None
+    source: str | None = None
 
     @property
     def blockers(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == "blocker"]
 
-    def to_row(self) -> dict[str, Any]:
-        """One row of the decision table."""
-        return {
-            "target": self.target, "status": self.status,
-            "usable_regions": list(self.usable_regions),
-            "peak_replicas": self.peak_replicas, "peak_chips": self.peak_chips,
-            "assessed_for": self.assessed_for,
-            "blockers": [f.message for f in self.findings if f.severity == "blocker"],
-            "warnings": [f.message for f in self.findings if f.severity == "warning"],
-            "notes": [f.message for f in self.findings if f.severity == "note"],
-            **self.extra,
-        }
+    def result(self) -> AvailabilityResult:
+        """One row of the decision table, as the result stores it."""
+        def said(severity: Severity) -> list[str]:
+            return [f.message for f in self.findings if f.severity == severity]
+        return AvailabilityResult(
+            target=self.target, status=self.status, usable_regions=list(self.usable_regions),
+            peak_replicas=self.peak_replicas, peak_chips=self.peak_chips,
+            assessed_for=self.assessed_for, blockers=said("blocker"), warnings=said("warning"),
+            notes=said("note"), lead_time_days=self.lead_time_days,
+            failover_region=self.failover_region, transfer_usd_per_gb=self.transfer_usd_per_gb,
+            transfer_gb_per_request=self.transfer_gb_per_request, source=self.source)
 
 
 def _replicas(n: int) -> str:
@@ -154,11 +157,11 @@ def check_availability(target: str, availability: Availability | None, demand: D
         status = "available"
     else:
         status = "unknown"
-    extra = {"lead_time_days": av.lead_time_days, "failover_region": av.failover_region,
-             "transfer_usd_per_gb": av.transfer_usd_per_gb,
-             "transfer_gb_per_request": av.transfer_gb_per_request, "source": av.source}
-    return AvailabilityCheck(target, status, tuple(out), usable, peak_replicas, peak_chips, extra,
-                             assessed_for)
+    return AvailabilityCheck(
+        target, status, tuple(out), usable, peak_replicas, peak_chips, assessed_for,
+        lead_time_days=av.lead_time_days, failover_region=av.failover_region,
+        transfer_usd_per_gb=av.transfer_usd_per_gb,
+        transfer_gb_per_request=av.transfer_gb_per_request, source=av.source)
 
 
 def availability_without_demand(target: str, availability: Availability | None, *,

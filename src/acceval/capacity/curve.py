@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from itertools import pairwise
 from typing import Any, Literal
 
@@ -32,19 +32,30 @@ class ExcludedPoint(Section):
     reason: str
 
 
+
+
+Method = Literal["interpolated", "midpoint", "never-failed", "never-passed", "no-slo", "no-data"]
+
+
 class MaxRateResult(Section):
+    """The largest rate one replica serves within the SLO, and how it was found.
+
+    ``low_rps``/``high_rps`` bracket it: the last passing and the first failing point
+    (``high_rps`` None: no point failed, so ``rate_rps`` is only a lower bound).
+    ``n_points`` counts the trusted points used; ``excluded`` lists the points left out as
+    not trusted, with the reason."""
+
     rate_rps: float | None
     low_rps: float | None
     high_rps: float | None
     n_points: int  # trusted points judged
-    method: str
+    method: Method
     note: str
     excluded: list[ExcludedPoint] = Field(default_factory=list)
 
 
 
 RateBasis = Literal["offered", "achieved"]
-Method = Literal["interpolated", "midpoint", "never-failed", "never-passed", "no-slo", "no-data"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,40 +125,7 @@ def curve_from_points(points: Iterable[PointResult], *,
     return sorted(out, key=lambda c: c.rate_rps)
 
 
-@dataclass(frozen=True, slots=True)
-class Excluded:
-    """A load point left out of a capacity computation, and why."""
-
-    label: str
-    rate_rps: float
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class MaxRate:
-    """The largest rate one replica serves within the SLO, and how it was found.
-
-    ``low_rps``/``high_rps`` bracket it: the last passing and the first failing point
-    (``high_rps`` None: no point failed, so ``rate_rps`` is only a lower bound).
-    ``n_points`` counts the trusted points used; ``excluded`` lists the points left out as
-    not trusted, with the reason."""
-
-    rate_rps: float | None
-    low_rps: float | None
-    high_rps: float | None
-    n_points: int
-    method: Method
-    note: str
-    excluded: tuple[Excluded, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def max_rate_under_slo(curve: Sequence[CurvePoint]) -> MaxRate:
+def max_rate_under_slo(curve: Sequence[CurvePoint]) -> MaxRateResult:
     """Interpolate between the last passing and the first failing trusted point.
 
     When both have an ``slo_ratio``, the rate where the ratio crosses 1 is found by linear
@@ -157,40 +135,41 @@ def max_rate_under_slo(curve: Sequence[CurvePoint]) -> MaxRate:
     listed in ``excluded`` and named in the note.
     """
     ordered = sorted(curve, key=lambda c: c.rate_rps)
-    excluded = tuple(Excluded(c.label, c.rate_rps, c.untrusted_reason or "not trusted")
-                     for c in ordered if not c.trusted)
+    excluded = [ExcludedPoint(label=c.label, rate_rps=c.rate_rps,
+                              reason=c.untrusted_reason or "not trusted")
+                for c in ordered if not c.trusted]
     mr = _max_rate(trusted_only(ordered), untrusted=bool(excluded))
     if not excluded:
         return mr
     left_out = "; ".join(f"{e.label or f'{e.rate_rps:.4g} rps'} ({e.reason})"
                          for e in excluded)
-    return replace(mr, excluded=excluded,
-                   note=f"{mr.note}; {len(excluded)} point(s) not trusted and left out: "
-                        f"{left_out}")
+    return mr.model_copy(update={
+        "excluded": excluded,
+        "note": f"{mr.note}; {len(excluded)} point(s) not trusted and left out: {left_out}"})
 
 
-def _max_rate(pts: list[CurvePoint], *, untrusted: bool) -> MaxRate:
+def _max_rate(pts: list[CurvePoint], *, untrusted: bool) -> MaxRateResult:
     judged = [c for c in pts if c.meets_slo is not None]
     n = len(pts)
     if not pts:
-        return MaxRate(None, None, None, 0, "no-data",
-                       "no trusted load point with a rate" if untrusted
+        return MaxRateResult(rate_rps=None, low_rps=None, high_rps=None, n_points=0, method="no-data",
+                       note="no trusted load point with a rate" if untrusted
                        else "no load point with a rate")
     if not judged:
         best = max((c.throughput_rps or c.rate_rps) for c in pts)
-        return MaxRate(best, None, None, n, "no-slo",
-                       f"the study sets no SLO bound; the highest measured throughput of {n} "
+        return MaxRateResult(rate_rps=best, low_rps=None, high_rps=None, n_points=n, method="no-slo",
+                       note=f"the study sets no SLO bound; the highest measured throughput of {n} "
                        "points is used (saturation)")
     first_fail = next((i for i, c in enumerate(judged) if c.meets_slo is False), None)
     if first_fail is None:
         top = judged[-1]
-        return MaxRate(top.rate_rps, top.rate_rps, None, n, "never-failed",
-                       f"all {len(judged)} judged points met the SLO; {top.rate_rps:.4g} rps is a "
+        return MaxRateResult(rate_rps=top.rate_rps, low_rps=top.rate_rps, high_rps=None, n_points=n, method="never-failed",
+                       note=f"all {len(judged)} judged points met the SLO; {top.rate_rps:.4g} rps is a "
                        "lower bound (add higher load points to find the limit)")
     fail = judged[first_fail]
     if first_fail == 0:
-        return MaxRate(None, 0.0, fail.rate_rps, n, "never-passed",
-                       f"the lowest load point ({fail.rate_rps:.4g} rps) already misses the SLO")
+        return MaxRateResult(rate_rps=None, low_rps=0.0, high_rps=fail.rate_rps, n_points=n, method="never-passed",
+                       note=f"the lowest load point ({fail.rate_rps:.4g} rps) already misses the SLO")
     ok = judged[first_fail - 1]
     later = sum(1 for c in judged[first_fail + 1:] if c.meets_slo)
     noise = (f"; {later} point(s) above the first failure passed and were ignored"
@@ -199,13 +178,13 @@ def _max_rate(pts: list[CurvePoint], *, untrusted: bool) -> MaxRate:
     if lo_r is not None and hi_r is not None and lo_r <= 1.0 < hi_r:
         frac = (1.0 - lo_r) / (hi_r - lo_r)
         rate = ok.rate_rps + frac * (fail.rate_rps - ok.rate_rps)
-        return MaxRate(rate, ok.rate_rps, fail.rate_rps, n, "interpolated",
-                       f"linear in the SLO ratio between {ok.rate_rps:.4g} rps (ratio "
+        return MaxRateResult(rate_rps=rate, low_rps=ok.rate_rps, high_rps=fail.rate_rps, n_points=n, method="interpolated",
+                       note=f"linear in the SLO ratio between {ok.rate_rps:.4g} rps (ratio "
                        f"{lo_r:.3g}, pass) and {fail.rate_rps:.4g} rps (ratio {hi_r:.3g}, fail), "
                        f"{n} points{noise}")
     rate = (ok.rate_rps + fail.rate_rps) / 2
-    return MaxRate(rate, ok.rate_rps, fail.rate_rps, n, "midpoint",
-                   f"midpoint of {ok.rate_rps:.4g} rps (pass) and {fail.rate_rps:.4g} rps (fail); "
+    return MaxRateResult(rate_rps=rate, low_rps=ok.rate_rps, high_rps=fail.rate_rps, n_points=n, method="midpoint",
+                   note=f"midpoint of {ok.rate_rps:.4g} rps (pass) and {fail.rate_rps:.4g} rps (fail); "
                    f"no SLO ratio to interpolate, {n} points{noise}")
 
 

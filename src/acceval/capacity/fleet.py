@@ -16,8 +16,7 @@ the SLO (:func:`acceval.capacity.curve.max_rate_under_slo`):
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -46,13 +45,16 @@ class FleetPlanResult(Section):
 
 
 class DemandCostResult(Section):
+    """What a correct task costs when the fleet is sized for real demand, beside the cost at
+    full use. ``ratio`` = under demand / at the SLO-bounded rate = 1 / utilization."""
+
     usd_per_replica_hour: float
     success_rate: float
     fleet_usd: float
     correct_tasks: float
-    cost_per_correct_usd: float
-    cost_per_correct_at_slo_rate_usd: float
-    cost_per_correct_at_saturation_usd: float | None
+    cost_per_correct_usd: float  # under the demand (idle capacity paid)
+    cost_per_correct_at_slo_rate_usd: float  # every replica busy at mu, within the SLO
+    cost_per_correct_at_saturation_usd: float | None  # at the highest measured throughput
     ratio: float
 
 
@@ -135,18 +137,16 @@ class FleetPlan:
     def min_replicas(self) -> int:
         return int(self.replicas.min())
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "per_replica_rps": self.per_replica_rps, "chips_per_replica": self.chips_per_replica,
-            "headroom": self.headroom, "spares": self.spares, "scaling": self.scaling,
-            "hours": self.hours, "replicas": self.replicas.tolist(),
-            "hourly_mean_rps": self.hourly_mean_rps.tolist(),
-            "hourly_peak_rps": self.hourly_peak_rps.tolist(),
-            "peak_replicas": self.peak_replicas, "min_replicas": self.min_replicas,
-            "replica_hours": self.replica_hours, "chip_hours": self.chip_hours,
-            "idle_chip_hours": self.idle_chip_hours, "utilization": self.utilization,
-            "expected_requests": self.expected_requests,
-        }
+    def result(self) -> FleetPlanResult:
+        """The plan as the result stores it (hour arrays as lists, the derived totals)."""
+        return FleetPlanResult(
+            per_replica_rps=self.per_replica_rps, chips_per_replica=self.chips_per_replica,
+            headroom=self.headroom, spares=self.spares, scaling=self.scaling, hours=self.hours,
+            replicas=self.replicas.tolist(), hourly_mean_rps=self.hourly_mean_rps.tolist(),
+            hourly_peak_rps=self.hourly_peak_rps.tolist(), peak_replicas=self.peak_replicas,
+            min_replicas=self.min_replicas, replica_hours=self.replica_hours,
+            chip_hours=self.chip_hours, idle_chip_hours=self.idle_chip_hours,
+            utilization=self.utilization, expected_requests=self.expected_requests)
 
 
 def plan_fleet(profile: DemandProfile, per_replica_rps: float, *, chips_per_replica: int = 1,
@@ -167,26 +167,8 @@ def plan_fleet(profile: DemandProfile, per_replica_rps: float, *, chips_per_repl
                      n, bound)
 
 
-@dataclass(frozen=True, slots=True)
-class DemandCost:
-    """What a correct task costs when the fleet is sized for real demand, beside the cost at
-    full use. ``ratio`` = under demand / at the SLO-bounded rate = 1 / utilization."""
-
-    usd_per_replica_hour: float
-    success_rate: float
-    fleet_usd: float
-    correct_tasks: float
-    cost_per_correct_usd: float            # under the demand (idle capacity paid)
-    cost_per_correct_at_slo_rate_usd: float  # every replica busy at mu, within the SLO
-    cost_per_correct_at_saturation_usd: float | None  # at the highest measured throughput
-    ratio: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def demand_cost(plan: FleetPlan, usd_per_replica_hour: float, success_rate: float, *,
-                saturation_rps: float | None = None) -> DemandCost:
+                saturation_rps: float | None = None) -> DemandCostResult:
     """Provisioned replicas x hours x price / correct tasks served (see module formulas).
     ``success_rate`` is the share of requests answered correctly (within the SLO)."""
     if usd_per_replica_hour < 0:
@@ -202,5 +184,8 @@ def demand_cost(plan: FleetPlan, usd_per_replica_hour: float, success_rate: floa
     if saturation_rps is not None and saturation_rps > 0:
         at_sat = usd_per_replica_hour / (saturation_rps * per_s) if per_s > 0 else math.inf
     ratio = per_task / at_mu if at_mu > 0 and math.isfinite(at_mu) else math.nan
-    return DemandCost(usd_per_replica_hour, success_rate, fleet_usd, correct, per_task, at_mu,
-                      at_sat, ratio)
+    return DemandCostResult(
+        usd_per_replica_hour=usd_per_replica_hour, success_rate=success_rate,
+        fleet_usd=fleet_usd, correct_tasks=correct, cost_per_correct_usd=per_task,
+        cost_per_correct_at_slo_rate_usd=at_mu, cost_per_correct_at_saturation_usd=at_sat,
+        ratio=ratio)

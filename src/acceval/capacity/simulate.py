@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -112,11 +112,15 @@ class FleetSimResult:
     def lost_fraction(self) -> float | None:
         return None if self.arrivals == 0 else self.lost / self.arrivals
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.update(slo_attainment=self.slo_attainment, late_fraction=self.late_fraction,
-                 lost_fraction=self.lost_fraction)
-        return d
+    def summary(self) -> FleetSimSummary:
+        """The simulated day as the result stores it, with its attainment and loss shares."""
+        return FleetSimSummary(
+            seconds=self.seconds, arrivals=self.arrivals, on_time=self.on_time, late=self.late,
+            lost=self.lost, failures=self.failures, down_replica_s=self.down_replica_s,
+            min_up_replicas=self.min_up_replicas, replica_hours=self.replica_hours,
+            cost_usd=self.cost_usd, seed=self.seed, series=dict(self.series),
+            slo_attainment=self.slo_attainment, late_fraction=self.late_fraction,
+            lost_fraction=self.lost_fraction)
 
 
 def _seq(seed: int, *key: int) -> np.random.SeedSequence:
@@ -268,13 +272,12 @@ class SpareWhatIf:
     lost_avoided: float
     usd_per_request_saved: float | None  # extra cost / (late + lost avoided)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"spares": self.spares, "without": self.without.to_dict(),
-                "with_spares": self.with_spares.to_dict(),
-                "extra_replica_hours": self.extra_replica_hours,
-                "extra_cost_usd": self.extra_cost_usd, "late_avoided": self.late_avoided,
-                "lost_avoided": self.lost_avoided,
-                "usd_per_request_saved": self.usd_per_request_saved}
+    def result(self) -> SpareWhatIfResult:
+        return SpareWhatIfResult(
+            spares=self.spares, without=self.without.summary(),
+            with_spares=self.with_spares.summary(), extra_replica_hours=self.extra_replica_hours,
+            extra_cost_usd=self.extra_cost_usd, late_avoided=self.late_avoided,
+            lost_avoided=self.lost_avoided, usd_per_request_saved=self.usd_per_request_saved)
 
 
 def with_spares(plan: FleetPlan, spares: int) -> FleetPlan:

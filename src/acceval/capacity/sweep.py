@@ -27,12 +27,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 
 from acceval.capacity.curve import (
     CurvePoint,
-    MaxRate,
     MaxRateResult,
     max_rate_under_slo,
     trusted_only,
@@ -109,23 +108,15 @@ class SweepOutcome:
     """What the search did: one entry per measured step, why it stopped, and the estimate
     over every point (fixed and searched)."""
 
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[SweepStep] = field(default_factory=list)
     stopped_by: Stop = "max_steps"
     elapsed_s: float = 0.0
-    max_rate: MaxRate | None = None
+    max_rate: MaxRateResult | None = None
 
     @property
     def runs(self) -> int:
         return len(self.steps)
 
-    def to_dict(self) -> dict[str, Any]:
-        mr = self.max_rate
-        return {
-            "runs": self.runs, "steps": list(self.steps), "stopped_by": self.stopped_by,
-            "elapsed_s": self.elapsed_s,
-            "bracket_rps": [mr.low_rps, mr.high_rps] if mr is not None else None,
-            "max_rate": asdict(mr) if mr is not None else None,
-        }
 
 
 async def search(measure: Callable[[float], Awaitable[CurvePoint | None]],
@@ -151,13 +142,12 @@ async def search(measure: Callable[[float], Awaitable[CurvePoint | None]],
         t = clock()
         cp = await measure(d.rate_rps)
         last = clock() - t
-        out.steps.append({
-            "rate_rps": d.rate_rps, "why": d.why, "seconds": last,
-            "meets_slo": None if cp is None else cp.meets_slo,
-            "slo_ratio": None if cp is None else _finite(cp.slo_ratio),
-            "trusted": None if cp is None else cp.trusted,
-            "untrusted_reason": None if cp is None else cp.untrusted_reason,
-        })
+        out.steps.append(SweepStep(
+            rate_rps=d.rate_rps, why=d.why, seconds=last,
+            meets_slo=None if cp is None else cp.meets_slo,
+            slo_ratio=None if cp is None else _finite(cp.slo_ratio),
+            trusted=None if cp is None else cp.trusted,
+            untrusted_reason=None if cp is None else cp.untrusted_reason))
         if cp is not None:
             curve.append(cp)
     else:

@@ -4,7 +4,6 @@ derived utilization (what the analysis's pricing does)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import pytest
 from cap_fixtures import open_point
@@ -56,7 +55,7 @@ def test_flat_demand_sizes_from_the_interpolated_rate() -> None:
     assert cap.availability.status == "at-risk"              # failover in the only region
     assert cap.what_if is not None
     assert cap.what_if.without.seed == 9                     # the study seed by default
-    json.dumps(cap.to_dict())                                # result.json-ready
+    cap.result().model_dump_json()                           # result.json-ready
 
 
 def test_headroom_lowers_utilization_and_quota_blocks() -> None:

@@ -19,8 +19,8 @@ def test_all_declared_and_fine_is_available() -> None:
                            chips_per_replica=8)
     assert c.status == "available", c.findings
     assert c.usable_regions == ("eu-west-1",) and c.peak_chips == 64
-    row = c.to_row()
-    assert row["blockers"] == [] and row["lead_time_days"] == 7
+    row = c.result()
+    assert row.blockers == [] and row.lead_time_days == 7
 
 
 def test_quota_residency_and_lead_time_block() -> None:
@@ -32,7 +32,7 @@ def test_quota_residency_and_lead_time_block() -> None:
                                      "lead_time_days"}
     assert "failover_region" in _fields(c, "warning")
     assert any("needs 5 replicas; quota allows 4" in f.message for f in c.blockers)
-    assert any("90 days" in m for m in c.to_row()["blockers"])
+    assert any("90 days" in m for m in c.result().blockers)
 
 
 def test_partial_reservation_is_a_risk_not_a_blocker() -> None:
@@ -59,7 +59,7 @@ def test_without_demand_the_deployment_is_checked_against_quota() -> None:
     assert c.status == "blocked" and _fields(c, "blocker") == {"quota_chips"}
     assert c.peak_replicas == 1 and c.peak_chips == 16
     assert "needs 16 chips; quota allows 8" in c.blockers[0].message
-    assert "no demand profile" in c.to_row()["assessed_for"]
+    assert "no demand profile" in c.result().assessed_for
     ok = availability_without_demand("trn2", av.model_copy(update={"quota_chips": 64}),
                                      chips_per_replica=16)
     assert ok.status == "available"
