@@ -47,7 +47,7 @@ from acceval.metrics.point import loop_fell_behind
 from acceval.portability import assess_target
 from acceval.portability.artifact import ArtifactCheck
 from acceval.portability.ledger import compile_time_for
-from acceval.portability.levels import LevelVerdict
+from acceval.portability.levels import LevelResult
 from acceval.probes import read_samples, table_to_samples
 from acceval.quality import evaluate_gate
 from acceval.results.runlog import (
@@ -260,7 +260,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
             base_dir: Path | None = None,
             artifact_checks: dict[str, ArtifactCheck] | None = None,
             run_artifact_checks: bool = False,
-            kept_artifact_levels: dict[str, LevelVerdict] | None = None,
+            kept_artifact_levels: dict[str, LevelResult] | None = None,
             agent_records: AgentRecords | None = None,
             run_dir: Path | None = None) -> RunResult:
     """Every number from stored records and the run log (pure apart from reading the files

@@ -152,24 +152,29 @@ def _max_rate(pts: list[CurvePoint], *, untrusted: bool) -> MaxRateResult:
     judged = [c for c in pts if c.meets_slo is not None]
     n = len(pts)
     if not pts:
-        return MaxRateResult(rate_rps=None, low_rps=None, high_rps=None, n_points=0, method="no-data",
-                       note="no trusted load point with a rate" if untrusted
-                       else "no load point with a rate")
+        return MaxRateResult(rate_rps=None, low_rps=None, high_rps=None, n_points=0,
+                             method="no-data",
+                             note="no trusted load point with a rate" if untrusted
+                             else "no load point with a rate")
     if not judged:
         best = max((c.throughput_rps or c.rate_rps) for c in pts)
-        return MaxRateResult(rate_rps=best, low_rps=None, high_rps=None, n_points=n, method="no-slo",
-                       note=f"the study sets no SLO bound; the highest measured throughput of {n} "
-                       "points is used (saturation)")
+        return MaxRateResult(rate_rps=best, low_rps=None, high_rps=None, n_points=n,
+                             method="no-slo",
+                             note="the study sets no SLO bound; the highest measured throughput "
+                             f"of {n} points is used (saturation)")
     first_fail = next((i for i, c in enumerate(judged) if c.meets_slo is False), None)
     if first_fail is None:
         top = judged[-1]
-        return MaxRateResult(rate_rps=top.rate_rps, low_rps=top.rate_rps, high_rps=None, n_points=n, method="never-failed",
-                       note=f"all {len(judged)} judged points met the SLO; {top.rate_rps:.4g} rps is a "
-                       "lower bound (add higher load points to find the limit)")
+        return MaxRateResult(rate_rps=top.rate_rps, low_rps=top.rate_rps, high_rps=None,
+                             n_points=n, method="never-failed",
+                             note=f"all {len(judged)} judged points met the SLO; "
+                             f"{top.rate_rps:.4g} rps is a lower bound (add higher load points to find the limit)")
     fail = judged[first_fail]
     if first_fail == 0:
-        return MaxRateResult(rate_rps=None, low_rps=0.0, high_rps=fail.rate_rps, n_points=n, method="never-passed",
-                       note=f"the lowest load point ({fail.rate_rps:.4g} rps) already misses the SLO")
+        return MaxRateResult(rate_rps=None, low_rps=0.0, high_rps=fail.rate_rps, n_points=n,
+                             method="never-passed",
+                             note=f"the lowest load point ({fail.rate_rps:.4g} rps) already misses "
+                             "the SLO")
     ok = judged[first_fail - 1]
     later = sum(1 for c in judged[first_fail + 1:] if c.meets_slo)
     noise = (f"; {later} point(s) above the first failure passed and were ignored"
@@ -178,14 +183,16 @@ def _max_rate(pts: list[CurvePoint], *, untrusted: bool) -> MaxRateResult:
     if lo_r is not None and hi_r is not None and lo_r <= 1.0 < hi_r:
         frac = (1.0 - lo_r) / (hi_r - lo_r)
         rate = ok.rate_rps + frac * (fail.rate_rps - ok.rate_rps)
-        return MaxRateResult(rate_rps=rate, low_rps=ok.rate_rps, high_rps=fail.rate_rps, n_points=n, method="interpolated",
-                       note=f"linear in the SLO ratio between {ok.rate_rps:.4g} rps (ratio "
-                       f"{lo_r:.3g}, pass) and {fail.rate_rps:.4g} rps (ratio {hi_r:.3g}, fail), "
-                       f"{n} points{noise}")
+        return MaxRateResult(rate_rps=rate, low_rps=ok.rate_rps, high_rps=fail.rate_rps,
+                             n_points=n, method="interpolated",
+                             note=f"linear in the SLO ratio between {ok.rate_rps:.4g} rps (ratio "
+                             f"{lo_r:.3g}, pass) and {fail.rate_rps:.4g} rps (ratio "
+                             f"{hi_r:.3g}, fail), {n} points{noise}")
     rate = (ok.rate_rps + fail.rate_rps) / 2
-    return MaxRateResult(rate_rps=rate, low_rps=ok.rate_rps, high_rps=fail.rate_rps, n_points=n, method="midpoint",
-                   note=f"midpoint of {ok.rate_rps:.4g} rps (pass) and {fail.rate_rps:.4g} rps (fail); "
-                   f"no SLO ratio to interpolate, {n} points{noise}")
+    return MaxRateResult(rate_rps=rate, low_rps=ok.rate_rps, high_rps=fail.rate_rps, n_points=n,
+                         method="midpoint",
+                         note=f"midpoint of {ok.rate_rps:.4g} rps (pass) and {fail.rate_rps:.4g} "
+                         f"rps (fail); no SLO ratio to interpolate, {n} points{noise}")
 
 
 @dataclass(frozen=True, slots=True)

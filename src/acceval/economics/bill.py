@@ -200,7 +200,8 @@ def _energy_item(ci: CostInputs, paid_h: float) -> BillItemResult:
         return BillItemResult(name="energy", usd=None, inputs=keys, note="inside the hourly rate")
     price = _v(ci.electricity_usd_per_kwh)
     if price is None:
-        return BillItemResult(name="energy", usd=None, inputs=keys, note="costs.electricity_usd_per_kwh not declared")
+        return BillItemResult(name="energy", usd=None, inputs=keys,
+                              note="costs.electricity_usd_per_kwh not declared")
     joules = _v(ci.energy_j)
     if joules is not None:
         level = ci.energy_level or "unknown"
@@ -211,7 +212,8 @@ def _energy_item(ci: CostInputs, paid_h: float) -> BillItemResult:
         return BillItemResult(name="energy", usd=kw * ci.chips * paid_h * price,
                         inputs=("power_kw", "chips", "duration_s", "utilization",
                          "electricity_usd_per_kwh"), note="declared all-in power x paid time")
-    return BillItemResult(name="energy", usd=None, inputs=keys, note="no energy measured and no price.power_kw")
+    return BillItemResult(name="energy", usd=None, inputs=keys,
+                          note="no energy measured and no price.power_kw")
 
 
 def compute_bill(ci: CostInputs) -> BillResult:
@@ -243,7 +245,9 @@ def frontier(bills: list[BillResult], baseline_usd: float | None = None) -> Fron
     for b in bills:
         cop = (cost_of_pass(b.cost_per_attempt_usd, b.success_rate)
                if b.cost_per_attempt_usd is not None and b.success_rate is not None else math.inf)
-        e = FrontierEntryResult(target=b.target, load_label=b.load_label, cost_per_attempt_usd=b.cost_per_attempt_usd, success_rate=b.success_rate, cost_of_pass_usd=cop)
+        e = FrontierEntryResult(target=b.target, load_label=b.load_label,
+                                cost_per_attempt_usd=b.cost_per_attempt_usd,
+                                success_rate=b.success_rate, cost_of_pass_usd=cop)
         if b.target not in best or cop < best[b.target].cost_of_pass_usd:
             best[b.target] = e
     entries = sorted(best.values(), key=lambda e: (e.cost_of_pass_usd, e.target))

@@ -19,10 +19,12 @@ the ledger show them beside the chosen one. Pure: the caller reads the log
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import Field, computed_field
 
 from acceval.economics.provenance import MISSING, SourcedValue, assumed, measured
+from acceval.results.section import Section
 
 Basis = Literal["declared", "log", "measured", "missing"]
 
@@ -36,8 +38,7 @@ STARTUP_SOURCE = ("local server start-up: process start until /health answered "
                   "(load, compile, warm-up; this run)")
 
 
-@dataclass(frozen=True, slots=True)
-class CompileTime:
+class CompileTime(Section):
     """The chosen compile seconds per start (``chosen``, the same object as the candidate it
     came from) and every candidate, each ``MISSING`` when it gave nothing."""
 
@@ -46,7 +47,17 @@ class CompileTime:
     declared: SourcedValue = MISSING
     from_log: SourcedValue = MISSING
     measured: SourcedValue = MISSING
-    notes: tuple[str, ...] = ()
+    notes: list[str] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def value(self) -> float | None:
+        return self.chosen.value
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def rule(self) -> str:
+        return COMPILE_RULE
 
     @property
     def beside(self) -> tuple[tuple[str, SourcedValue], ...]:
@@ -68,11 +79,6 @@ class CompileTime:
         text += f". Rule: {COMPILE_RULE}."
         return " ".join((text, *self.notes))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"value": self.chosen.value, "basis": self.basis, "rule": COMPILE_RULE,
-                "chosen": self.chosen.to_dict(), "declared": self.declared.to_dict(),
-                "from_log": self.from_log.to_dict(), "measured": self.measured.to_dict(),
-                "notes": list(self.notes)}
 
 
 def declared_compile_s(target: str, costs_s: float | None,
@@ -101,5 +107,7 @@ def resolve_compile_time(*, declared: SourcedValue = MISSING, from_log: SourcedV
     basis: Basis
     for basis, s in (("declared", declared), ("log", from_log), ("measured", measured)):
         if s.value is not None:
-            return CompileTime(s, basis, declared, from_log, measured, notes)
-    return CompileTime(MISSING, "missing", declared, from_log, measured, notes)
+            return CompileTime(chosen=s, basis=basis, declared=declared, from_log=from_log,
+                               measured=measured, notes=notes)
+    return CompileTime(chosen=MISSING, basis="missing", declared=declared, from_log=from_log,
+                       measured=measured, notes=notes)

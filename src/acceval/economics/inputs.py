@@ -132,7 +132,8 @@ def resolve_rate(target: str, price: Price, catalog: Catalog | None,
                                     price.hosting_usd_per_month)
         note = (f"capex {price.capex_usd} x CRF({price.interest_rate}, "
                 f"{price.lifetime_years}) / 8760 + hosting / 730 ({src})")
-        return Rate(SourcedValue(value=hourly, origin="derived", source=note), "owned", False, power)
+        return Rate(SourcedValue(value=hourly, origin="derived", source=note), "owned", False,
+                    power)
     assert entry is not None
     label = entry.source + (f" [{entry.grade}]" if entry.grade != "V" else "")
     return Rate(from_catalog(entry.chip_rate_usd_per_hour, label, entry.date), pricing,
@@ -180,7 +181,8 @@ def build_cost_inputs(
             "estimated" if m.energy_origin == "estimated"
             else "measured" if m.energy_origin == "measured" and m.energy_level == "device"
             else "derived")
-        energy = SourcedValue(value=m.energy_j, origin=origin, source=f"{m.energy_origin} at the {m.energy_level} "
+        energy = SourcedValue(value=m.energy_j, origin=origin,
+                              source=f"{m.energy_origin} at the {m.energy_level} "
                          "boundary")
     return CostInputs(
         target=target, load_label=load_label, chips=chips, pricing=rate.pricing,

@@ -16,9 +16,9 @@ from acceval.portability.assess import (
 )
 from acceval.portability.evidence import Evidence, Verdict
 from acceval.portability.exit import (
-    ExitCost,
-    ExitCostItem,
-    ExitTest,
+    ExitCostItemResult,
+    ExitCostResult,
+    ExitResult,
     assess_managed_service,
     exit_cost,
     exit_test,
@@ -60,7 +60,8 @@ from acceval.portability.spec import (
 
 __all__ = [
     "Answer", "ArtifactCheck", "ArtifactSpec", "CodeChange", "Contract", "Evidence",
-    "ExitCost", "ExitCostItem", "ExitSpec", "ExitTest", "FallbackOp", "FallbackReport",
+    "ExitCostItemResult", "ExitCostResult", "ExitResult", "ExitSpec", "FallbackOp",
+    "FallbackReport",
     "LedgerEntry", "LevelResult", "ManagedService", "MigrationLedger", "StudyPortability",
     "TargetPortability", "Verdict", "Warmup", "artifact_level",
     "artifact_manifest", "assess_managed_service", "assess_target",

@@ -23,7 +23,6 @@ from acceval.portability.exit import ExitResult, exit_test
 from acceval.portability.ledger import LedgerResult, build_ledger, compile_time_for
 from acceval.portability.levels import (
     LevelResult,
-    LevelVerdict,
     PortableTarget,
     artifact_level,
     performance_level,
@@ -39,11 +38,11 @@ from acceval.results.section import Section
 
 
 class PortabilityLevels(Section):
-    source: LevelVerdict
-    artifact: LevelVerdict
-    performance: LevelVerdict
+    source: LevelResult
+    artifact: LevelResult
+    performance: LevelResult
 
-    def items(self) -> list[tuple[str, LevelVerdict]]:
+    def items(self) -> list[tuple[str, LevelResult]]:
         return [("source", self.source), ("artifact", self.artifact),
                 ("performance", self.performance)]
 
@@ -156,17 +155,12 @@ def assess_target(study: PortabilityStudy, targets: Sequence[PortableTarget], t:
                                          operating_point=op.get(t.name),
                                          reference_point=op.get(ref or "")),
     }
-    portability = PortabilityResult.model_validate({
-        "level": summary_label(levels),
-        "reference": ref,
-        "levels": {k: v.to_dict() for k, v in levels.items()},
-        "ledger": ledger.to_dict(),
-        "problems": problems,
-    })
+    portability = PortabilityResult(
+        level=summary_label(levels), reference=ref,
+        levels=PortabilityLevels(**levels), ledger=ledger.result(), problems=problems)
     exit_ = None
     if spec.exit is not None:
-        exit_ = ExitResult.model_validate(exit_test(
-            spec.exit, costs=study.costs, ledger=ledger,
-            fleet_usd_per_hour=_fleet_rate(t, op.get(t.name)),
-            artifact_verdict=levels["artifact"].verdict).to_dict())
+        exit_ = exit_test(spec.exit, costs=study.costs, ledger=ledger,
+                          fleet_usd_per_hour=_fleet_rate(t, op.get(t.name)),
+                          artifact_verdict=levels["artifact"].verdict)
     return portability, exit_

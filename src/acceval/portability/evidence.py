@@ -7,35 +7,29 @@ or ``declared`` (the user said so in the study file; nothing here checked it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import ConfigDict
 
 from acceval.results.section import Section
-
-
-class EvidenceResult(Section):
-    kind: str
-    detail: str
-    quote: str | None = None
-
-
 
 EvidenceKind = Literal["file", "command", "measurement", "url", "declared"]
 Verdict = Literal["pass", "fail", "not assessed"]
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(Section):
+    """What a portability finding rests on: a file, a command, a measurement, a URL or the
+    study's own declaration."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     kind: EvidenceKind
     detail: str                 # the path, command line, what was measured, or the URL
     quote: str | None = None    # a short excerpt of the document, when there is one
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "detail": self.detail, "quote": self.quote}
-
 
 def declared(note: str = "study file") -> Evidence:
-    return Evidence("declared", note)
+    return Evidence(kind="declared", detail=note)
 
 
 def from_reference(ref: str | None, quote: str | None = None) -> Evidence | None:
@@ -43,4 +37,4 @@ def from_reference(ref: str | None, quote: str | None = None) -> Evidence | None
     if not ref:
         return None
     kind: EvidenceKind = "url" if ref.startswith(("http://", "https://")) else "file"
-    return Evidence(kind, ref, quote)
+    return Evidence(kind=kind, detail=ref, quote=quote)

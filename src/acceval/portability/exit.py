@@ -14,22 +14,25 @@ known and ``missing`` names the rest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from acceval.economics.provenance import MISSING, SourcedValue, assumed
+from pydantic import computed_field
+
+from acceval.economics.provenance import MISSING, assumed
 from acceval.economics.spec import StudyCosts
-from acceval.portability.evidence import EvidenceResult, Verdict, from_reference
+from acceval.portability.evidence import Evidence, Verdict, from_reference
 from acceval.portability.ledger import MigrationLedger
 from acceval.portability.spec import Answer, ExitSpec, ManagedService
 from acceval.results.section import Section, SourcedValue
+
+Readiness = Literal["ready", "partial", "locked"]
 
 
 class ExportAnswer(Section):
     status: str
     formats: list[str]
     answer: str | None
-    evidence: EvidenceResult | None
+    evidence: Evidence | None
     note: str | None
 
 
@@ -41,17 +44,31 @@ class ExitCostItemResult(Section):
 
 
 class ExitCostResult(Section):
-    total_usd: float | None
-    known_usd: float
-    missing: list[str]
+    """The exit bill item by item; an item whose inputs are missing is ``usd=None``."""
+
     items: list[ExitCostItemResult]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def missing(self) -> list[str]:
+        return [i.name for i in self.items if i.usd is None]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def known_usd(self) -> float:
+        return sum(i.usd for i in self.items if i.usd is not None)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total_usd(self) -> float | None:
+        return None if self.missing else self.known_usd
 
 
 class CustomizationDepth(Section):
     level: str
     rank: int
     of: int
-    evidence: EvidenceResult | None
+    evidence: Evidence | None
 
 
 class FreedomToLeave(Section):
@@ -69,7 +86,9 @@ class ManagedServiceResult(Section):
 
 
 class ExitResult(Section):
-    readiness: str
+    """Could we leave: exports, what would be lost, migration effort and cost, readiness."""
+
+    readiness: Readiness
     reasons: list[str]
     exports: dict[str, ExportAnswer]
     lost_functions: list[str]
@@ -80,7 +99,6 @@ class ExitResult(Section):
 
 
 
-Readiness = Literal["ready", "partial", "locked"]
 ASSETS = ("weights", "optimizer_state", "data", "logs", "code")
 DEPTHS = ("none", "prompting", "adapters", "fine_tuning", "post_training", "mid_training",
           "pre_training")
@@ -91,49 +109,17 @@ _FREEDOM_QUESTIONS = ("model_ownership", "weights_export", "optimizer_state_expo
                       "data_deletion", "service_end")
 
 
-@dataclass(frozen=True, slots=True)
-class ExitCostItem:
-    name: str
-    usd: float | None
-    formula: str
-    inputs: dict[str, SourcedValue]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "usd": self.usd, "formula": self.formula,
-                "inputs": {k: v.to_dict() for k, v in self.inputs.items()}}
-
-
-@dataclass(frozen=True, slots=True)
-class ExitCost:
-    items: tuple[ExitCostItem, ...]
-
-    @property
-    def missing(self) -> tuple[str, ...]:
-        return tuple(i.name for i in self.items if i.usd is None)
-
-    @property
-    def known_usd(self) -> float:
-        return sum(i.usd for i in self.items if i.usd is not None)
-
-    @property
-    def total_usd(self) -> float | None:
-        return None if self.missing else self.known_usd
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"total_usd": self.total_usd, "known_usd": self.known_usd,
-                "missing": list(self.missing), "items": [i.to_dict() for i in self.items]}
-
-
 def _product(a: SourcedValue, b: SourcedValue) -> float | None:
     return None if a.value is None or b.value is None else a.value * b.value
 
 
-def exit_cost(*, engineering_hours: SourcedValue = MISSING, engineer_usd_per_hour: SourcedValue = MISSING,
+def exit_cost(*, engineering_hours: SourcedValue = MISSING,
+              engineer_usd_per_hour: SourcedValue = MISSING,
               revalidation_usd: SourcedValue = MISSING, recompile_usd: SourcedValue = MISSING,
               stranded_commitment_usd: SourcedValue = MISSING, resale_usd: SourcedValue = MISSING,
               egress_gb: SourcedValue = MISSING, egress_usd_per_gb: SourcedValue = MISSING,
               dual_running_hours: SourcedValue = MISSING,
-              fleet_usd_per_hour: SourcedValue = MISSING) -> ExitCost:
+              fleet_usd_per_hour: SourcedValue = MISSING) -> ExitCostResult:
     """The exit bill, item by item (pure)."""
     stranded = stranded_commitment_usd.value
     if stranded is not None and stranded == 0:
@@ -142,29 +128,33 @@ def exit_cost(*, engineering_hours: SourcedValue = MISSING, engineer_usd_per_hou
         net = None
     else:
         net = max(0.0, stranded - resale_usd.value)
-    return ExitCost((
-        ExitCostItem("engineering", _product(engineering_hours, engineer_usd_per_hour),
-                     "engineering_hours × engineer_usd_per_hour",
-                     {"engineering_hours": engineering_hours,
+    return ExitCostResult(items=[
+        ExitCostItemResult(name="engineering", usd=_product(engineering_hours,
+                                                            engineer_usd_per_hour),
+                     formula="engineering_hours × engineer_usd_per_hour",
+                     inputs={"engineering_hours": engineering_hours,
                       "engineer_usd_per_hour": engineer_usd_per_hour}),
-        ExitCostItem("re-validation", revalidation_usd.value, "revalidation_usd",
-                     {"revalidation_usd": revalidation_usd}),
-        ExitCostItem("re-compile/tune", recompile_usd.value, "recompile_usd",
-                     {"recompile_usd": recompile_usd}),
-        ExitCostItem("stranded commitment", net, "max(0, stranded_commitment_usd − resale_usd)",
-                     {"stranded_commitment_usd": stranded_commitment_usd,
+        ExitCostItemResult(name="re-validation", usd=revalidation_usd.value,
+                           formula="revalidation_usd",
+                     inputs={"revalidation_usd": revalidation_usd}),
+        ExitCostItemResult(name="re-compile/tune", usd=recompile_usd.value, formula="recompile_usd",
+                     inputs={"recompile_usd": recompile_usd}),
+        ExitCostItemResult(name="stranded commitment", usd=net,
+                           formula="max(0, stranded_commitment_usd − resale_usd)",
+                     inputs={"stranded_commitment_usd": stranded_commitment_usd,
                       "resale_usd": resale_usd}),
-        ExitCostItem("egress", _product(egress_gb, egress_usd_per_gb),
-                     "egress_gb × egress_usd_per_gb",
-                     {"egress_gb": egress_gb, "egress_usd_per_gb": egress_usd_per_gb}),
-        ExitCostItem("dual running", _product(dual_running_hours, fleet_usd_per_hour),
-                     "dual_running_hours × fleet_usd_per_hour",
-                     {"dual_running_hours": dual_running_hours,
+        ExitCostItemResult(name="egress", usd=_product(egress_gb, egress_usd_per_gb),
+                     formula="egress_gb × egress_usd_per_gb",
+                     inputs={"egress_gb": egress_gb, "egress_usd_per_gb": egress_usd_per_gb}),
+        ExitCostItemResult(name="dual running", usd=_product(dual_running_hours,
+                                                             fleet_usd_per_hour),
+                     formula="dual_running_hours × fleet_usd_per_hour",
+                     inputs={"dual_running_hours": dual_running_hours,
                       "fleet_usd_per_hour": fleet_usd_per_hour}),
-    ))
+    ])
 
 
-def answer_dict(a: Answer) -> dict[str, Any]:
+def export_answer(a: Answer) -> ExportAnswer:
     """An answer as reported: a yes/no/partial without evidence becomes ``unknown``."""
     ev = from_reference(a.evidence, a.quote)
     status = a.status
@@ -172,18 +162,18 @@ def answer_dict(a: Answer) -> dict[str, Any]:
     if ev is None and status in ("yes", "no", "partial"):
         note = f"declared '{status}' without evidence"
         status = "unknown"
-    return {"status": status, "formats": list(a.formats), "answer": a.answer,
-            "evidence": ev.to_dict() if ev else None, "note": note}
+    return ExportAnswer(status=status, formats=list(a.formats), answer=a.answer, evidence=ev,
+                        note=note)
 
 
-def assess_managed_service(ms: ManagedService) -> dict[str, Any]:
+def assess_managed_service(ms: ManagedService) -> ManagedServiceResult:
     """Customization depth and freedom to leave, kept apart: a deep customization says nothing
     about whether the result can leave (the article's Nova Forge point)."""
-    qs = {q: answer_dict(getattr(ms, q)) for q in SERVICE_QUESTIONS}
-    statuses = [qs[q]["status"] for q in _FREEDOM_QUESTIONS]
+    qs = {q: export_answer(getattr(ms, q)) for q in SERVICE_QUESTIONS}
+    statuses = [qs[q].status for q in _FREEDOM_QUESTIONS]
     favorable = sum(s == "yes" for s in statuses)
     unknown = sum(s == "unknown" for s in statuses)
-    if qs["weights_export"]["status"] == "no" or qs["model_ownership"]["status"] == "no":
+    if qs["weights_export"].status == "no" or qs["model_ownership"].status == "no":
         level = "locked"
     elif favorable == len(statuses):
         level = "free"
@@ -192,63 +182,43 @@ def assess_managed_service(ms: ManagedService) -> dict[str, Any]:
     else:
         level = "restricted"
     depth_ev = from_reference(ms.depth_evidence, ms.depth_quote)
-    return {
-        "service": ms.name,
-        "customization_depth": {
-            "level": ms.customization_depth, "rank": DEPTHS.index(ms.customization_depth),
-            "of": len(DEPTHS) - 1, "evidence": depth_ev.to_dict() if depth_ev else None},
-        "freedom_to_leave": {"level": level, "favorable": favorable, "unknown": unknown,
-                             "of": len(statuses)},
-        "questions": qs,
-    }
+    return ManagedServiceResult(
+        service=ms.name,
+        customization_depth=CustomizationDepth(
+            level=ms.customization_depth, rank=DEPTHS.index(ms.customization_depth),
+            of=len(DEPTHS) - 1, evidence=depth_ev),
+        freedom_to_leave=FreedomToLeave(level=level, favorable=favorable, unknown=unknown,
+                                        of=len(statuses)),
+        questions=qs)
 
 
-@dataclass(frozen=True, slots=True)
-class ExitTest:
-    exports: dict[str, dict[str, Any]]
-    lost_functions: tuple[str, ...]
-    migration_hours: SourcedValue
-    cost: ExitCost
-    readiness: Readiness
-    reasons: tuple[str, ...]
-    managed_service: dict[str, Any] | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"readiness": self.readiness, "reasons": list(self.reasons),
-                "exports": self.exports, "lost_functions": list(self.lost_functions),
-                "migration_hours": self.migration_hours.to_dict(),
-                "cost": self.cost.to_dict(), "managed_service": self.managed_service,
-                "notes": list(self.notes)}
-
-
-def _readiness(exports: dict[str, dict[str, Any]], lost: list[str], cost: ExitCost,
-               artifact: Verdict | None, service: dict[str, Any] | None
+def _readiness(exports: dict[str, ExportAnswer], lost: list[str], cost: ExitCostResult,
+               artifact: Verdict | None, service: ManagedServiceResult | None
                ) -> tuple[Readiness, list[str]]:
     locked = [f"{a} cannot be exported" for a in ("weights", "data", "code")
-              if exports[a]["status"] == "no"]
-    if service is not None and service["freedom_to_leave"]["level"] == "locked":
-        locked.append(f"{service['service']}: the resulting model cannot leave the service")
+              if exports[a].status == "no"]
+    if service is not None and service.freedom_to_leave.level == "locked":
+        locked.append(f"{service.service}: the resulting model cannot leave the service")
     if locked:
         return "locked", locked
-    reasons = [f"{a}: {exports[a]['status']}" for a in ASSETS
-               if exports[a]["status"] not in ("yes", "n/a")]
+    reasons = [f"{a}: {exports[a].status}" for a in ASSETS
+               if exports[a].status not in ("yes", "n/a")]
     reasons += [f"would lose: {f}" for f in lost]
     if cost.missing:
         reasons.append("exit cost incomplete: " + ", ".join(cost.missing))
     if artifact == "fail":
         reasons.append("artifact portability check failed")
-    if service is not None and service["freedom_to_leave"]["level"] != "free":
-        reasons.append(f"{service['service']}: freedom to leave is "
-                       f"{service['freedom_to_leave']['level']}")
+    if service is not None and service.freedom_to_leave.level != "free":
+        reasons.append(f"{service.service}: freedom to leave is "
+                       f"{service.freedom_to_leave.level}")
     return ("partial", reasons) if reasons else ("ready", [])
 
 
 def exit_test(spec: ExitSpec, *, costs: StudyCosts, ledger: MigrationLedger | None = None,
               fleet_usd_per_hour: SourcedValue | None = None,
-              artifact_verdict: Verdict | None = None) -> ExitTest:
+              artifact_verdict: Verdict | None = None) -> ExitResult:
     """Exports, lost functions, migration time and cost, and a readiness summary."""
-    exports = {a: answer_dict(getattr(spec, a)) for a in ASSETS}
+    exports = {a: export_answer(getattr(spec, a)) for a in ASSETS}
     if spec.engineering_hours is not None:
         hours = assumed(spec.engineering_hours)
     elif ledger is not None and ledger.adaptation_hours is not None:
@@ -271,8 +241,9 @@ def exit_test(spec: ExitSpec, *, costs: StudyCosts, ledger: MigrationLedger | No
                if spec.managed_service is not None else None)
     readiness, reasons = _readiness(exports, list(spec.lost_functions), cost, artifact_verdict,
                                     service)
-    return ExitTest(exports, tuple(spec.lost_functions), hours, cost, readiness,
-                    tuple(reasons), service)
+    return ExitResult(readiness=readiness, reasons=reasons, exports=exports,
+                      lost_functions=list(spec.lost_functions), migration_hours=hours, cost=cost,
+                      managed_service=service, notes=[])
 
 
 def _opt(v: float | None) -> SourcedValue:

@@ -24,11 +24,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import Field, computed_field
+
 from acceval.errors import UsageError
+from acceval.results.section import Section
 
 FallbackFormat = Literal["torch_trace", "ort_log", "neuron"]
 
@@ -48,8 +50,7 @@ _DEVICE_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 _LAUNCH_CATS = frozenset({"cuda_runtime", "cuda_driver"})
 
 
-@dataclass(frozen=True, slots=True)
-class FallbackOp:
+class FallbackOp(Section):
     """One operation type that ran on another processor, with how often and how long."""
 
     op: str
@@ -58,35 +59,25 @@ class FallbackOp:
     time_us: float | None = None     # total time in it (profiler traces only)
     detail: str | None = None        # node names or the call site
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"op": self.op, "where": self.where, "count": self.count,
-                "time_us": self.time_us, "detail": self.detail}
 
-
-@dataclass(frozen=True, slots=True)
-class FallbackReport:
+class FallbackReport(Section):
     source: FallbackFormat
     path: str | None
     accelerator: str | None          # what the model was placed on, None when none was seen
-    ops: tuple[FallbackOp, ...] = ()
-    placements: dict[str, int] = field(default_factory=dict)  # processor/EP -> ops or nodes
+    ops: list[FallbackOp] = Field(default_factory=list)
+    placements: dict[str, int] = Field(default_factory=dict)  # processor/EP -> ops or nodes
     transfers: int | None = None     # host<->device copies seen; None when not observable
     support_percentage: float | None = None  # Neuron analyze: share of supported HLO
-    notes: tuple[str, ...] = ()
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def accelerator_seen(self) -> bool:
         return self.accelerator is not None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def fallback_count(self) -> int:
         return sum(o.count for o in self.ops)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "path": self.path, "accelerator": self.accelerator,
-                "fallback_count": self.fallback_count, "ops": [o.to_dict() for o in self.ops],
-                "placements": dict(self.placements), "transfers": self.transfers,
-                "support_percentage": self.support_percentage, "notes": list(self.notes)}
 
 
 # --- PyTorch profiler ------------------------------------------------------------------------
@@ -146,7 +137,8 @@ def parse_torch_trace(trace: dict[str, Any] | list[Any], path: str | None = None
     copies = sum(1 for e in device if e.get("cat") == "gpu_memcpy")
     if not device:
         return FallbackReport(
-            "torch_trace", path, None, placements={"CPU": len(work)}, transfers=None,
+            source="torch_trace", path=path, accelerator=None, placements={"CPU": len(work)},
+            transfers=None,
             notes=(f"no accelerator activity in the trace ({len(ops)} cpu_op events, no "
                    "kernel/gpu_memcpy events): the model ran on the CPU, so nothing fell "
                    "back; profile with ProfilerActivity.CUDA on the accelerator to check",),
@@ -160,10 +152,10 @@ def parse_torch_trace(trace: dict[str, Any] | list[Any], path: str | None = None
     for e in on_cpu:
         counts[str(e["name"])] += 1
         time_us[str(e["name"])] += float(e.get("dur", 0.0))
-    fall = tuple(FallbackOp(name, "CPU", n, round(time_us[name], 3))
+    fall = tuple(FallbackOp(op=name, where="CPU", count=n, time_us=round(time_us[name], 3))
                  for name, n in sorted(counts.items(), key=lambda kv: -time_us[kv[0]]))
     return FallbackReport(
-        "torch_trace", path, accelerator, fall,
+        source="torch_trace", path=path, accelerator=accelerator, ops=fall,
         placements={"accelerator": len(work) - len(on_cpu), "CPU": len(on_cpu)},
         transfers=copies,
         notes=("leaf aten ops that launched no kernel, memcpy or memset; view/metadata ops "
@@ -210,19 +202,22 @@ def parse_ort_log(text: str, path: str | None = None) -> FallbackReport:
                          "SessionOptions.log_severity_level = 0 (verbose) and keep its stderr")
     accel = [ep for ep in placements if ep != _CPU_EP]
     if not accel:
-        return FallbackReport("ort_log", path, None, placements=placements, transfers=copies,
+        return FallbackReport(source="ort_log", path=path, accelerator=None, placements=placements,
+                              transfers=copies,
                               notes=(*notes, "every node is on CPUExecutionProvider: no "
                                      "accelerator provider was used, so nothing fell back"))
     by_type: dict[str, list[str]] = defaultdict(list)
     for op, name in nodes.get(_CPU_EP, []):
         by_type[op].append(name)
-    ops = tuple(FallbackOp(op, _CPU_EP, len(names), None, ", ".join(names))
+    ops = tuple(FallbackOp(op=op, where=_CPU_EP, count=len(names), time_us=None,
+                           detail=", ".join(names))
                 for op, names in sorted(by_type.items()))
     listed = sum(o.count for o in ops)
     if placements.get(_CPU_EP, 0) > listed:  # node lines missing (lower verbosity): count only
-        ops = (*ops, FallbackOp("(unlisted)", _CPU_EP, placements[_CPU_EP] - listed))
+        ops = (*ops, FallbackOp(op="(unlisted)", where=_CPU_EP, count=placements[_CPU_EP] - listed))
     memcpy_nodes = sum(1 for ep in nodes for op, _ in nodes[ep] if op.startswith("Memcpy"))
-    return FallbackReport("ort_log", path, accel[0], ops, placements,
+    return FallbackReport(source="ort_log", path=path, accelerator=accel[0], ops=ops,
+                          placements=placements,
                           transfers=max(copies, memcpy_nodes), notes=tuple(notes))
 
 
@@ -246,12 +241,13 @@ def parse_neuron_report(report: dict[str, Any], path: str | None = None) -> Fall
     pct = report.get("support_percentage")
     support = float(str(pct).rstrip("%")) if pct is not None else None
     supported = (report.get("supported_operators") or {}).get("aten") or {}
-    ops = tuple(FallbackOp(k, "CPU (partitioner) or compile failure", n, None,
-                           "; ".join(detail[k])) for k, n in sorted(counts.items()))
+    ops = tuple(FallbackOp(op=k, where="CPU (partitioner) or compile failure", count=n,
+                           time_us=None,
+                           detail="; ".join(detail[k])) for k, n in sorted(counts.items()))
     notes = [f"neuronx-cc {report.get('neuronx_cc_version')}, torch-neuronx "
              f"{report.get('torch_neuronx_version')}"]
     return FallbackReport(
-        "neuron", path, "neuron", ops,
+        source="neuron", path=path, accelerator="neuron", ops=ops,
         placements={"neuron": sum(int(v) for v in supported.values())
                     if isinstance(supported, dict) else 0,
                     "unsupported": sum(counts.values())},
@@ -275,8 +271,8 @@ def parse_neuron_log(text: str, path: str | None = None) -> FallbackReport:
         v = _NEURONXCC.search(line)
         if v and f"compiled artifacts bound to neuronx-cc {v.group(1)}" not in notes:
             notes.append(f"compiled artifacts bound to neuronx-cc {v.group(1)}")
-    ops = tuple(FallbackOp(op, where[op], n) for op, n in sorted(counts.items()))
-    return FallbackReport("neuron", path, "neuron", ops,
+    ops = tuple(FallbackOp(op=op, where=where[op], count=n) for op, n in sorted(counts.items()))
+    return FallbackReport(source="neuron", path=path, accelerator="neuron", ops=ops,
                           placements={"unsupported": sum(counts.values())}, notes=tuple(notes))
 
 

@@ -15,11 +15,12 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pydantic import computed_field
 
 from acceval.economics.compile_time import (
     CompileTime,
@@ -33,32 +34,12 @@ from acceval.errors import UsageError
 from acceval.portability.evidence import (
     Evidence,
     EvidenceKind,
-    EvidenceResult,
     declared,
     from_reference,
 )
 from acceval.portability.fallback import FallbackReport, parse_fallback
 from acceval.portability.spec import CodeDiff, CompileLog, TargetPortability
 from acceval.results.section import Section
-
-
-class LedgerEntryResult(Section):
-    item: str
-    value: Any  # a number, or a structured measurement (code change, warm-up, fallbacks)
-    unit: str | None
-    evidence: EvidenceResult
-
-
-class LedgerResult(Section):
-    target: str
-    reference: str | None
-    entries: list[LedgerEntryResult]
-    problems: list[str]
-
-    def entry(self, item: str) -> LedgerEntryResult | None:
-        return next((e for e in self.entries if e.item == item), None)
-
-
 
 
 class CompiledTarget(Protocol):
@@ -74,31 +55,33 @@ class CompiledTarget(Protocol):
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree (SHA-1 repos)
 
 
-@dataclass(frozen=True, slots=True)
-class FileChange:
+class FileChange(Section):
     path: str
     added: int | None    # None for a binary file
     removed: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class CodeChange:
-    files: tuple[FileChange, ...]
+class CodeChange(Section):
+    files: list[FileChange]
     reference_lines: int | None    # text lines in the reference code (the denominator)
     evidence: Evidence
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def files_changed(self) -> int:
         return len(self.files)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def lines_added(self) -> int:
         return sum(f.added or 0 for f in self.files)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def lines_removed(self) -> int:
         return sum(f.removed or 0 for f in self.files)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def unchanged_fraction(self) -> float | None:
         """Share of reference lines kept as they were (the source score of §9)."""
@@ -106,13 +89,6 @@ class CodeChange:
             return None
         return max(0.0, (self.reference_lines - self.lines_removed) / self.reference_lines)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"files_changed": self.files_changed, "lines_added": self.lines_added,
-                "lines_removed": self.lines_removed, "reference_lines": self.reference_lines,
-                "unchanged_fraction": self.unchanged_fraction,
-                "files": [{"path": f.path, "added": f.added, "removed": f.removed}
-                          for f in self.files],
-                "evidence": self.evidence.to_dict()}
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -132,8 +108,8 @@ def _numstat(text: str) -> list[FileChange]:
         parts = line.split("\t", 2)
         if len(parts) == 3:
             a, r, path = parts
-            files.append(FileChange(path, None if a == "-" else int(a),
-                                    None if r == "-" else int(r)))
+            files.append(FileChange(path=path, added=None if a == "-" else int(a),
+                                    removed=None if r == "-" else int(r)))
     return files
 
 
@@ -146,7 +122,8 @@ def git_code_change(repo: str | Path, base: str, head: str,
     ref_lines = sum(f.added or 0 for f in _numstat(total))
     cmd = f"git -C {repo} diff --numstat {base} {head}" + (" -- " + " ".join(paths)
                                                            if paths else "")
-    return CodeChange(tuple(_numstat(diff)), ref_lines, Evidence("command", cmd))
+    return CodeChange(files=tuple(_numstat(diff)), reference_lines=ref_lines,
+                      evidence=Evidence(kind="command", detail=cmd))
 
 
 def _lines(p: Path) -> list[str] | None:
@@ -177,7 +154,7 @@ def dir_code_change(reference_dir: str | Path, target_dir: str | Path) -> CodeCh
             ref_lines += len(a) if rel in fa else 0
         if a is None or b is None:  # binary on either side
             if rel not in fa or rel not in fb or fa[rel].read_bytes() != fb[rel].read_bytes():
-                changes.append(FileChange(rel, None, None))
+                changes.append(FileChange(path=rel, added=None, removed=None))
             continue
         added = removed = 0
         for line in difflib.unified_diff(a, b, lineterm="", n=0):
@@ -186,9 +163,10 @@ def dir_code_change(reference_dir: str | Path, target_dir: str | Path) -> CodeCh
             elif line.startswith("-") and not line.startswith("---"):
                 removed += 1
         if added or removed:
-            changes.append(FileChange(rel, added, removed))
-    return CodeChange(tuple(changes), ref_lines,
-                      Evidence("command", f"difflib.unified_diff over {ra} and {rb}"))
+            changes.append(FileChange(path=rel, added=added, removed=removed))
+    return CodeChange(files=tuple(changes), reference_lines=ref_lines,
+                      evidence=Evidence(kind="command",
+                                        detail=f"difflib.unified_diff over {ra} and {rb}"))
 
 
 def code_change(spec: CodeDiff, base_dir: Path) -> CodeChange:
@@ -199,8 +177,7 @@ def code_change(spec: CodeDiff, base_dir: Path) -> CodeChange:
     return dir_code_change(base_dir / spec.reference_dir, base_dir / spec.target_dir)
 
 
-@dataclass(frozen=True, slots=True)
-class Warmup:
+class Warmup(Section):
     """First-request latency against the steady state, from the stored records."""
 
     first_n: int
@@ -209,16 +186,13 @@ class Warmup:
     first_ttft_ms: float | None
     median_ttft_ms: float | None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def penalty_ms(self) -> float | None:
         if self.first_e2e_ms is None or self.median_e2e_ms is None:
             return None
         return self.first_e2e_ms - self.median_e2e_ms
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"first_n": self.first_n, "first_e2e_ms": self.first_e2e_ms,
-                "median_e2e_ms": self.median_e2e_ms, "first_ttft_ms": self.first_ttft_ms,
-                "median_ttft_ms": self.median_ttft_ms, "penalty_ms": self.penalty_ms}
 
 
 def warmup_from_records(table: pa.Table, target: str, first_n: int = 1) -> Warmup | None:
@@ -239,9 +213,10 @@ def warmup_from_records(table: pa.Table, target: str, first_n: int = 1) -> Warmu
     ttft = (first - sent)[order] / 1e6  # NaN where no token arrived
     head_t, rest_t = ttft[:first_n], ttft[first_n:]
     head_t, rest_t = head_t[~np.isnan(head_t)], rest_t[~np.isnan(rest_t)]
-    return Warmup(first_n, float(e2e[:first_n].mean()), float(np.median(e2e[first_n:])),
-                  float(head_t.mean()) if head_t.size else None,
-                  float(np.median(rest_t)) if rest_t.size else None)
+    return Warmup(first_n=first_n, first_e2e_ms=float(e2e[:first_n].mean()),
+                  median_e2e_ms=float(np.median(e2e[first_n:])),
+                  first_ttft_ms=float(head_t.mean()) if head_t.size else None,
+                  median_ttft_ms=float(np.median(rest_t)) if rest_t.size else None)
 
 
 def compile_seconds_from_log(spec: CompileLog, base_dir: Path) -> tuple[float | None, Evidence]:
@@ -250,20 +225,39 @@ def compile_seconds_from_log(spec: CompileLog, base_dir: Path) -> tuple[float | 
         raise UsageError(f"{path}: compile log not found")
     hits = [float(m.group(1)) for m in re.finditer(spec.regex, path.read_text(errors="replace"))]
     return (sum(hits) if hits else None,
-            Evidence("file", str(path), f"{len(hits)} match(es) of {spec.regex!r}"))
+            Evidence(kind="file", detail=str(path),
+                     quote=f"{len(hits)} match(es) of {spec.regex!r}"))
 
 
-@dataclass(frozen=True, slots=True)
-class LedgerEntry:
+class DebugTool(Section):
+    """A vendor debugging or profiling tool the migration relied on (declared)."""
+
+    name: str
+    purpose: str | None = None
+
+
+#: What a ledger entry holds: a number or a note, or a structured measurement.
+LedgerValue = int | float | str | CodeChange | Warmup | FallbackReport | CompileTime | \
+    DebugTool | None
+
+
+class LedgerEntry(Section):
     item: str
-    value: Any
+    value: LedgerValue
     unit: str | None
     evidence: Evidence
 
-    def to_dict(self) -> dict[str, Any]:
-        v = self.value.to_dict() if hasattr(self.value, "to_dict") else self.value
-        return {"item": self.item, "value": v, "unit": self.unit,
-                "evidence": self.evidence.to_dict()}
+
+class LedgerResult(Section):
+    """The migration ledger as the result stores it."""
+
+    target: str
+    reference: str | None
+    entries: list[LedgerEntry]
+    problems: list[str]
+
+    def entry(self, item: str) -> LedgerEntry | None:
+        return next((e for e in self.entries if e.item == item), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,9 +273,9 @@ class MigrationLedger:
     def get(self, item: str) -> LedgerEntry | None:
         return next((e for e in self.entries if e.item == item), None)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "reference": self.reference,
-                "entries": [e.to_dict() for e in self.entries], "problems": list(self.problems)}
+    def result(self) -> LedgerResult:
+        return LedgerResult(target=self.target, reference=self.reference,
+                            entries=list(self.entries), problems=list(self.problems))
 
 
 def _read_log(spec: CompileLog | None, base_dir: Path
@@ -325,8 +319,9 @@ def _compile_entry(ct: CompileTime) -> LedgerEntry | None:
         return None
     kind: EvidenceKind = ("declared" if ct.basis == "declared" else
                           "file" if ct.basis == "log" else "measurement")
-    return LedgerEntry("compile_s", ct.chosen.value, "s",
-                       Evidence(kind, f"{ct.explanation} The bill uses the same value."))
+    return LedgerEntry(item="compile_s", value=ct.chosen.value, unit="s",
+                       evidence=Evidence(kind=kind,
+                                         detail=f"{ct.explanation} The bill uses the same value."))
 
 
 def build_ledger(target: str, spec: TargetPortability | None, *, reference: str | None,
@@ -346,16 +341,17 @@ def build_ledger(target: str, spec: TargetPortability | None, *, reference: str 
     if spec.code is not None:
         try:
             code = code_change(spec.code, base_dir)
-            entries.append(LedgerEntry("code_changed", code, "lines", code.evidence))
+            entries.append(LedgerEntry(item="code_changed", value=code, unit="lines",
+                                       evidence=code.evidence))
         except UsageError as exc:
             problems.append(f"code diff: {exc}")
     if startup_s is not None:
-        entries.append(LedgerEntry("startup_s", startup_s, "s", Evidence(
-            "measurement", "local server: process start until /health answered (load, "
+        entries.append(LedgerEntry(item="startup_s", value=startup_s, unit="s", evidence=Evidence(
+            kind="measurement", detail="local server: process start until /health answered (load, "
             "compile, warm-up)")))
     secs, ev, problem = _read_log(spec.compile_log, base_dir)
     if ev is not None:
-        entries.append(LedgerEntry("compile_s_from_log", secs, "s", ev))
+        entries.append(LedgerEntry(item="compile_s_from_log", value=secs, unit="s", evidence=ev))
     if problem is not None:
         problems.append(problem)
     if compile_time is None:
@@ -368,8 +364,8 @@ def build_ledger(target: str, spec: TargetPortability | None, *, reference: str 
     if records is not None:
         w = warmup_from_records(records, target)
         if w is not None:
-            entries.append(LedgerEntry("first_request", w, "ms", Evidence(
-                "measurement", "records.parquet: first completed request (send order) "
+            entries.append(LedgerEntry(item="first_request", value=w, unit="ms", evidence=Evidence(
+                kind="measurement", detail="records.parquet: first completed request (send order) "
                 "against the median of the rest")))
     fallbacks: list[FallbackReport] = []
     for lf in spec.fallback_logs:
@@ -379,14 +375,16 @@ def build_ledger(target: str, spec: TargetPortability | None, *, reference: str 
             problems.append(f"fallback log: {exc}")
             continue
         fallbacks.append(rep)
-        entries.append(LedgerEntry("fallback_ops", rep, "ops",
-                                   Evidence("file", str(base_dir / lf.path))))
+        entries.append(LedgerEntry(item="fallback_ops", value=rep, unit="ops",
+                                   evidence=Evidence(kind="file", detail=str(base_dir / lf.path))))
     for tool in spec.tools:
-        entries.append(LedgerEntry("debug_tool", {"name": tool.name, "purpose": tool.purpose},
-                                   None, from_reference(tool.evidence) or declared()))
+        entries.append(LedgerEntry(item="debug_tool", value=DebugTool(name=tool.name,
+                                                                      purpose=tool.purpose),
+                                   unit=None, evidence=from_reference(tool.evidence) or declared()))
     if spec.adaptation_hours is not None:
-        entries.append(LedgerEntry("adaptation_hours", spec.adaptation_hours, "h", declared()))
+        entries.append(LedgerEntry(item="adaptation_hours", value=spec.adaptation_hours, unit="h",
+                                   evidence=declared()))
     for lim in spec.limitations:
-        entries.append(LedgerEntry("limitation", lim, None, declared()))
+        entries.append(LedgerEntry(item="limitation", value=lim, unit=None, evidence=declared()))
     return MigrationLedger(target, reference, tuple(entries), code, tuple(fallbacks),
                            spec.adaptation_hours, tuple(problems))

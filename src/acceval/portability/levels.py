@@ -14,14 +14,13 @@ first level and fail the third, so the three verdicts are never merged into one 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
 from acceval.economics.apply import TargetEconomics
 from acceval.portability.artifact import ArtifactCheck
-from acceval.portability.evidence import Evidence, EvidenceResult, Verdict, declared, from_reference
+from acceval.portability.evidence import Evidence, Verdict, declared, from_reference
 from acceval.portability.ledger import MigrationLedger
 from acceval.portability.spec import ArtifactSpec, Contract
 from acceval.results.runlog import EndpointLog, LocalServerInfo
@@ -48,29 +47,17 @@ class PortableTarget(Protocol):
     def point(self, label: str | None) -> PointResult | None: ...
 
 
-class LevelVerdict(Section):
-    level: str
-    verdict: str
-    summary: str
-    evidence: list[EvidenceResult]
-    details: dict[str, Any] = Field(default_factory=dict)  # per-level measurements
-
-
-
 LevelName = Literal["source", "artifact", "performance"]
 
 
-@dataclass(frozen=True, slots=True)
-class LevelResult:
+class LevelResult(Section):
+    """One portability level's verdict, its evidence and the measurements behind it."""
+
     level: LevelName
     verdict: Verdict
     summary: str
-    evidence: tuple[Evidence, ...] = ()
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"level": self.level, "verdict": self.verdict, "summary": self.summary,
-                "evidence": [e.to_dict() for e in self.evidence], "details": self.details}
+    evidence: list[Evidence] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict)  # per-level measurements
 
 
 def source_level(t: PortableTarget, ledger: MigrationLedger | None) -> LevelResult:
@@ -86,22 +73,27 @@ def source_level(t: PortableTarget, ledger: MigrationLedger | None) -> LevelResu
         change = (f"; model/serving code changed by {code.lines_added + code.lines_removed} "
                   f"lines in {code.files_changed} files")
     if t.failure:
-        return LevelResult("source", "fail", f"the study could not run against it: {t.failure}",
-                           tuple(ev), details)
+        return LevelResult(level="source", verdict="fail",
+                           summary=f"the study could not run against it: {t.failure}",
+                           evidence=tuple(ev), details=details)
     measured = [p for p in t.points if p.completed > 0]
     if not measured:
-        return LevelResult("source", "not assessed", "no load point completed a request" + change,
-                           tuple(ev), details)
+        return LevelResult(level="source", verdict="not assessed",
+                           summary="no load point completed a request" + change,
+                           evidence=tuple(ev), details=details)
     api = t.endpoint.api if t.endpoint is not None else "completions"
-    ev.insert(0, Evidence("measurement", f"{len(measured)} load point(s) measured through "
+    ev.insert(0, Evidence(kind="measurement",
+                          detail=f"{len(measured)} load point(s) measured through "
                           f"acceval's one OpenAI-compatible client (/v1/{api})"))
-    return LevelResult("source", "pass", "the same study and client ran unchanged" + change,
-                       tuple(ev), details)
+    return LevelResult(level="source", verdict="pass",
+                       summary="the same study and client ran unchanged" + change,
+                       evidence=tuple(ev), details=details)
 
 
 def artifact_level(spec: ArtifactSpec | None, check: ArtifactCheck | None) -> LevelResult:
     if check is not None:
-        ev = Evidence("command", f"check_artifact({check.path!r}, runtime_a={check.runtime_a!r}, "
+        ev = Evidence(kind="command",
+                      detail=f"check_artifact({check.path!r}, runtime_a={check.runtime_a!r}, "
                       f"runtime_b={check.runtime_b!r})")
         if check.verdict == "pass":
             summary = (f"loads in {check.runtime_a} and {check.runtime_b}: agreement "
@@ -109,16 +101,17 @@ def artifact_level(spec: ArtifactSpec | None, check: ArtifactCheck | None) -> Le
                        f"{check.manifest_status}")
         else:
             summary = "; ".join(check.reasons) or check.verdict
-        return LevelResult("artifact", check.verdict, summary, (ev,), check.to_dict())
+        return LevelResult(level="artifact", verdict=check.verdict, summary=summary,
+                           evidence=(ev,), details=check.to_dict())
     if spec is not None and spec.portable is not None:
         note = spec.note or ""
         ev = (from_reference(note) if note.startswith(("http://", "https://"))
               else None) or declared(spec.note or "study file")
-        return LevelResult("artifact", "pass" if spec.portable else "fail",
-                           f"declared {'portable' if spec.portable else 'not portable'}"
-                           + (f": {spec.note}" if spec.note else ""), (ev,))
-    return LevelResult("artifact", "not assessed",
-                       "no artifact check ran and no verdict was declared")
+        return LevelResult(level="artifact", verdict="pass" if spec.portable else "fail",
+                           summary=f"declared {'portable' if spec.portable else 'not portable'}"
+                           + (f": {spec.note}" if spec.note else ""), evidence=(ev,))
+    return LevelResult(level="artifact", verdict="not assessed",
+                       summary="no artifact check ran and no verdict was declared")
 
 
 def _point(t: PortableTarget, label: str | None) -> PointResult | None:
@@ -158,7 +151,8 @@ def performance_level(t: PortableTarget, contract: Contract,
     """Each bound of the contract at the target's operating point, with its margin."""
     p = _point(t, operating_point)
     if p is None:
-        return LevelResult("performance", "not assessed", "no load point was measured")
+        return LevelResult(level="performance", verdict="not assessed",
+                           summary="no load point was measured")
     s = p.summary
     checks: list[dict[str, Any]] = []
     for name, dist, bound in (("ttft_ms", s.ttft_ms, contract.ttft_ms),
@@ -190,24 +184,26 @@ def performance_level(t: PortableTarget, contract: Contract,
         # §9's performance score: correct goodput after the port over the origin's.
         details["goodput_ratio_to_reference"] = (s.correct_goodput_rps
                                                  / ref_p.summary.correct_goodput_rps)
-    ev = (Evidence("measurement", f"load point {p.label}: latency percentiles from records, "
+    ev = (Evidence(kind="measurement",
+                   detail=f"load point {p.label}: latency percentiles from records, "
                    "cost per correct task from the bill"),)
     if not checks:
-        return LevelResult("performance", "not assessed",
-                           "the contract sets no bound (set portability.contract or slo)",
-                           ev, details)
+        return LevelResult(level="performance", verdict="not assessed",
+                           summary="the contract sets no bound (set portability.contract or slo)",
+                           evidence=ev, details=details)
     failed = [c for c in checks if c["ok"] is False]
     unknown = [c for c in checks if c["ok"] is None]
     if failed:
         text = "; ".join(f"{c['name']} {c['measured']:.4g} > {c['bound']:.4g}"
                          if c["name"] != "accuracy" else
                          f"accuracy {c['measured']:.3f} < {c['bound']:.3f}" for c in failed)
-        return LevelResult("performance", "fail", f"contract broken at {p.label}: {text}",
-                           ev, details)
+        return LevelResult(level="performance", verdict="fail",
+                           summary=f"contract broken at {p.label}: {text}",
+                           evidence=ev, details=details)
     if unknown:
-        return LevelResult("performance", "not assessed", "not measured: "
-                           + ", ".join(c["name"] for c in unknown), ev, details)
+        return LevelResult(level="performance", verdict="not assessed", summary="not measured: "
+                           + ", ".join(c["name"] for c in unknown), evidence=ev, details=details)
     worst = min(checks, key=lambda c: c["margin_pct"] if c["margin_pct"] is not None else 0.0)
-    return LevelResult("performance", "pass",
-                       f"contract holds at {p.label}; smallest margin {worst['name']} "
-                       f"{worst['margin_pct']:.1f} %", ev, details)
+    return LevelResult(level="performance", verdict="pass",
+                       summary=f"contract holds at {p.label}; smallest margin {worst['name']} "
+                       f"{worst['margin_pct']:.1f} %", evidence=ev, details=details)

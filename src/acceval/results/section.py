@@ -13,14 +13,26 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from acceval.metrics import PointSummary
 from acceval.metrics.repeats import RepeatInterval
 
 
 class Section(BaseModel):
+    """A result section: strict about fields, and JSON round-trippable. Values derived from
+    the fields (``@computed_field`` properties) are written to ``result.json`` for readers of
+    the file and recomputed, not read back, when it is loaded."""
+
     model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_are_recomputed(cls, data: Any) -> Any:
+        derived = cls.model_computed_fields
+        if derived and isinstance(data, dict) and derived.keys() & data.keys():
+            return {k: v for k, v in data.items() if k not in derived}
+        return data
 
 
 #: Where a number came from (docs/economics.md, "Provenance").

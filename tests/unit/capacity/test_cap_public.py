@@ -9,7 +9,8 @@ from acceval.capacity import DemandProfile, nhpp_schedule, replay_seed
 
 PUBLIC = {
     "BUILTIN_SHAPES", "DEFAULT_RESTART_S", "Availability", "AvailabilityCheck", "BatchStep",
-    "Burst", "BurstWindow", "CurvePoint", "Demand", "DemandCostResult", "DemandProfile", "ExcludedPoint",
+    "Burst", "BurstWindow", "CurvePoint", "Demand", "DemandCostResult", "DemandProfile",
+    "ExcludedPoint",
     "Finding", "FleetPlan", "FleetSimResult", "MaxRateResult", "Outage", "QueueEstimate", "Replay",
     "SpareWhatIf", "TargetCapacity", "WhatIf", "availability_without_demand",
     "batching_families", "batching_knee", "batching_tradeoff",

@@ -47,7 +47,8 @@ def _study(**extra: Any) -> Study:
 def test_public_names_are_pinned() -> None:
     assert set(portability.__all__) == {
         "Answer", "ArtifactCheck", "ArtifactSpec", "CodeChange", "Contract", "Evidence",
-        "ExitCost", "ExitCostItem", "ExitSpec", "ExitTest", "FallbackOp", "FallbackReport",
+        "ExitCostItemResult", "ExitCostResult", "ExitResult", "ExitSpec", "FallbackOp",
+        "FallbackReport",
         "LedgerEntry", "LevelResult", "ManagedService", "MigrationLedger", "StudyPortability",
         "TargetPortability", "Verdict", "Warmup", "artifact_level",
         "artifact_manifest", "assess_managed_service", "assess_target",

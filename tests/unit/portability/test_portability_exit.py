@@ -27,7 +27,8 @@ def test_exit_cost_hand_computed() -> None:
         stranded_commitment_usd=assumed(30_000), resale_usd=assumed(10_000),
         egress_gb=assumed(500), egress_usd_per_gb=assumed(0.09),
         dual_running_hours=assumed(720),
-        fleet_usd_per_hour=SourcedValue(value=98.32, origin="catalog", source="price list", date="2026-10-01"),
+        fleet_usd_per_hour=SourcedValue(value=98.32, origin="catalog", source="price list",
+                                        date="2026-10-01"),
     )
     # 80*120 = 9600; 2500; 400; 30000-10000 = 20000; 500*0.09 = 45; 720*98.32 = 70790.4
     by_name = {i.name: i.usd for i in c.items}
@@ -48,7 +49,7 @@ def test_missing_inputs_are_none_not_zero() -> None:
     # a commitment without a declared resale value stays unknown
     c2 = exit_cost(stranded_commitment_usd=assumed(5000))
     assert "stranded commitment" in c2.missing
-    assert c2.to_dict()["total_usd"] is None
+    assert c2.total_usd is None
 
 
 def _forge(**overrides: object) -> ManagedService:
@@ -71,15 +72,15 @@ def _forge(**overrides: object) -> ManagedService:
 
 def test_managed_service_keeps_depth_and_freedom_apart() -> None:
     a = assess_managed_service(_forge())
-    assert a["customization_depth"]["level"] == "pre_training"
-    assert a["customization_depth"]["rank"] == a["customization_depth"]["of"]  # deepest
-    assert a["freedom_to_leave"]["level"] == "locked"  # weights cannot leave
-    assert a["customization_depth"]["evidence"]["kind"] == "file"
+    assert a.customization_depth.level == "pre_training"
+    assert a.customization_depth.rank == a.customization_depth.of  # deepest
+    assert a.freedom_to_leave.level == "locked"  # weights cannot leave
+    assert a.customization_depth.evidence.kind == "file"
     # no merged score: the two axes are separate keys, nothing combines them
-    assert not ({"score", "overall", "portability_score"} & set(a))
-    assert a["questions"]["logs_retained"]["status"] == "unknown"
-    assert "without evidence" in a["questions"]["logs_retained"]["note"]
-    assert a["questions"]["weights_export"]["evidence"]["quote"].startswith("no debe")
+    assert not ({"score", "overall", "portability_score"} & set(type(a).model_fields))
+    assert a.questions["logs_retained"].status == "unknown"
+    assert "without evidence" in a.questions["logs_retained"].note
+    assert a.questions["weights_export"].evidence.quote.startswith("no debe")
 
 
 def test_shallow_but_free_service() -> None:
@@ -87,9 +88,9 @@ def test_shallow_but_free_service() -> None:
     a = assess_managed_service(_forge(
         customization_depth="adapters", model_ownership=yes, weights_export=yes,
         optimizer_state_export=yes, data_deletion=yes, service_end=yes))
-    assert a["customization_depth"]["rank"] == 2
-    assert a["freedom_to_leave"]["level"] == "free"
-    assert a["freedom_to_leave"]["favorable"] == 5
+    assert a.customization_depth.rank == 2
+    assert a.freedom_to_leave.level == "free"
+    assert a.freedom_to_leave.favorable == 5
 
 
 def _yes(fmt: str) -> dict[str, object]:
@@ -104,12 +105,13 @@ def test_exit_test_ready_with_hours_from_the_ledger() -> None:
         "stranded_commitment_usd": 0, "dual_running_hours": 24})
     led = MigrationLedger("trn", "h200", adaptation_hours=40)
     t = exit_test(spec, costs=StudyCosts(engineer_usd_per_hour=100, egress_usd_per_gb=0.09),
-                  ledger=led, fleet_usd_per_hour=SourcedValue(value=10.0, origin="measured", source="bill"),
+                  ledger=led, fleet_usd_per_hour=SourcedValue(value=10.0, origin="measured",
+                                                              source="bill"),
                   artifact_verdict="pass")
     assert t.migration_hours.value == 40 and t.migration_hours.origin == "derived"
     assert t.cost.total_usd == pytest.approx(40 * 100 + 500 + 0 + 0 + 20 * 0.09 + 24 * 10)
-    assert t.readiness == "ready" and t.reasons == ()
-    assert t.to_dict()["exports"]["weights"]["formats"] == ["safetensors"]
+    assert t.readiness == "ready" and t.reasons == []
+    assert t.exports["weights"].formats == ["safetensors"]
 
 
 def test_exit_test_partial_and_locked() -> None:
@@ -124,9 +126,9 @@ def test_exit_test_partial_and_locked() -> None:
     assert "logs: partial" in t.reasons and "optimizer_state: unknown" in t.reasons
     locked = exit_test(ExitSpec.model_validate({
         "weights": {"status": "no", "evidence": DOC}}), costs=StudyCosts())
-    assert locked.readiness == "locked" and locked.reasons == ("weights cannot be exported",)
+    assert locked.readiness == "locked" and locked.reasons == ["weights cannot be exported"]
     service = exit_test(ExitSpec.model_validate({"managed_service": _forge().model_dump()}),
                         costs=StudyCosts())
     assert service.readiness == "locked"
     assert service.managed_service is not None
-    assert service.managed_service["freedom_to_leave"]["level"] == "locked"
+    assert service.managed_service.freedom_to_leave.level == "locked"

@@ -136,6 +136,9 @@ def test_ledger_collects_evidence_for_every_line(repo: Path, tmp_path: Path) -> 
     tools = [e.evidence.kind for e in led.entries if e.item == "debug_tool"]
     assert tools == ["url", "declared"]
     assert led.problems and "missing.log" in led.problems[0]
-    d = led.to_dict()
+    d = led.result().model_dump(mode="json")
     assert d["entries"][0]["value"]["lines_added"] == 4
     assert d["entries"][5]["value"]["fallback_count"] == 3
+    # The structured values come back typed from result.json, their derived fields recomputed.
+    back = type(led.result()).model_validate_json(led.result().model_dump_json())
+    assert back.entries[0].value == led.entries[0].value
