@@ -168,7 +168,8 @@ def _max_rate(pts: list[CurvePoint], *, untrusted: bool) -> MaxRateResult:
         return MaxRateResult(rate_rps=top.rate_rps, low_rps=top.rate_rps, high_rps=None,
                              n_points=n, method="never-failed",
                              note=f"all {len(judged)} judged points met the SLO; "
-                             f"{top.rate_rps:.4g} rps is a lower bound (add higher load points to find the limit)")
+                             f"{top.rate_rps:.4g} rps is a lower bound (add higher load points "
+                             "to find the limit)")
     fail = judged[first_fail]
     if first_fail == 0:
         return MaxRateResult(rate_rps=None, low_rps=0.0, high_rps=fail.rate_rps, n_points=n,
