@@ -32,7 +32,7 @@ from acceval.capacity.replay import (
 )
 from acceval.capacity.sweep import SweepResult, search
 from acceval.errors import AccevalError, StudyError
-from acceval.interruption import FaultEvents, Injector, recovery
+from acceval.interruption import Injector, recovery
 from acceval.interruption.recovery import InterruptionResult
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt, Target
@@ -42,7 +42,7 @@ from acceval.metrics import summarize_point
 from acceval.metrics.derive import Derived
 from acceval.metrics.repeats import t_interval
 from acceval.results.records import Record, records_to_table
-from acceval.results.runlog import FaultLog, PointLog, PointRole, SweepLog, TargetLog
+from acceval.results.runlog import PointLog, PointRole, SweepLog, TargetLog
 from acceval.results.section import PointResult, RepeatsResult
 from acceval.run_result import TargetResult
 from acceval.study import SLO, Study
@@ -246,7 +246,7 @@ async def run_all(tr: TargetRun, specs: list[PointSpec]) -> None:
             tr.log.replay = point_log(run, "replay")
             if injector is not None:
                 tr.log.interruption = point_log(run, "replay")
-                tr.log.fault = FaultLog.model_validate(injector.events.to_dict())
+                tr.log.fault = injector.events
             tr.logged()
         index += 1
     if isinstance(victim, PointSpec) and tr.log.interruption is None:
@@ -255,7 +255,7 @@ async def run_all(tr: TargetRun, specs: list[PointSpec]) -> None:
                                     label=f"{victim.label} + {injector.spec.action}")
         tr.log.interruption = point_log(await _run(tr, tap, again, injector=injector),
                                         "interruption")
-        tr.log.fault = FaultLog.model_validate(injector.events.to_dict())
+        tr.log.fault = injector.events
         tr.logged()
 
 
@@ -347,14 +347,12 @@ def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: Targe
     irun = log.interruption
     if irun is not None and log.fault is not None and study.interruption is not None:
         sel = table.filter(pc.equal(table["load_index"], irun.index))
-        events = FaultEvents.from_dict(log.fault.model_dump())
-        rec = recovery(sel, events, slo=study.slo, sent=irun.sent,
+        rec = recovery(sel, log.fault, slo=study.slo, sent=irun.sent,
                        window_s=study.interruption.window_s)
-        t.interruption = InterruptionResult.model_validate({
-            "point_label": irun.label, "load_index": irun.index,
-            "target": study.interruption.target, "point_started_ns": irun.started_ns,
-            "point_ended_ns": irun.ended_ns, "point": point_result(irun, sel, study.slo),
-            **rec})
+        t.interruption = InterruptionResult.of(
+            log.fault, rec, point=point_result(irun, sel, study.slo),
+            target=study.interruption.target, started_ns=irun.started_ns,
+            ended_ns=irun.ended_ns)
 
 
 __all__ = ["TargetRun", "point_log", "point_result", "repeats_section", "run_all",

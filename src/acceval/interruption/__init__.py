@@ -5,9 +5,9 @@ The study section is :class:`Interruption`; :class:`Injector` acts at run time;
 :func:`recovery` is pure over the point's records. docs/demand-and-faults.md explains each.
 """
 
-from acceval.interruption.inject import FaultEvents, Injector
+from acceval.interruption.inject import Injector
 from acceval.interruption.recovery import recovery, rolling_health
 from acceval.interruption.spec import Interruption, check_interruption
 
-__all__ = ["FaultEvents", "Injector", "Interruption", "check_interruption", "recovery",
+__all__ = ["Injector", "Interruption", "check_interruption", "recovery",
            "rolling_health"]

@@ -26,10 +26,10 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from acceval.interruption.spec import Interruption
+from acceval.results.runlog import FaultLog
 
 _now = time.perf_counter_ns
 _NS = 1_000_000_000
@@ -48,32 +48,6 @@ class Server(Protocol):
     def kill(self) -> int: ...
 
 
-@dataclass(slots=True)
-class FaultEvents:
-    """What the injector did, in ns since the run anchor (None: did not happen)."""
-
-    action: str
-    at_s: float
-    down_s: float
-    fault_ns: int | None = None     # the fault hit (kill sent, SIGSTOP sent, command started)
-    restore_ns: int | None = None   # restoring began (respawn, SIGCONT, restore command)
-    ready_ns: int | None = None     # the target is back (healthy, resumed, command finished)
-    restart_s: float | None = None  # kill_restart: process start until /health answered
-    command_rc: int | None = None
-    command_output: str | None = None
-    restore_rc: int | None = None
-    restore_output: str | None = None
-    error: str | None = None        # the injection itself failed (e.g. the restart did not)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> FaultEvents:
-        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
-        return cls(**known)
-
-
 class Injector:
     """Injects ``spec``'s fault at ``start_ns + at_s`` (``start_ns``: absolute perf ns)."""
 
@@ -84,14 +58,14 @@ class Injector:
         self.server = server
         self.respawn = respawn
         self.new_server: Server | None = None
-        self.events = FaultEvents(spec.action, spec.at_s, spec.down_s)
+        self.events = FaultLog(action=spec.action, at_s=spec.at_s, down_s=spec.down_s)
         self._task: asyncio.Task[None] | None = None
 
     def start(self, start_ns: int | None = None) -> None:
         at = (start_ns if start_ns is not None else _now()) + int(self.spec.at_s * _NS)
         self._task = asyncio.get_running_loop().create_task(self._run(at))
 
-    async def finish(self) -> FaultEvents:
+    async def finish(self) -> FaultLog:
         """After the point: a fault that has not hit yet is called off; one under way is
         carried through (the server must be back for the next point)."""
         task = self._task

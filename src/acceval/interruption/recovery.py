@@ -1,7 +1,8 @@
 """Recovery from an interruption, computed from the interrupted point's records (pure).
 
-Inputs: the point's records, the fault's stamps (:class:`~.inject.FaultEvents`) and the SLO.
-Every time is ns since the run anchor, like the records. Definitions (docs/demand-and-faults.md):
+Inputs: the point's records, the fault's stamps
+(:class:`~acceval.results.runlog.FaultStamps`) and the SLO. Every time is ns since the run
+anchor, like the records. Definitions (docs/demand-and-faults.md):
 
 - **accounted**: every request the runner issued has exactly one record, and each record
   either completed or carries an error kind (``sent == ok + failed``, none unfinished);
@@ -29,21 +30,14 @@ import numpy.typing as npt
 import pyarrow as pa
 from pydantic import Field
 
-from acceval.interruption.inject import FaultEvents
 from acceval.metrics.spec import SLO
 from acceval.results.runlog import FaultStamps
-from acceval.results.section import PointResult
+from acceval.results.section import PointResult, Section
 
 
-class InterruptionResult(FaultStamps):
-    """The fault, its point, and the recovery measured from that point's records."""
+class Recovery(Section):
+    """What the interrupted point's records say about the recovery (definitions above)."""
 
-    point_label: str
-    load_index: int
-    target: str
-    point_started_ns: int
-    point_ended_ns: int
-    point: PointResult
     requests: int
     ok: int
     failed: int
@@ -60,6 +54,25 @@ class InterruptionResult(FaultStamps):
     slo_recovered_s: float | None = None
     slo_violation_start_s: float | None = None
     slo_violation_s: float | None = None
+
+
+class InterruptionResult(Recovery, FaultStamps):
+    """The fault, its point, and the recovery measured from that point's records."""
+
+    point_label: str
+    load_index: int
+    target: str
+    point_started_ns: int
+    point_ended_ns: int
+    point: PointResult
+
+    @classmethod
+    def of(cls, stamps: FaultStamps, rec: Recovery, *, point: PointResult, target: str,
+           started_ns: int, ended_ns: int) -> InterruptionResult:
+        """The stamps and the recovery side by side, with the point they hit."""
+        return cls(**dict(stamps), **dict(rec), point_label=point.label,
+                   load_index=point.index, target=target, point_started_ns=started_ns,
+                   point_ended_ns=ended_ns, point=point)
 
 
 
@@ -102,8 +115,8 @@ def rolling_health(table_or_derived: Any, *, slo: SLO, from_ns: float, to_ns: fl
     return ends, health
 
 
-def recovery(table: pa.Table, events: FaultEvents, *, slo: SLO, sent: int | None = None,
-             window_s: float = 1.0, step_s: float = 0.1) -> dict[str, Any]:
+def recovery(table: pa.Table, events: FaultStamps, *, slo: SLO, sent: int | None = None,
+             window_s: float = 1.0, step_s: float = 0.1) -> Recovery:
     """Recovery metrics of one interrupted point (``table``: that point's records;
     ``sent``: what the runner says it issued, to check that every request is accounted for)."""
     from acceval.metrics.derive import derive
@@ -111,44 +124,46 @@ def recovery(table: pa.Table, events: FaultEvents, *, slo: SLO, sent: int | None
     d = derive(table)
     n = int(d.n)
     unfinished = int((np.isnan(d.done_ns)).sum())
-    out: dict[str, Any] = {
-        **events.to_dict(), "requests": n, "ok": int(d.ok.sum()),
-        "failed": int((~d.ok).sum()), "unfinished": unfinished,
-        "accounted": unfinished == 0 and (sent is None or sent == n),
-        "window_s": window_s, "step_s": step_s,
-    }
+    base = Recovery(requests=n, ok=int(d.ok.sum()), failed=int((~d.ok).sum()),
+                    unfinished=unfinished,
+                    accounted=unfinished == 0 and (sent is None or sent == n),
+                    window_s=window_s, step_s=step_s)
     fault = events.fault_ns
     if fault is None:
-        return out
+        return base
     f = float(fault)
     after = d.done_ns >= f
     victims = after & ~d.ok
-    out["failed_after_fault"] = int(victims.sum())
-    out["failed_by_kind"] = dict(sorted(Counter(
-        k for k in d.error_kind[victims].tolist() if k is not None).items()))
-    out["in_flight_at_fault"] = int(((d.sent_ns < f) & after).sum())
-    out["sent_after_fault"] = int((d.sent_ns >= f).sum())
     ok_after = d.ok & (d.sent_ns >= f)
-    out["time_to_first_success_s"] = (
-        float((np.nanmin(d.done_ns[ok_after]) - f) / _NS) if ok_after.any() else None)
-    if events.ready_ns is not None:
-        out["outage_s"] = (events.ready_ns - fault) / _NS
     end = float(np.nanmax(d.sent_ns)) if n else f
     ends, health = rolling_health(d, slo=slo, from_ns=f, to_ns=end, window_s=window_s,
                                   step_s=step_s)
+    start_s, recovered_s, violation_s = _violation(ends, health, f, window_s, step_s)
+    return base.model_copy(update={
+        "failed_after_fault": int(victims.sum()),
+        "failed_by_kind": dict(sorted(Counter(
+            k for k in d.error_kind[victims].tolist() if k is not None).items())),
+        "in_flight_at_fault": int(((d.sent_ns < f) & after).sum()),
+        "sent_after_fault": int((d.sent_ns >= f).sum()),
+        "time_to_first_success_s": (float((np.nanmin(d.done_ns[ok_after]) - f) / _NS)
+                                    if ok_after.any() else None),
+        "outage_s": (events.ready_ns - fault) / _NS if events.ready_ns is not None else None,
+        "slo_recovered_s": recovered_s, "slo_violation_start_s": start_s,
+        "slo_violation_s": violation_s})
+
+
+def _violation(ends: npt.NDArray[np.float64], health: list[bool | None], f: float,
+               window_s: float, step_s: float) -> tuple[float | None, float | None, float | None]:
+    """(violation start, recovered, violation length) in s after the fault ``f`` (ns)."""
     bad = [i for i, h in enumerate(health) if h is False]
-    out["slo_recovered_s"] = None
-    out["slo_violation_start_s"] = out["slo_violation_s"] = None
     if not bad:
-        out["slo_recovered_s"] = 0.0
-        out["slo_violation_s"] = 0.0
-        return out
+        return None, 0.0, 0.0
     last_bad = bad[-1]
     # The first bad window holds a failure the window one step earlier did not.
-    out["slo_violation_start_s"] = max(0.0, float(ends[bad[0]] - step_s * _NS - f) / _NS)
-    if any(h is not None for h in health[last_bad + 1:]):
-        # The window that ends one step after the last bad one starts here.
-        recovered = float(ends[last_bad]) + step_s * _NS - window_s * _NS
-        out["slo_recovered_s"] = max(0.0, (recovered - f) / _NS)
-        out["slo_violation_s"] = out["slo_recovered_s"] - out["slo_violation_start_s"]
-    return out
+    start_s = max(0.0, float(ends[bad[0]] - step_s * _NS - f) / _NS)
+    if not any(h is not None for h in health[last_bad + 1:]):
+        return start_s, None, None
+    # The window that ends one step after the last bad one starts here.
+    recovered = float(ends[last_bad]) + step_s * _NS - window_s * _NS
+    recovered_s = max(0.0, (recovered - f) / _NS)
+    return start_s, recovered_s, recovered_s - start_s
