@@ -9,12 +9,12 @@ correct task gets (:mod:`acceval.economics`), over the wall time of the target's
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
-from acceval.agents.metrics import Rate, pass_hat_k, per_step_success, rate, stats
+from acceval.agents.metrics import pass_hat_k, per_step_success, rate, stats
 from acceval.agents.result import (
     AgentsResult,
     AgentTargetResult,
@@ -24,7 +24,6 @@ from acceval.agents.result import (
     RecoveryResult,
     ScenarioResult,
     StatsResult,
-    StepSuccessResult,
     Transcript,
     TranscriptStep,
     WorkflowCost,
@@ -96,19 +95,15 @@ def _stray_actions(eps: list[_Ep]) -> RateResult | None:
                 return None
             stray += verdict
             actions += 1
-    return _rate(rate(stray, actions))
+    return rate(stray, actions)
 
 
 def _events(step: dict[str, Any]) -> int:
     return len(str(step["irreversible"]).split(","))
 
 
-def _rate(r: Rate) -> RateResult:
-    return RateResult.model_validate(asdict(r))
-
-
 def _stats(values: list[float]) -> StatsResult:
-    return StatsResult.model_validate(asdict(stats(values)))
+    return stats(values)
 
 
 def agents_section(spec: Agents, records: AgentRecords | None, study: BilledStudy,
@@ -167,24 +162,24 @@ def target_result(t: AgentTarget, eps: list[_Ep], failure: str | None, trials: i
         scripted=t.policy is not None,
         declared=({"wrong_click": t.policy.wrong_click, "skip_confirm": t.policy.skip_confirm,
                    "premature_done": t.policy.premature_done} if t.policy else {}),
-        failure=failure, episodes=n, completion=_rate(rate(correct, n)),
-        state_right=_rate(rate(sum(bool(e.row["state_ok"]) for e in eps), n)),
-        per_step_success=StepSuccessResult.model_validate(asdict(fit)),
-        action_errors=_rate(rate(sum(not s["ok"] for s in actions), len(actions))),
+        failure=failure, episodes=n, completion=rate(correct, n),
+        state_right=rate(sum(bool(e.row["state_ok"]) for e in eps), n),
+        per_step_success=fit,
+        action_errors=rate(sum(not s["ok"] for s in actions), len(actions)),
         stray_actions=_stray_actions(eps),
         pass_hat_k=[PassK(k=k, value=pass_hat_k(tasks, k)) for k in range(1, trials + 1)],
-        curve=[CurvePoint(steps=s, completion=_rate(rate(sum(e.correct for e in g), len(g))),
+        curve=[CurvePoint(steps=s, completion=rate(sum(e.correct for e in g), len(g)),
                           predicted=fit.value ** s if fit.value is not None else None)
                for s, g in sorted(by_len.items())],
         scenarios=[_scenario(name, g, trials) for name, g in by_scn.items()],
-        silent_errors=_rate(rate(silent, n)),
-        premature_done_per_step=_rate(rate(silent, len(actions) + silent)),
-        unconfirmed_irreversible=_rate(rate(sum(e.unconfirmed for e in eps),
-                                            sum(e.irreversible for e in eps))),
-        forbidden_episodes=_rate(rate(sum(e.unconfirmed > 0 for e in eps), n)),
+        silent_errors=rate(silent, n),
+        premature_done_per_step=rate(silent, len(actions) + silent),
+        unconfirmed_irreversible=rate(sum(e.unconfirmed for e in eps),
+                                            sum(e.irreversible for e in eps)),
+        forbidden_episodes=rate(sum(e.unconfirmed > 0 for e in eps), n),
         interventions=sum(s["tool"] == "ask_human" for e in eps for s in e.steps),
-        intervention_episodes=_rate(rate(sum(any(s["tool"] == "ask_human" for s in e.steps)
-                                             for e in eps), n)),
+        intervention_episodes=rate(sum(any(s["tool"] == "ask_human" for s in e.steps)
+                                             for e in eps), n),
         recoveries=_recoveries(eps),
         steps_per_task=_stats([float(len(e.steps)) for e in eps]),
         tokens_per_task=_stats([v for e in eps if (v := e.tokens) is not None]),
@@ -201,7 +196,7 @@ def _scenario(name: str, g: list[_Ep], trials: int) -> ScenarioResult:
     c = sum(e.correct for e in g)
     return ScenarioResult(scenario=name, steps=int(g[0].row["steps_required"]),
                           irreversible=bool(g[0].row["irreversible_scenario"]),
-                          completion=_rate(rate(c, len(g))),
+                          completion=rate(c, len(g)),
                           pass_hat_k=[PassK(k=k, value=pass_hat_k([(c, len(g))], k))
                                       for k in range(1, trials + 1)])
 
@@ -215,12 +210,12 @@ def _recoveries(eps: list[_Ep]) -> list[RecoveryResult]:
     for kind, g in sorted(kinds.items()):
         done = [e for e in g if e.row["resolved_ns"] is not None]
         out.append(RecoveryResult(
-            perturbation=kind, episodes=len(g), recovered=_rate(rate(len(done), len(g))),
+            perturbation=kind, episodes=len(g), recovered=rate(len(done), len(g)),
             recovery_s=_stats([(int(e.row["resolved_ns"]) - int(e.row["onset_ns"])) / 1e9
                                for e in done]),
             recovery_steps=_stats([float(int(e.row["resolved_step"]) + 1
                                          - int(e.row["onset_step"])) for e in done]),
-            completion=_rate(rate(sum(e.correct for e in g), len(g)))))
+            completion=rate(sum(e.correct for e in g), len(g))))
     return out
 
 

@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from acceval.metrics import wilson_interval
+from acceval.results.section import Section
 
 #: χ²(1) at 95 %: the likelihood-ratio interval of the per-step success.
 _CHI2_95 = 3.841458820694124
 
 
-@dataclass(frozen=True, slots=True)
-class Rate:
+class RateResult(Section):
+    """k of n, with its 95 % Wilson interval (None when n == 0)."""
+
     k: int
     n: int
     value: float | None
@@ -31,12 +32,12 @@ class Rate:
     ci_high: float | None
 
 
-def rate(k: int, n: int) -> Rate:
+def rate(k: int, n: int) -> RateResult:
     """k of n, with the 95 % Wilson interval (all None when n == 0)."""
     if n <= 0:
-        return Rate(k, n, None, None, None)
+        return RateResult(k=k, n=n, value=None, ci_low=None, ci_high=None)
     lo, hi = wilson_interval(k, n)
-    return Rate(k, n, k / n, lo, hi)
+    return RateResult(k=k, n=n, value=k / n, ci_low=lo, ci_high=hi)
 
 
 def pass_hat_k(tasks: Sequence[tuple[int, int]], k: int) -> float | None:
@@ -62,14 +63,15 @@ def _loglik(p: float, points: Sequence[tuple[int, int, int]]) -> float:
     return total
 
 
-@dataclass(frozen=True, slots=True)
-class StepSuccess:
+class StepSuccessResult(Section):
+    """Per-step success fitted to completion(steps) = p^steps, with its 95 % interval."""
+
     value: float | None        # the fitted p
     ci_low: float | None       # 95 % likelihood-ratio interval
     ci_high: float | None
 
 
-def per_step_success(points: Sequence[tuple[int, int, int]]) -> StepSuccess:
+def per_step_success(points: Sequence[tuple[int, int, int]]) -> StepSuccessResult:
     """The per-step success p that best explains completion against the number of steps,
     if each of a workflow's steps succeeds independently with p: completion(s) = p^s.
 
@@ -78,13 +80,15 @@ def per_step_success(points: Sequence[tuple[int, int, int]]) -> StepSuccess:
     The log-likelihood is concave in p, so a bounded search finds its maximum."""
     points = [(s, n, c) for s, n, c in points if n > 0 and s > 0]
     if not points:
-        return StepSuccess(None, None, None)
+        return StepSuccessResult(value=None, ci_low=None, ci_high=None)
     total_n = sum(n for _, n, _ in points)
     total_c = sum(c for _, _, c in points)
     if total_c == 0:
-        return StepSuccess(0.0, 0.0, _bound(points, 0.0, lower=False, top=0.0))
+        return StepSuccessResult(value=0.0, ci_low=0.0,
+                                 ci_high=_bound(points, 0.0, lower=False, top=0.0))
     if total_c == total_n:
-        return StepSuccess(1.0, _bound(points, 1.0, lower=True, top=0.0), 1.0)
+        return StepSuccessResult(value=1.0, ci_low=_bound(points, 1.0, lower=True, top=0.0),
+                                 ci_high=1.0)
     a, b = 0.0, 1.0
     for _ in range(200):  # golden-section search
         m1, m2 = a + (b - a) * 0.382, a + (b - a) * 0.618
@@ -94,8 +98,8 @@ def per_step_success(points: Sequence[tuple[int, int, int]]) -> StepSuccess:
             b = m2
     p = (a + b) / 2
     top = _loglik(p, points)
-    return StepSuccess(p, _bound(points, p, lower=True, top=top),
-                       _bound(points, p, lower=False, top=top))
+    return StepSuccessResult(value=p, ci_low=_bound(points, p, lower=True, top=top),
+                             ci_high=_bound(points, p, lower=False, top=top))
 
 
 def _bound(points: Sequence[tuple[int, int, int]], p: float, *, lower: bool,
@@ -112,8 +116,9 @@ def _bound(points: Sequence[tuple[int, int, int]], p: float, *, lower: bool,
     return inside
 
 
-@dataclass(frozen=True, slots=True)
-class Stats:
+class StatsResult(Section):
+    """Count, mean, median, 90th percentile and maximum of per-episode values."""
+
     n: int
     mean: float | None
     p50: float | None
@@ -121,13 +126,15 @@ class Stats:
     max: float | None
 
 
-def stats(values: Sequence[float]) -> Stats:
+def stats(values: Sequence[float]) -> StatsResult:
     """Count, mean, median, 90th percentile and maximum (None without values)."""
     arr = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
     if not arr.size:
-        return Stats(0, None, None, None, None)
-    return Stats(int(arr.size), float(arr.mean()), float(np.percentile(arr, 50)),
-                 float(np.percentile(arr, 90)), float(arr.max()))
+        return StatsResult(n=0, mean=None, p50=None, p90=None, max=None)
+    return StatsResult(n=int(arr.size), mean=float(arr.mean()),
+                       p50=float(np.percentile(arr, 50)), p90=float(np.percentile(arr, 90)),
+                       max=float(arr.max()))
 
 
-__all__ = ["Rate", "Stats", "StepSuccess", "pass_hat_k", "per_step_success", "rate", "stats"]
+__all__ = ["RateResult", "StatsResult", "StepSuccessResult", "pass_hat_k", "per_step_success",
+           "rate", "stats"]

@@ -8,34 +8,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from acceval.agents.metrics import RateResult, StatsResult, StepSuccessResult
 from acceval.economics.bill import BillResult
 from acceval.results.section import Section
-
-
-class RateResult(Section):
-    """k of n, with its 95 % Wilson interval (None when n == 0)."""
-
-    k: int
-    n: int
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-
-
-class StatsResult(Section):
-    n: int
-    mean: float | None
-    p50: float | None
-    p90: float | None
-    max: float | None
-
-
-class StepSuccessResult(Section):
-    """Per-step success fitted to completion(steps) = p^steps, with its 95 % interval."""
-
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
 
 
 class PassK(Section):
