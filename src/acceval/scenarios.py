@@ -25,7 +25,6 @@ import pyarrow.compute as pc
 from acceval.capacity.curve import CurvePoint, curve_from_points, max_rate_under_slo
 from acceval.capacity.replay import (
     REPLAY_LABEL,
-    ReplayResult,
     plan_replay,
     replay_profile,
     summarize_replay,
@@ -339,11 +338,10 @@ def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: Targe
         run = log.replay
         sel = table.filter(pc.equal(table["load_index"], run.index))
         profile = replay_profile(study.demand, base_dir)
-        t.replay = ReplayResult.model_validate({
-            "point": point_result(run, sel, study.slo),
-            **summarize_replay(sel, started_ns=run.started_ns, profile=profile,
-                               compress_to_s=study.demand.replay.compress_to_s,
-                               slo=study.slo)})
+        t.replay = summarize_replay(sel, point_result(run, sel, study.slo),
+                                    started_ns=run.started_ns, profile=profile,
+                                    compress_to_s=study.demand.replay.compress_to_s,
+                                    slo=study.slo)
     irun = log.interruption
     if irun is not None and log.fault is not None and study.interruption is not None:
         sel = table.filter(pc.equal(table["load_index"], irun.index))

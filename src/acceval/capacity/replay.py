@@ -68,7 +68,7 @@ class ReplayResult(Section):
     max_abs_z: float | None
     within_4_sigma: bool | None
     schedule_lag_p99_ms: float | None
-    hours_meeting_slo: int
+    hours_meeting_slo: int | None  # None: no hour could be judged against the SLO
     hours_judged: int
     hours: list[ReplayHour]
 
@@ -142,8 +142,8 @@ def _p(values: npt.NDArray[np.float64], q: float) -> float | None:
     return float(np.percentile(v, q)) if v.size else None
 
 
-def summarize_replay(table: pa.Table, *, started_ns: int, profile: DemandProfile,
-                     compress_to_s: float, slo: SLO) -> dict[str, Any]:
+def summarize_replay(table: pa.Table, point: PointResult, *, started_ns: int,
+                     profile: DemandProfile, compress_to_s: float, slo: SLO) -> ReplayResult:
     """Achieved against intended, per compressed hour, from the replay point's records.
 
     ``started_ns`` is the point's start (relative to the run anchor, like the records). Each
@@ -151,7 +151,8 @@ def summarize_replay(table: pa.Table, *, started_ns: int, profile: DemandProfile
     the bucket of its send time (``sent_ns``; its scheduled time for the ``scheduled``
     count). ``z = (sent - expected) / sqrt(expected)`` per bucket; ``chi2`` sums ``z**2``
     over buckets with a positive expectation, and ``chi2_p`` is its upper tail. Each hour's
-    SLO is judged on response time (from ``scheduled_ns``), as for any open-loop point.
+    SLO is judged on response time (from ``scheduled_ns``), as for any open-loop point; the
+    hours' ``ttft_p95_ms``/``e2e_p95_ms`` are at the SLO's percentile.
     """
     from acceval.metrics.derive import derive
     from acceval.metrics.point import judged_latency
@@ -167,7 +168,7 @@ def summarize_replay(table: pa.Table, *, started_ns: int, profile: DemandProfile
         return np.where(np.isnan(b), -1, np.clip(b, -1, n_b)).astype(np.int64)
 
     sent_b, sched_b = bucket(d.sent_ns), bucket(d.scheduled_ns)
-    rows: list[dict[str, Any]] = []
+    rows: list[ReplayHour] = []
     chi2, dof, worst_z = 0.0, 0, 0.0
     for h in range(n_b):
         expected = float(mean_rps[h]) * bucket_s
@@ -188,31 +189,25 @@ def summarize_replay(table: pa.Table, *, started_ns: int, profile: DemandProfile
             for value, bound in ((ttft95, slo.ttft_ms), (e2e95, slo.e2e_ms)):
                 if bound is not None:
                     meets = meets and value is not None and value <= bound
-        rows.append({
-            "hour": h, "intended_rps": float(mean_rps[h]), "expected": expected,
-            "scheduled": int((sched_b == h).sum()), "sent": sent,
-            "achieved_rps": sent / bucket_s, "ok": int(ok.sum()), "errors": errors,
-            "z": z, f"ttft_p{slo.percentile:g}_ms": ttft95,
-            f"e2e_p{slo.percentile:g}_ms": e2e95, "meets_slo": meets,
-        })
+        rows.append(ReplayHour(
+            hour=h, intended_rps=float(mean_rps[h]), expected=expected,
+            scheduled=int((sched_b == h).sum()), sent=sent, achieved_rps=sent / bucket_s,
+            ok=int(ok.sum()), errors=errors, z=z, ttft_p95_ms=ttft95, e2e_p95_ms=e2e95,
+            meets_slo=meets))
     lag = d.schedule_lag_ms[~np.isnan(d.schedule_lag_ms)]
-    hours_judged = [r["meets_slo"] for r in rows if r["meets_slo"] is not None]
-    return {
-        "profile": profile.name, "compress_to_s": compress_to_s,
-        "compress": profile.horizon_s / compress_to_s, "bucket_s": bucket_s,
-        "expected_requests": profile.expected_requests(),
-        "expected_requests_replayed": float(mean_rps.sum() * bucket_s),
-        "sent": int((sent_b >= 0).sum()), "ok": int(d.ok.sum()),
-        "errors": int((~d.ok).sum()),
-        "chi2": chi2 if dof else None, "chi2_dof": dof,
-        "chi2_p": _chi2_sf(chi2, dof) if dof else None,
-        "max_abs_z": worst_z if dof else None,
-        "within_4_sigma": (worst_z <= MAX_Z) if dof else None,
-        "schedule_lag_p99_ms": float(np.percentile(lag, 99)) if lag.size else None,
-        "hours_meeting_slo": sum(1 for m in hours_judged if m) if hours_judged else None,
-        "hours_judged": len(hours_judged),
-        "hours": rows,
-    }
+    hours_judged = [r.meets_slo for r in rows if r.meets_slo is not None]
+    return ReplayResult(
+        point=point, profile=profile.name, compress_to_s=compress_to_s,
+        compress=profile.horizon_s / compress_to_s, bucket_s=bucket_s,
+        expected_requests=profile.expected_requests(),
+        expected_requests_replayed=float(mean_rps.sum() * bucket_s),
+        sent=int((sent_b >= 0).sum()), ok=int(d.ok.sum()), errors=int((~d.ok).sum()),
+        chi2=chi2 if dof else None, chi2_dof=dof, chi2_p=_chi2_sf(chi2, dof) if dof else None,
+        max_abs_z=worst_z if dof else None,
+        within_4_sigma=(worst_z <= MAX_Z) if dof else None,
+        schedule_lag_p99_ms=float(np.percentile(lag, 99)) if lag.size else None,
+        hours_meeting_slo=sum(1 for m in hours_judged if m) if hours_judged else None,
+        hours_judged=len(hours_judged), hours=rows)
 
 
 __all__ = ["MAX_Z", "REPLAY_LABEL", "ReplayPlan", "plan_replay", "replay_profile",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from acceval.capacity import DemandProfile
 from acceval.capacity.replay import summarize_replay
 from acceval.results.records import Record, records_to_table
+from acceval.results.runlog import PointLog
+from acceval.scenarios import point_result
 from acceval.study import SLO
 
 MS = 1_000_000
@@ -24,11 +26,14 @@ def _hour0(late_ms: float) -> list[Record]:
 
 
 def _hour0_meets(late_ms: float) -> bool | None:
-    s = summarize_replay(records_to_table(_hour0(late_ms)), started_ns=0,
-                         profile=DemandProfile((10.0,) * 24), compress_to_s=24.0,
-                         slo=SLO(e2e_ms=100.0))
-    meets: bool | None = s["hours"][0]["meets_slo"]
-    return meets
+    table = records_to_table(_hour0(late_ms))
+    slo = SLO(e2e_ms=100.0)
+    log = PointLog(index=0, label="replay", kind="poisson", level=10.0, role="replay",
+                   requested_rate_rps=10.0, started_ns=0, ended_ns=24_000 * MS, sent=10,
+                   completed=10, errors=0, stopped_by="duration")
+    s = summarize_replay(table, point_result(log, table, slo), started_ns=0,
+                         profile=DemandProfile((10.0,) * 24), compress_to_s=24.0, slo=slo)
+    return s.hours[0].meets_slo
 
 
 def test_an_hour_of_late_sends_misses_the_slo_on_response_time() -> None:
