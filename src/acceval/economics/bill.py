@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+from typing import ClassVar
 
 from acceval.economics.compile_time import COMPILE_RULE
 from acceval.economics.formulas import HOURS_PER_MONTH, J_PER_KWH, cost_of_pass
@@ -59,6 +60,8 @@ class FrontierEntryResult(Section):
 class FrontierResult(Section):
     """Each target's cheapest Cost-of-Pass load point, cheapest first, and the minimum over
     them (and the human baseline). It orders costs; who wins is the verdict's to say."""
+
+    retired: ClassVar[frozenset[str]] = frozenset({"winner"})  # before 0.3: the bill ranked
 
     entries: list[FrontierEntryResult]
     frontier_usd: float

@@ -140,6 +140,14 @@ def resolve_rate(target: str, price: Price, catalog: Catalog | None,
                 entry.includes_energy, power)
 
 
+def _declared_or(tc: TargetCosts, name: str, default_source: str) -> str:
+    """``study file`` when the study sets a value other than the default. Judged by value,
+    not by whether the key was written, so that a re-analysis of the stored study (which
+    holds every field) labels it the same as the run did."""
+    default = type(tc).model_fields[name].default
+    return "study file" if getattr(tc, name) != default else default_source
+
+
 def build_cost_inputs(
     target: str,
     *,
@@ -190,13 +198,11 @@ def build_cost_inputs(
         duration_s=measured(m.duration_s), requests=measured(m.requests),
         correct=measured(m.correct),
         output_tokens=MISSING if m.output_tokens is None else measured(m.output_tokens),
-        utilization=assumed(tc.utilization, "study file" if "utilization" in tc.model_fields_set
-                            else "default: fully used"),
+        utilization=assumed(tc.utilization, _declared_or(tc, "utilization", "default: fully used")),
         compile_s=compile_time.chosen, compile_s_from_log=compile_time.from_log,
         compile_s_measured=compile_time.measured,
         starts_per_month=assumed(tc.starts_per_month,
-                                 "study file" if "starts_per_month" in tc.model_fields_set
-                                 else "default: one start a day"),
+                                 _declared_or(tc, "starts_per_month", "default: one start a day")),
         storage_usd_per_month=opt(tc.storage_usd_per_month),
         observability_usd_per_month=opt(tc.observability_usd_per_month),
         egress_gb_per_request=opt(tc.egress_gb_per_request),

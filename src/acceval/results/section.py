@@ -11,7 +11,7 @@ Missing is ``None``; an infinite cost (nothing passed) is stored as ``Infinity``
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -26,12 +26,15 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
 
+    #: Fields older result.json files carry that this version no longer has: read and dropped.
+    retired: ClassVar[frozenset[str]] = frozenset()
+
     @model_validator(mode="before")
     @classmethod
     def _derived_are_recomputed(cls, data: Any) -> Any:
-        derived = cls.model_computed_fields
-        if derived and isinstance(data, dict) and derived.keys() & data.keys():
-            return {k: v for k, v in data.items() if k not in derived}
+        drop = cls.model_computed_fields.keys() | cls.retired
+        if drop and isinstance(data, dict) and drop & data.keys():
+            return {k: v for k, v in data.items() if k not in drop}
         return data
 
 
