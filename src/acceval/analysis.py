@@ -32,6 +32,7 @@ from acceval.agents.analyze import agents_section
 from acceval.agents.store import AgentRecords
 from acceval.agents.store import read as read_agent_records
 from acceval.capacity import TargetCapacity, availability_without_demand
+from acceval.capacity.apply import demand_section
 from acceval.claims import PlanTarget, Side, check_claim, gather, ledger_rows, plan_target
 from acceval.claims.against import ClaimsResult
 from acceval.claims.plan import PlanResult
@@ -353,7 +354,9 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
         tasks={"source": study.tasks.source, "count": study.tasks.count,
                "attempts": study.tasks.attempts},
         targets=targets, economics=economics, claims=claims, verdict=verdict, warnings=warnings,
-        log=log, agents=agents, training=training)
+        log=log, agents=agents, training=training,
+        demand=demand_section(study.demand, base_dir,
+                              [t.capacity.plan for t in targets if t.capacity is not None]))
 
 
 def _client_bound_notes(targets: list[TargetResult], log: RunLog,

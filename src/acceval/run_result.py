@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field
 
 from acceval.agents.result import AgentsResult
-from acceval.capacity.apply import CapacityResult
+from acceval.capacity.apply import CapacityResult, DemandResult
 from acceval.capacity.availability import AvailabilityResult
 from acceval.capacity.replay import ReplayResult
 from acceval.capacity.sweep import SweepResult
@@ -99,6 +99,7 @@ class RunResult(Section):
     warnings: list[str] = Field(default_factory=list)
     log: RunLog
     agents: AgentsResult | None = None  # agent workflows (docs/agents.md)
+    demand: DemandResult | None = None  # the demand the fleets were sized for
 
     @property
     def slo(self) -> SLO:

@@ -33,6 +33,7 @@ from acceval.capacity.spec import Availability, Demand
 from acceval.economics.catalog import Catalog
 from acceval.economics.inputs import BilledTarget, resolve_rate
 from acceval.economics.provenance import SourcedValue
+from acceval.errors import AccevalError
 from acceval.metrics import Accuracy
 from acceval.results.runlog import LocalServerInfo
 from acceval.results.section import PointResult, Section
@@ -186,3 +187,44 @@ def utilization_for(study: CapacityStudy, target: MeasuredTarget, *, catalog: Ca
     or no load point met the SLO). Skips the what-if simulation."""
     cap = capacity_for(study, target, catalog=catalog, base_dir=base_dir, simulate=False)
     return None if cap is None else cap.utilization_input
+
+
+class DemandResult(Section):
+    """The study's demand as the fleet was sized for it: the profile's hours, or why they
+    could not be read (a relative ``csv:`` path that does not resolve from the run folder)."""
+
+    profile: str
+    peak_rps: float | None
+    days: int
+    headroom: float
+    spares: int
+    scaling: str
+    hourly_mean_rps: list[float] | None = None
+    hourly_peak_rps: list[float] | None = None
+    note: str | None = None
+
+    @property
+    def expected_requests_per_day(self) -> float | None:
+        if not self.hourly_mean_rps:
+            return None
+        return sum(self.hourly_mean_rps) * 3600.0 / (len(self.hourly_mean_rps) / 24.0)
+
+
+def demand_section(demand: Demand | None, base_dir: str | Path | None,
+                   plans: Sequence[FleetPlanResult | None] = ()) -> DemandResult | None:
+    """The demand's hourly rates, from the profile itself, else from a stored fleet plan."""
+    if demand is None:
+        return None
+    out = DemandResult(profile=demand.profile, peak_rps=demand.peak_rps, days=demand.days,
+                       headroom=demand.headroom, spares=demand.spares, scaling=demand.scaling)
+    try:
+        mean, peak = load_profile(demand, base_dir).hourly()
+    except (AccevalError, OSError, ValueError) as exc:
+        plan = next((p for p in plans if p is not None and p.hourly_mean_rps), None)
+        if plan is not None:
+            return out.model_copy(update={"hourly_mean_rps": list(plan.hourly_mean_rps),
+                                          "hourly_peak_rps": list(plan.hourly_peak_rps)})
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return out.model_copy(update={"note": f"the demand profile could not be loaded ({why})"})
+    return out.model_copy(update={"hourly_mean_rps": [float(x) for x in mean],
+                                  "hourly_peak_rps": [float(x) for x in peak]})

@@ -3,7 +3,7 @@
 ``analyze`` stores each target's capacity as :class:`~acceval.capacity.apply.CapacityResult`
 on ``TargetResult.capacity`` (docs/capacity.md, "How the pipeline calls it"), its bill at the
 declared utilization on ``TargetResult.economics.at_declared_utilization``, and the one ranking
-on ``RunResult.verdict``; the demand itself is ``RunResult.study["demand"]``. This module turns
+on ``RunResult.verdict``; the demand itself is ``RunResult.demand``. This module turns
 them into the rows the HTML and Markdown renderers print; it ranks nothing. Anything absent is
 rendered "not measured".
 """
@@ -12,14 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import ValidationError
-
-from acceval.capacity.apply import CapacityResult
+from acceval.capacity.apply import CapacityResult, DemandResult
 from acceval.capacity.curve import MaxRateResult
-from acceval.capacity.profile import load_profile
 from acceval.capacity.simulate import FleetSimSummary
-from acceval.capacity.spec import Demand
-from acceval.errors import AccevalError
 from acceval.loadgen.spec import family
 from acceval.report._fmt import NOT_MEASURED, num, pct
 from acceval.results.section import PointResult
@@ -120,12 +115,20 @@ def target_cap(t: TargetResult) -> TargetCap | None:
 class CapacityView:
     """The demand and every target's capacity under it."""
 
-    demand: Demand | None
-    hourly_mean_rps: tuple[float, ...] | None   # demand per hour over the planning horizon
-    hourly_peak_rps: tuple[float, ...] | None   # the hour's highest rate (bursts)
+    demand: DemandResult | None
     demand_note: str | None                     # why the demand or its hours are missing
     targets: dict[str, TargetCap | None]        # study order; None: no capacity stored
     standings: tuple[Standing, ...] = ()        # the verdict's, as it ranked them
+
+    @property
+    def hourly_mean_rps(self) -> tuple[float, ...] | None:  # demand per hour, the horizon
+        d = self.demand
+        return None if d is None or d.hourly_mean_rps is None else tuple(d.hourly_mean_rps)
+
+    @property
+    def hourly_peak_rps(self) -> tuple[float, ...] | None:  # the hour's highest rate
+        d = self.demand
+        return None if d is None or d.hourly_peak_rps is None else tuple(d.hourly_peak_rps)
 
     @property
     def profile(self) -> str | None:
@@ -141,51 +144,19 @@ class CapacityView:
 
     @property
     def expected_requests_per_day(self) -> float | None:
-        if not self.hourly_mean_rps:
-            return None
-        return sum(self.hourly_mean_rps) * 3600.0 / (len(self.hourly_mean_rps) / 24.0)
-
-
-_Hourly = tuple[tuple[float, ...] | None, tuple[float, ...] | None, str | None]
-
-
-def _hourly(demand: Demand, result: RunResult) -> _Hourly:
-    """Hourly mean and peak demand: from the profile itself, else from a stored plan (a
-    relative csv: path may not resolve from the run folder)."""
-    try:
-        mean, peak = load_profile(demand).hourly()
-        return tuple(float(x) for x in mean), tuple(float(x) for x in peak), None
-    except (AccevalError, ValidationError, OSError, ValueError) as exc:
-        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    for t in result.targets:
-        plan = t.capacity.plan if t.capacity is not None else None
-        if plan is not None and plan.hourly_mean_rps:
-            return tuple(plan.hourly_mean_rps), tuple(plan.hourly_peak_rps), None
-    return None, None, f"the demand profile could not be loaded ({why})"
+        return None if self.demand is None else self.demand.expected_requests_per_day
 
 
 def run_capacity(result: RunResult) -> CapacityView | None:
     """The capacity view of ``result``; None when the study declares no demand and no target
     carries capacity figures."""
     caps = {t.name: target_cap(t) for t in result.targets}
-    raw = result.study.get("demand")
-    if raw is None and not any(caps.values()):
+    demand = result.demand
+    if demand is None and not any(caps.values()):
         return None
-    demand: Demand | None = None
-    mean: tuple[float, ...] | None = None
-    peak: tuple[float, ...] | None = None
-    note: str | None
-    if raw is None:
-        note = "the study declares no demand"
-    else:
-        try:
-            demand = Demand.model_validate(raw)
-        except ValidationError as exc:
-            note = f"the study's demand could not be read ({exc.errors()[0]['msg']})"
-        else:
-            mean, peak, note = _hourly(demand, result)
-    return CapacityView(demand=demand, hourly_mean_rps=mean, hourly_peak_rps=peak,
-                        demand_note=note, targets=caps,
+    note = ("the study declares no demand" if demand is None
+            else demand.note if demand.hourly_mean_rps is None else None)
+    return CapacityView(demand=demand, demand_note=note, targets=caps,
                         standings=tuple(result.verdict.standings))
 
 

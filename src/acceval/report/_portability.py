@@ -11,6 +11,7 @@ from typing import Any
 
 from acceval.portability.exit import ExitResult
 from acceval.report._fmt import NOT_MEASURED, usd
+from acceval.results.section import Section
 from acceval.run_result import RunResult
 
 Table = tuple[list[str], list[list[str]]]
@@ -45,9 +46,9 @@ def ledger_table(result: RunResult) -> Table:
         if t.portability is None:
             continue
         for e in t.portability.ledger.entries:
-            value = e.value
-            if isinstance(value, dict):
-                value = ", ".join(f"{k}={short(v)}" for k, v in value.items())
+            value: Any = e.value
+            if isinstance(value, Section):  # a structured measurement: its fields in a row
+                value = ", ".join(f"{k}={short(v)}" for k, v in value.model_dump().items())
             rows.append([t.name, e.item, short(value), e.unit or "",
                          f"{e.evidence.kind}: {e.evidence.detail}"])
     return ["target", "item", "value", "unit", "evidence"], rows

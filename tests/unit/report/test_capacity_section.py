@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from acceval.analysis import analyze
-from acceval.capacity.apply import CapacityResult
+from acceval.capacity.apply import CapacityResult, demand_section
 from acceval.capacity.curve import MaxRateResult
+from acceval.capacity.spec import Demand
 from acceval.report import _capacity as cap
 from acceval.report._charts import demand_vs_capacity
 from acceval.report._fmt import NOT_MEASURED, num, pct
@@ -326,16 +327,19 @@ def test_strings_from_the_run_are_escaped(run: RunResult) -> None:
 
 
 def test_unloadable_profile_falls_back_to_the_stored_plan(run: RunResult) -> None:
-    study = {**run.study, "demand": {**run.study["demand"], "profile": "csv:missing.csv",
-                                     "peak_rps": None}}
-    view = cap.run_capacity(run.model_copy(update={"study": study}))
-    assert view is not None and view.hourly_mean_rps is not None
+    # The analysis reads the profile; when a relative csv: path does not resolve from the
+    # run folder, the hours come from a stored fleet plan, else the section says why.
+    demand = Demand.model_validate({**run.study["demand"], "profile": "csv:missing.csv",
+                                    "peak_rps": None})
     plan = _capacity(run, "fast").plan
     assert plan is not None
+    stored = demand_section(demand, None, [plan])
+    view = cap.run_capacity(run.model_copy(update={"demand": stored}))
+    assert view is not None and view.hourly_mean_rps is not None
     assert list(view.hourly_mean_rps) == plan.hourly_mean_rps
     assert list(view.hourly_peak_rps or ()) == plan.hourly_peak_rps
     assert view.demand_note is None
-    no_plan = run.model_copy(update={"study": study,
+    no_plan = run.model_copy(update={"demand": demand_section(demand, None, []),
                                      "targets": [_target(run, "cheap")]})
     view = cap.run_capacity(no_plan)
     assert view is not None and view.hourly_mean_rps is None
