@@ -65,7 +65,7 @@ from acceval.results.runlog import (
 )
 from acceval.results.section import SourcedValue
 from acceval.results.store import ANALYSIS_COLUMNS, read_records
-from acceval.run_result import RESULT_FILE, RunResult, TargetResult, schema_version_of
+from acceval.run_result import RESULT_FILE, Environment, RunResult, TargetResult, schema_version_of
 from acceval.scenarios import point_result, repeats_section, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
 from acceval.telemetry.summary import telemetry_section
@@ -86,15 +86,11 @@ def software() -> dict[str, str]:
     return out
 
 
-def environment(base_dir: Path | None) -> dict[str, Any]:
-    return {
-        "host": platform.node(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "python": sys.version.split()[0],
-        "study_dir": str(base_dir.resolve()) if base_dir else None,
-    }
+def environment(base_dir: Path | None) -> Environment:
+    return Environment(host=platform.node(), platform=platform.platform(),
+                       machine=platform.machine(), cpu_count=os.cpu_count(),
+                       python=sys.version.split()[0],
+                       study_dir=str(base_dir.resolve()) if base_dir else None)
 
 
 def study_catalog(study: Study, base_dir: Path | None) -> Catalog:
@@ -280,7 +276,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
         if endpoint is None and tspec.endpoint is not None:
             endpoint = endpoint_log(tspec.endpoint)
         t = TargetResult(name=tspec.name, endpoint=endpoint,
-                         platform=tspec.platform.model_dump(mode="json"),
+                         platform=tspec.platform,
                          fingerprint=tlog.fingerprint, local_server=tlog.local_server,
                          failure=tlog.failure)
         sel = rows_of(tspec.name)
@@ -499,7 +495,7 @@ def load_result(run_dir: Path, *, recompute: bool = False,
     kept = {t.name: t.portability.levels.artifact for t in stored.targets
             if t.portability is not None
             and t.portability.levels.artifact.verdict != "not assessed"}
-    base = Path(stored.environment.get("study_dir") or run_dir)
+    base = Path(stored.environment.study_dir or run_dir)
     problems: list[str] = []
     fresh = with_problems(analyze(study, stored.log, analysis_records(run_dir, problems),
                                   read_samples(run_dir), base_dir=base,

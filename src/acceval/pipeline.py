@@ -503,7 +503,7 @@ def _prior_log(run_dir: Path) -> tuple[RunLog, Path]:
             raise UsageError(f"{run_dir}: written by acceval 0.1, which kept no run log to "
                              "resume from; run the study again")
         stored = RunResult.load(run_dir)
-        return stored.log, Path(stored.environment.get("study_dir") or run_dir)
+        return stored.log, Path(stored.environment.study_dir or run_dir)
     if (run_dir / JOURNAL_FILE).exists():
         try:
             journal = Journal.model_validate_json(

@@ -24,6 +24,7 @@ from acceval.claims.against import ClaimsResult
 from acceval.claims.plan import PlanResult
 from acceval.economics.apply import RunEconomics, TargetEconomics
 from acceval.economics.energy import EnergyResult
+from acceval.economics.spec import Platform
 from acceval.errors import AccevalError, GateFailed
 from acceval.interruption.recovery import InterruptionResult
 from acceval.metrics import Accuracy, PassAt1
@@ -44,10 +45,21 @@ RESULT_FILE = "result.json"
 
 
 
+class Environment(Section):
+    """Where the analysis ran, and the folder the study's relative paths resolve from."""
+
+    host: str | None = None
+    platform: str | None = None
+    machine: str | None = None
+    cpu_count: int | None = None
+    python: str | None = None
+    study_dir: str | None = None
+
+
 class TargetResult(Section):
     name: str
     endpoint: EndpointLog | None = None
-    platform: dict[str, Any]  # the study's platform block as declared
+    platform: Platform  # the study's platform block as declared
     fingerprint: dict[str, Any] = Field(default_factory=dict)
     local_server: LocalServerInfo | None = None
     points: list[PointResult] = Field(default_factory=list)
@@ -76,7 +88,7 @@ class TargetResult(Section):
 
     @property
     def chips(self) -> int:
-        return int(self.platform.get("chips") or 1)
+        return self.platform.chips
 
 
 class RunResult(Section):
@@ -87,7 +99,7 @@ class RunResult(Section):
     finished_utc: str | None = None
     interrupted: bool = False
     study: dict[str, Any]  # the study as run (secrets never written)
-    environment: dict[str, Any]
+    environment: Environment
     software: dict[str, str]
     seeds: dict[str, Any]
     tasks: dict[str, Any]

@@ -498,7 +498,8 @@ def _provenance(result: RunResult) -> str:
                  f"startup {num(ls.startup_s, 2)} s" if ls else "—")
         targets.append([t.name, t.endpoint.base_url if t.endpoint else "—",
                         t.endpoint.model if t.endpoint else "—",
-                        t.endpoint.transport if t.endpoint else "—", _kv(t.platform) or "—",
+                        t.endpoint.transport if t.endpoint else "—",
+                        _kv(t.platform.model_dump(mode="json")) or "—",
                         _kv(t.fingerprint) or NOT_MEASURED, local])
     assume = [[a.target or "study", a.name,
                "not declared" if a.value is None else str(a.value), a.origin, a.source or "—",
@@ -523,7 +524,8 @@ def _provenance(result: RunResult) -> str:
                ) if result.targets else ""
     t_assume = _table(["target", "input", "value", "origin", "source", "date"], assume)
     t_soft = _table(["package", "version"], sorted([k, v] for k, v in result.software.items()))
-    t_env = _table(["key", "value"], [[k, str(v)] for k, v in result.environment.items()])
+    t_env = _table(["key", "value"], [[k, str(v)] for k,
+                                      v in result.environment.model_dump().items()])
     return (
         f'<section id="provenance"><h2>{"4. " if result.targets else ""}Provenance</h2>'
         f"{t_targets}{t_load}{t_check}"
