@@ -68,6 +68,7 @@ from acceval.results.store import ANALYSIS_COLUMNS, read_records
 from acceval.run_result import RESULT_FILE, Environment, RunResult, TargetResult, schema_version_of
 from acceval.scenarios import point_result, repeats_section, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
+from acceval.targets.spec import Endpoint
 from acceval.telemetry.summary import telemetry_section
 from acceval.training.analyze import training_section
 from acceval.verdict import Rules, cheapest, decide, decide_training, standings, workflow_lines
@@ -397,10 +398,10 @@ def _mean_output_tokens(table: pa.Table) -> float | None:
     return float(pc.mean(toks).as_py()) if len(toks) else None
 
 
-def endpoint_log(ep: Any) -> EndpointLog:
+def endpoint_log(ep: Endpoint) -> EndpointLog:
     # The key's *variable name* is fine to record; the key never is.
     return EndpointLog(base_url=ep.base_url, model=ep.model, api=ep.api, stream=ep.stream,
-                       api_key_env=ep.api_key_env, transport=ep.transport)
+                       api_key_env=ep.api_key_env, transport=ep.transport, client=ep.client)
 
 
 def _seed_for(base: int, *path: int) -> int:

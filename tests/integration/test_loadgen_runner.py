@@ -196,6 +196,10 @@ def test_drain_timeout_ends_stragglers_as_timeouts() -> None:
 
 class _BrokenTarget:
     name = "broken"
+    timeout_s = 5.0
+
+    def ready_to_send(self) -> bool:
+        return False
 
     async def start(self) -> None: ...
 

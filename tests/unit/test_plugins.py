@@ -160,8 +160,29 @@ class AcmeEngine(MockEngine):
 
 
 class EchoTarget:
+    """A whole target client: answers every prompt with the prompt itself, at once."""
+
+    timeout_s = 1.0
+
     def __init__(self, name, endpoint):
         self.name, self.endpoint = name, endpoint
+
+    async def start(self):
+        pass
+
+    async def close(self):
+        pass
+
+    def ready_to_send(self):
+        return True
+
+    async def send(self, prompt, rec, t0_ns):
+        import time
+        rec.sent_ns = time.perf_counter_ns() - t0_ns
+        rec.first_token_ns = rec.done_ns = rec.sent_ns + 1
+        rec.chunk_ns = [rec.first_token_ns]
+        rec.output_text, rec.output_tokens, rec.tokens_from = prompt.prompt, 1, "usage"
+        rec.finish_reason = "stop"
 
 
 def fake_probe(spec, *, pids, root):
@@ -258,3 +279,24 @@ def test_without_the_distribution_the_plugin_is_gone(acme: Path,
     assert "acme" not in engine_names()
     with pytest.raises(PluginError, match="unknown engine 'acme'"):
         load_engine("acme")
+
+
+def test_a_study_selects_a_target_client_plugin(acme: Path) -> None:
+    """endpoint.client is the door: the study names the plugin, the run builds it, and the
+    runner drives it like the built-in client."""
+    import asyncio
+
+    from acceval.loadgen.protocol import Prompt
+    from acceval.loadgen.runner import PointSpec, run_point
+
+    ep = Endpoint(base_url="http://127.0.0.1:9/v1", model="m", client="echo")
+    target = make_target("t", ep)
+    assert type(target).__name__ == "EchoTarget"
+    recs: list = []
+    spec = PointSpec(index=0, label="c1", kind="concurrency", level=1, seed=1,
+                     min_duration_s=0.0, min_requests=3, max_duration_s=5.0)
+    res = asyncio.run(run_point(target, [Prompt("a", prompt="level")], spec, recs.append,
+                                t0_ns=0))
+    assert res.completed >= 3 and {r.output_text for r in recs} == {"level"}
+    with pytest.raises(ValidationError, match="unknown target 'ech'; did you mean 'echo'"):
+        Endpoint(base_url="http://127.0.0.1:9/v1", model="m", client="ech")

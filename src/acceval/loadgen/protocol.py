@@ -28,7 +28,14 @@ class Prompt:
 
 
 class Target(Protocol):
+    """Everything the runner uses of a target; a client plugin implements all of it."""
+
     name: str
+    timeout_s: float  # one request's whole-response limit: the runner drains within it
+
+    def ready_to_send(self) -> bool:
+        """Whether a send can start writing at once (an idle connection is open): the runner
+        then starts it eagerly, in the caller's step, instead of scheduling it."""
 
     async def start(self) -> None:
         """Open connections / sessions. May raise TargetError if the target cannot work at all."""

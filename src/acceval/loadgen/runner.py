@@ -329,8 +329,7 @@ class _Point:
             task.add_done_callback(partial(self._conversation_landed, conv))
             return
         coro = self.target.send(prompt, rec, self.t0)
-        ready = getattr(self.target, "ready_to_send", None)
-        task = (start_eagerly(loop, coro) if ready is not None and ready()
+        task = (start_eagerly(loop, coro) if self.target.ready_to_send()
                 else loop.create_task(coro))
         self.tasks.add(task)
         task.add_done_callback(partial(self._landed, rec))
@@ -598,7 +597,7 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         if not spec.family.rate_levels:  # a count or a speed: the schedule's own rate
             rate = _schedule_rate(offsets)
     if drain_timeout_s is None:
-        drain_timeout_s = float(getattr(target, "timeout_s", 600.0)) + DRAIN_MARGIN_S
+        drain_timeout_s = float(target.timeout_s) + DRAIN_MARGIN_S
     if progress is not None:
         # A request count is only the finish line when no minimum duration is set.
         by_count = spec.min_duration_s == 0 and spec.min_requests < 10**8

@@ -99,6 +99,7 @@ class EndpointLog(Section):
     # The HTTP client that measured (endpoint.transport); runs before it was recorded used
     # the native one, the only one there was.
     transport: str = "native"
+    client: str = "openai"  # the target client plugin that spoke to it (endpoint.client)
 
 
 class LocalServerInfo(Section):

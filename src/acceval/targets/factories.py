@@ -14,7 +14,6 @@ from acceval.plugins import installed, load_plugin
 from acceval.targets.spec import Endpoint
 
 GROUP = "acceval.targets"
-DEFAULT_CLIENT = "openai"
 
 
 class TargetFactory(Protocol):
@@ -28,9 +27,9 @@ def target_names() -> list[str]:
     return installed(GROUP)
 
 
-def make_target(name: str, endpoint: Endpoint, *, client: str = DEFAULT_CLIENT) -> Target:
-    """A client for the target called ``name`` at ``endpoint``, built by the ``client``
-    registered in ``acceval.targets``; an unknown client raises
-    :class:`acceval.plugins.PluginError` listing what is installed."""
-    factory: TargetFactory = load_plugin(GROUP, client)
+def make_target(name: str, endpoint: Endpoint, *, client: str | None = None) -> Target:
+    """A client for the target called ``name`` at ``endpoint``, built by the client the
+    endpoint names (``endpoint.client``, or ``client`` when given) from ``acceval.targets``;
+    an unknown client raises :class:`acceval.plugins.PluginError` listing what is installed."""
+    factory: TargetFactory = load_plugin(GROUP, client or endpoint.client)
     return factory(name, endpoint)

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from acceval.plugins import installed, unknown
 from acceval.targets.transport import DEFAULT_TRANSPORT, InstalledTransport
 
 # RFC 9110 token characters: what a header name may hold.
@@ -139,6 +140,21 @@ class RetryPolicy(BaseModel):
         return v
 
 
+#: The client that speaks to an endpoint when the study names none (the ``openai`` plugin).
+DEFAULT_CLIENT = "openai"
+
+
+def _installed_client(name: str) -> str:
+    """A name in the ``acceval.targets`` entry-point group (built-in or plugin)."""
+    names = installed("acceval.targets")
+    if name not in names:
+        raise ValueError(str(unknown("acceval.targets", name, names)))
+    return name
+
+
+TargetClient = Annotated[str, AfterValidator(_installed_client)]
+
+
 class Endpoint(BaseModel):
     """How to reach an OpenAI-compatible server."""
 
@@ -188,6 +204,11 @@ class Endpoint(BaseModel):
     retry: RetryPolicy | None = Field(
         None, description="Send a request again after some failures (see RetryPolicy). "
         "Default: never."
+    )
+    client: TargetClient = Field(
+        DEFAULT_CLIENT, description="The target client that speaks to the endpoint: `openai` "
+        "(the OpenAI-compatible HTTP API, built in) or a client plugin registered in the "
+        "`acceval.targets` entry-point group (docs/plugins.md)."
     )
     transport: InstalledTransport = Field(
         DEFAULT_TRANSPORT, description="The HTTP client that measures: `native`, acceval's "
