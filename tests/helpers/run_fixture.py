@@ -19,7 +19,7 @@ from acceval.analysis import analyze
 from acceval.results.records import Record, records_to_table
 from acceval.results.runlog import EndpointLog, PointLog, RunLog, TargetLog
 from acceval.results.store import RECORDS_FILE
-from acceval.run_result import RunResult
+from acceval.run_result import Environment, RunResult
 from acceval.study import Study
 
 MS = 1_000_000
@@ -123,7 +123,7 @@ def build(run_dir: Path, *, economics: bool = True, seed: int = 0, slow: float =
         edit_log(log)
     result = analyze(s, log, table, None, base_dir=base_dir or run_dir, run_dir=run_dir)
     # A known machine, so that snapshots do not depend on the one running the tests.
-    result.environment = {"host": "fixture-host", "cpu_count": 2}
+    result.environment = Environment(host="fixture-host", cpu_count=2)
     result.software = {"acceval": "0.1.0", "python": "3.11"}
     result.warnings.append("a warning with <b>markup</b>")
     result.save(run_dir)

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from acceval.report._claims import console_lines
-from acceval.report._fmt import gate, not_assessed, num, pct, trusted
+from acceval.report._points import point_table
 from acceval.run_result import RunResult
 
 
@@ -19,23 +19,11 @@ def _table(result: RunResult) -> Table | str:
     if not result.targets:
         return escape(f"{result.study_name} ({result.run_id}): no inference targets")
     tab = Table(title=f"{result.study_name} ({result.run_id})")
-    for col in ("target", "load", "req", "err", "TTFT p95 ms", "TPOT p95 ms", "req/s",
-                "goodput/s", "SLO", "accuracy", "gate"):
+    head, rows = point_table(result, brief=True)
+    for col in head:
         tab.add_column(col)
-    for t in result.targets:
-        if t.failure:
-            tab.add_row(escape(t.name), "—", "", "", "", "", "", "", "", "",
-                        escape(f"failed: {t.failure}"))
-        for p in t.points:
-            s = p.summary
-            acc = s.accuracy
-            acc_s = (not_assessed(acc, s.requests) or "not measured") if acc is None or \
-                acc.accuracy is None else (
-                f"{pct(acc.accuracy)} [{pct(acc.ci_low)}–{pct(acc.ci_high)}]")
-            tab.add_row(escape(t.name), escape(p.label), str(s.requests), pct(s.error_rate),
-                        num(s.ttft_ms.p95), num(s.tpot_ms.p95),
-                        num(s.request_throughput_rps), num(s.goodput_rps), escape(trusted(p)),
-                        acc_s, gate(t.gate.passed))
+    for row in rows:
+        tab.add_row(*(escape(cell) for cell in row))
     return tab
 
 

@@ -14,7 +14,6 @@ import base64
 import hashlib
 import html
 import json
-import math
 from importlib import resources
 from typing import Any
 
@@ -24,7 +23,6 @@ import yaml
 
 from acceval._version import __version__
 from acceval.errors import MissingExtra
-from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
 from acceval.report import _peers as peers
@@ -49,12 +47,12 @@ from acceval.report._fmt import (
     selfcheck_table,
     sig,
     slo_text,
-    trusted,
     usd,
 )
+from acceval.report._points import point_table
 from acceval.report._training import training_html
 from acceval.run_result import RunResult, TargetResult
-from acceval.units import money_per, pick_scale, usd_interval
+from acceval.units import money_per, usd_interval
 
 SAMPLES_PER_TARGET = 6
 _SAMPLE_CHARS = 800
@@ -101,12 +99,6 @@ def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
     h = "".join(f"<th>{esc(c)}</th>" for c in head)
     body = "".join("<tr>" + "".join(_cell(c) for c in r) + "</tr>" for r in rows)
     return f'<table class="{cls}"><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>'
-
-
-def _d3(d: Distribution) -> str:
-    if not d.count:
-        return NOT_MEASURED
-    return f"{num(d.p50)} / {num(d.p95)} / {num(d.p99)}"
 
 
 def _acc(a: Any, requests: int = 0) -> str:
@@ -236,27 +228,7 @@ def _decision(result: RunResult, econ: dict[str, TargetEcon]) -> str:
                     "correct goodput req/s", "cost per correct task", "cost per 1M output tok",
                     "J per correct task", "utilization under demand", "portability",
                     "exit readiness"], rows, "decision")
-    per_load = []
-    costs = [pc_.cost_per_correct_usd for c in econ.values() for pc_ in c.points.values()
-             if pc_.cost_per_correct_usd is not None and math.isfinite(pc_.cost_per_correct_usd)]
-    scale = pick_scale([min(costs) if costs else None])
-    for t in result.targets:
-        c = econ[t.name]
-        for p in t.points:
-            s = p.summary
-            pc_ = c.points.get(p.label)
-            cost = pc_.cost_per_correct_usd if pc_ else None
-            per_load.append([
-                t.name, p.label, str(s.requests), pct(s.error_rate), _d3(s.ttft_ms),
-                _d3(s.response_ttft_ms), _d3(s.tpot_ms), num(s.request_throughput_rps, 2),
-                num(s.output_token_throughput_tps), num(s.correct_goodput_rps, 2),
-                trusted(p), usd(None if cost is None else cost * scale.factor),
-            ])
-    loads = _table(["target", "load", "requests", "errors", "TTFT ms p50/p95/p99",
-                    "response TTFT ms p50/p95/p99", "TPOT ms p50/p95/p99", "req/s",
-                    "out tok/s", "correct goodput req/s",
-                    "meets SLO", f"cost per {scale.label or 'one'} correct task"
-                    + ("s" if scale.label else ""), ], per_load, "loads")
+    loads = _table(*point_table(result), "loads")
     return ('<section id="decision"><h2>2. Decision table</h2>'
             f'<div class="scroll">{table}</div><h3>At each load point</h3>'
             f'<div class="scroll">{loads}</div></section>')

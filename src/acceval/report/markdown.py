@@ -8,7 +8,6 @@ import yaml
 
 from acceval.economics.bill import BillResult
 from acceval.economics.energy import EnergyResult
-from acceval.metrics import Distribution
 from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
 from acceval.report import _peers as peers
@@ -24,20 +23,14 @@ from acceval.report._fmt import (
     selfcheck_table,
     sig,
     slo_text,
-    trusted,
     usd,
     yesno,
 )
+from acceval.report._points import point_table
 from acceval.report._training import training_markdown
 from acceval.results.section import PointResult
 from acceval.run_result import RunResult, TargetResult
 from acceval.units import ONE, money_per, pick_scale, usd_interval
-
-
-def _d3(d: Distribution) -> str:
-    if not d.count:
-        return NOT_MEASURED
-    return f"{num(d.p50)} / {num(d.p95)} / {num(d.p99)}"
 
 
 def _acc(t: TargetResult | PointResult) -> str:
@@ -114,19 +107,7 @@ def _inference(result: RunResult) -> list[str]:
               f"SLO: {slo_text(result.slo)}. TTFT is service time (from "
               "the actual send); response TTFT is from the intended send (open loop), and an "
               "open-loop point's SLO is judged on it (docs/metrics.md).", ""]
-    rows = []
-    for t in result.targets:
-        for p in t.points:
-            s = p.summary
-            rows.append([
-                t.name, p.label, str(s.requests), pct(s.error_rate),
-                _d3(s.ttft_ms), _d3(s.response_ttft_ms), _d3(s.tpot_ms), num(s.e2e_ms.p95),
-                num(s.request_throughput_rps), num(s.output_token_throughput_tps),
-                num(s.goodput_rps), s.latency_basis, trusted(p),
-            ])
-    lines += _table(["target", "load", "requests", "errors", "TTFT ms p50/p95/p99",
-                     "response TTFT ms p50/p95/p99", "TPOT ms p50/p95/p99", "E2E ms p95",
-                     "req/s", "out tok/s", "goodput req/s", "SLO judged on", "meets SLO"], rows)
+    lines += _table(*point_table(result))
     lines.append("")
 
     lines += ["## Quality", ""]
