@@ -103,6 +103,10 @@ class TrainingRunResult(Section):
     goodput: GoodputResult | None = None
     curve: Curve = Field(default_factory=Curve)
     trace_ingest: IngestResult | None = None
+    benchmark: str | None = None       # the MLPerf benchmark the log names
+    init_s: float | None = None        # MLPerf initialization: shown beside, never inside
+    run_status: str | None = None      # MLPerf run_stop status (success, aborted)
+    note: str = ""                     # why a run that reached the target does not count
 
 
 class TimeToTargetResult(Section):
@@ -117,6 +121,11 @@ class TimeToTargetResult(Section):
     max_s: float | None = None
     stdev_s: float | None = None
     window_s: tuple[float, float] | None = None
+    rule: str = ""                      # the scoring rule applied, in words
+    benchmark: str | None = None        # the MLPerf benchmark whose rule applied
+    result_files: int | None = None     # the result files that rule needs
+    max_dropped: int = 1                # dropped at each end (UNet3D: 4)
+    init_mean_s: float | None = None    # mean initialization of the runs (outside the score)
 
 
 class MfuResult(Section):
@@ -181,6 +190,9 @@ class PlatformTrainingResult(Section):
     mfu: MfuResult | None = None
     compute_comm: ComputeCommResult | None = None
     provenance: dict[str, str] = Field(default_factory=dict)
+    target: str | None = None           # the quality target this platform was scored at
+    target_source: str = ""             # "declared" or the MLPerf rule it came from
+    target_note: str = ""               # a declared target that differs from the rules
 
     def run(self, index: int) -> TrainingRunResult | None:
         return next((r for r in self.runs if r.index == index), None)
@@ -211,7 +223,7 @@ class TrainingVerdict(Section):
 class TrainingResult(Section):
     target: str                         # "eval loss <= 1.9"
     metric: str
-    threshold: float
+    threshold: float | None             # None: each platform's benchmark target applies
     runs_per_platform: int
     spike_z: float
     spike_window: int
