@@ -18,7 +18,7 @@ from acceval.report._charts import Chart, _colour, _layout
 from acceval.report._fmt import NOT_MEASURED, num, pct, sig
 from acceval.run_result import RunResult
 from acceval.training.metrics import BADPUT
-from acceval.training.result import PlatformTrainingResult, TrainingResult
+from acceval.training.result import PlatformTrainingResult, TimeToTargetResult, TrainingResult
 from acceval.units import MoneyScale, money_per, pick_scale, usd_interval
 
 
@@ -37,7 +37,7 @@ def curves(tr: TrainingResult) -> Chart:
     target line, spike markers and the interruptions."""
     title = f"Loss and evaluation per run ({tr.metric} target: {tr.target})"
     data: list[dict[str, Any]] = []
-    shapes: list[dict[str, Any]] = [{
+    shapes: list[dict[str, Any]] = [] if tr.threshold is None else [{
         "type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": tr.threshold,
         "y1": tr.threshold, "line": {"dash": "dash", "color": "#c00", "width": 1}}]
     eval_axis = "y" if tr.metric == "eval_loss" else "y2"
@@ -208,6 +208,42 @@ def training_charts(tr: TrainingResult) -> list[Chart]:
 
 # --- the metrics table (shared by HTML and Markdown) -------------------------------------------
 
+def ttt_text(t: TimeToTargetResult) -> str:
+    """The score, its rule, the spread and the initialization shown beside it."""
+    score = _s(t.value_s) if t.valid else f"invalid ({t.reason})"
+    spread = (f"; runs {sig(t.min_s, 3)}–{sig(t.max_s, 3)} s, sd {_s(t.stdev_s)}"
+              if t.min_s is not None and t.max_s is not None else "")
+    init = ("" if t.init_mean_s is None else
+            f"; init {_s(t.init_mean_s)} per run on average, beside the score, not in it")
+    rule = f"; {t.rule}" if t.rule else ""
+    return f"{score} ({t.converged}/{t.runs} converged{spread}{init}{rule})"
+
+
+def target_text(p: PlatformTrainingResult) -> str:
+    if p.target is None:
+        return NOT_MEASURED
+    src = "declared" if p.target_source == "declared" else p.target_source
+    return f"{p.target} ({src})" + (f"; {p.target_note}" if p.target_note else "")
+
+
+def console_lines(result: RunResult) -> list[str]:
+    """The training lines of the console summary: each platform's score and cost."""
+    tr = result.training
+    if tr is None:
+        return []
+    out = []
+    for p in tr.platforms:
+        if p.failure and p.time_to_target is None:
+            out.append(f"training {p.name}: not measured: {p.failure}")
+            continue
+        t = p.time_to_target
+        cost = (money_per(p.cost.cost_per_run_usd, "training run") if p.cost is not None
+                else "no cost (no price declared)")
+        out.append(f"training {p.name}: time to train {ttt_text(t) if t else NOT_MEASURED}; "
+                   f"{cost}; target {target_text(p)}")
+        out += [f"  run {r.index}: {r.note}" for r in p.runs if r.note]
+    return out
+
 def _cost(p: PlatformTrainingResult, scale: MoneyScale) -> str:
     if p.cost is None:
         return NOT_MEASURED
@@ -231,10 +267,7 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
         t = p.time_to_target
         if t is None:
             return NOT_MEASURED
-        score = _s(t.value_s) if t.valid else f"invalid ({t.reason})"
-        spread = (f"; runs {sig(t.min_s, 3)}–{sig(t.max_s, 3)} s, sd {_s(t.stdev_s)}"
-                  if t.min_s is not None and t.max_s is not None else "")
-        return f"{score} ({t.converged}/{t.runs} converged{spread})"
+        return ttt_text(t)
 
     def energy(p: PlatformTrainingResult) -> str:
         e = p.cost.energy if p.cost is not None else None
@@ -312,6 +345,8 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
     # One scale for every platform, so that the amounts compare at a glance.
     scale = pick_scale([p.cost.cost_per_run_usd for p in ps if p.cost is not None])
     rows = [
+        row("quality target", target_text, "declared in the study, else the benchmark's "
+            "MLPerf training rules"),
         row("cost per run to target", lambda p: _cost(p, scale), source("cost")),
         row("time to target", ttt, source("time to target")),
         row("energy per run to target", energy, source("energy")),
@@ -387,18 +422,22 @@ def training_markdown(result: RunResult) -> list[str]:
     lines += ["| " + " | ".join(html.escape(c, quote=False).replace("|", "\\|") for c in r)
               + " |" for r in rows]
     lines.append("")
-    lines += ["Per run: time to target, steps, wall time, goodput, restarts.", "",
-              "| platform | run | seed | reached | time to target | step | wall | goodput | "
-              "restarts |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += ["Per run: time to target (MLPerf logs: run_stop - run_start), initialization "
+              "beside it, steps, wall time, goodput, restarts.", "",
+              "| platform | run | seed | reached | time to target | init | status | step | "
+              "wall | goodput | restarts | note |", "|---" * 12 + "|"]
     for p in tr.platforms:
         for r in p.runs:
             g = r.goodput.goodput if r.goodput is not None else None
+            note = html.escape(r.note, quote=False).replace("|", "\\|")
             lines.append(f"| {p.name} | {r.index} | {r.seed if r.seed is not None else '—'} | "
                          f"{'yes' if r.reached else 'no'} | {_s(r.time_to_target_s)} | "
+                         f"{_s(r.init_s)} | {r.run_status or '—'} | "
                          f"{r.step_to_target if r.step_to_target is not None else '—'} | "
-                         f"{_s(r.wall_s)} | {pct(g)} | {r.restarts.count} |")
+                         f"{_s(r.wall_s)} | {pct(g)} | {r.restarts.count} | {note} |")
     lines.append("")
     return lines
 
 
-__all__ = ["metric_rows", "training_charts", "training_html", "training_markdown"]
+__all__ = ["console_lines", "metric_rows", "target_text", "training_charts", "training_html",
+           "training_markdown", "ttt_text"]

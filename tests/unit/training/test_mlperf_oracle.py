@@ -17,7 +17,6 @@ import random
 from pathlib import Path
 
 import pytest
-from helpers.mllog_files import RULESET, result_file
 from mlperf_logging.benchmark_meta import get_result_file_counts
 from mlperf_logging.result_summarizer import result_summarizer as oracle
 
@@ -25,6 +24,7 @@ from acceval.economics.spec import StudyCosts
 from acceval.training.analyze import platform_result
 from acceval.training.mlperf import RULES
 from acceval.training.spec import Training
+from helpers.mllog_files import RULESET, result_file
 
 
 def _oracle_ms(folder: Path, benchmark: str) -> tuple[float | None, dict[str, float]]:
