@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.cli import run_cli
+from helpers.cli import run_cli, write_study
 from helpers.mllog_files import RULESET
 from mlperf_logging.result_summarizer import result_summarizer as oracle
 
@@ -49,3 +49,19 @@ def test_two_systems_mlperf_scores_and_cost_to_train_in_every_format(tmp_path: P
             assert f"${usd:.2f} per training run" in text, (fmt, name)
     assert not by["sys-b"]["runs"][6]["reached"]
     assert by["sys-b"]["runs"][6]["run_status"] == "aborted"
+
+
+def test_validate_and_run_refuse_a_missing_or_empty_log_with_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
+    study = write_study(tmp_path / "study.yaml", {"name": "bad-logs", "training": {
+        "target": {"max_eval_loss": 1.0},
+        "platforms": [{"name": "p", "logs": {"runs": [{"path": "missing.jsonl"},
+                                                      {"path": "empty.jsonl"}]}}]}})
+    for argv in (("validate", str(study)),
+                 ("run", str(study), "--out", str(tmp_path / "runs"), "--no-progress")):
+        res = run_cli(*argv, cwd=tmp_path)
+        assert res.returncode == 2, res.stdout + res.stderr
+        out = res.stdout + res.stderr
+        assert "missing.jsonl does not exist" in out and "no data in" in out
+        assert "Traceback" not in out
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())

@@ -20,6 +20,7 @@ from acceval.economics.spec import StudyCosts
 from acceval.errors import AccevalError
 from acceval.models import resolve_model
 from acceval.training import metrics as m
+from acceval.training.checks import no_data
 from acceval.training.execute import read_execution, run_log_path
 from acceval.training.ingest import log_runs, rank_traces, read_log
 from acceval.training.log import RunLog
@@ -165,12 +166,18 @@ def _energy(p: TrainingPlatform, device_j: float | None, duration_s: float,
 def _logs(spec: Training, p: TrainingPlatform, base_dir: Path,
           run_dir: Path | None) -> tuple[list[RunLog], str | None]:
     if p.logs is not None:
-        out = []
+        out, empty = [], []
         for r in log_runs(p.logs, base_dir):
-            out.append(read_log(base_dir / r.path, p.logs.format, p.logs.columns,
-                                seed=r.seed, trace_format=r.trace_format, units=r.units,
-                                traces=rank_traces(r, base_dir)))
-        return out, None
+            log = read_log(base_dir / r.path, p.logs.format, p.logs.columns, seed=r.seed,
+                           trace_format=r.trace_format, units=r.units,
+                           traces=rank_traces(r, base_dir))
+            why = no_data(log, base_dir / r.path)
+            if why is None:
+                out.append(log)
+            elif not r.optional:
+                empty.append(f"no data in {r.path}: {why}")
+        # No data is not "never reached the target": the platform is not measured.
+        return (out, None) if not empty else ([], "; ".join(empty))
     if run_dir is None:
         return [], "not run: no run folder to read its logs from"
     ex = read_execution(run_dir)
