@@ -3,8 +3,8 @@
 ``acceval validate`` and ``acceval run`` both call :func:`check_runnable` before any load is
 sent: task files and how each target receives them, catalog ids and prices, demand files,
 the interrupted load point, local engines (name, options, extras, model files), the report
-extra, a writable output folder, every training log (exists, readable, holds data), and for an ``agents:`` section a headless Chromium that
-starts. Every problem is named with its field path and a fix,
+extra, a writable output folder, every training log (exists, readable, holds data), and
+for an ``agents:`` section a headless Chromium that starts. Every problem is named with its field path and a fix,
 all at once. :func:`preflight_study` then asks every remote endpoint whether it answers and
 lists its model (local servers are asked once they have started).
 

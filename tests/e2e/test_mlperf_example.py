@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
+from mlperf_logging.result_summarizer import result_summarizer as oracle
+
 from helpers.cli import run_cli, write_study
 from helpers.mllog_files import RULESET
-from mlperf_logging.result_summarizer import result_summarizer as oracle
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from acceval.errors import Problem, StudyError
 from acceval.training.ingest import log_runs, rank_traces, read_log
 from acceval.training.log import RunLog
-from acceval.training.spec import Logs, LogRun, Training
+from acceval.training.spec import LogRun, Logs, Training
 
 _PROBE = 4096
 
