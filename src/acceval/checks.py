@@ -5,8 +5,8 @@ sent: task files and how each target receives them, catalog ids and prices, dema
 the interrupted load point, local engines (name, options, extras, model files), the report
 extra, a writable output folder, every training log (exists, readable, holds data), and
 for an ``agents:`` section a headless Chromium that starts. Every problem is named with its
-field path and a fix, all at once. :func:`preflight_study` then asks every remote endpoint whether it answers and
-lists its model (local servers are asked once they have started).
+field path and a fix, all at once. :func:`preflight_study` then asks every remote endpoint
+whether it answers and lists its model (local servers are asked once they have started).
 
 This module composes the concepts' own checks; each check lives with what it checks
 (``engines.check_engine``, ``economics.catalog``, ``capacity.profile``, ...).
