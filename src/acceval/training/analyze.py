@@ -26,9 +26,9 @@ from acceval.training.ingest import log_runs, rank_traces, read_log
 from acceval.training.log import RunLog
 from acceval.training.mlperf import BenchmarkRule
 from acceval.training.quality import resolve
+from acceval.training.ranks import compute_comm
 from acceval.training.result import (
     MAX_POINTS,
-    ComputeCommResult,
     Curve,
     GoodputResult,
     IngestResult,
@@ -38,14 +38,12 @@ from acceval.training.result import (
     RestartsResult,
     SpikeResult,
     StabilityResult,
-    StepSplitResult,
     TimeToTargetResult,
     TrainingCostResult,
     TrainingResult,
     TrainingRunResult,
 )
 from acceval.training.spec import Columns, ModelShape, QualityTarget, Training, TrainingPlatform
-from acceval.training.trace import read_trace
 
 _PEAK_FIELD = {"bf16": "peak_bf16", "fp8": "peak_fp8"}
 
@@ -205,39 +203,6 @@ def _logs(spec: Training, p: TrainingPlatform, base_dir: Path,
     if not out and failure is None:
         failure = "the command wrote no log"
     return out, failure
-
-
-def _compute_comm(runs: list[RunLog]) -> ComputeCommResult | None:
-    log = next((r for r in runs if r.trace), None)
-    if log is None or log.trace is None:
-        return None
-    try:
-        tr = read_trace(Path(log.trace), log.trace_format)
-    except (OSError, ValueError) as exc:
-        return ComputeCommResult(source=log.trace, kind="unread", note=f"not read: {exc}")
-    pairs = [(s.data_s, s.step_s) for s in log.steps if s.step_s and s.data_s is not None]
-    step_total = sum(b for _, b in pairs)
-    share = sum(a for a, _ in pairs) / step_total if step_total > 0 else None
-    sat = m.saturation(tr.steps, share, overlap_known=tr.overlap_known)
-    notes = list(tr.notes)
-    if tr.whole_span and tr.kind in ("cpu", "gpu"):
-        notes.append("no ProfilerStep marks: the busiest thread's whole span is one window")
-    if tr.unread.count:
-        notes.append(f"{tr.unread.count} of {tr.events} trace events not understood "
-                     f"(e.g. {tr.unread.examples[0][:80]})")
-    note = "; ".join(notes)
-    return ComputeCommResult(
-        source=tr.source, kind=tr.kind, backend=tr.backend, world_size=tr.world_size,
-        steps=[StepSplitResult(step=s.step, duration_ms=s.duration_ms, compute_ms=s.compute_ms,
-                               communication_ms=s.communication_ms, overlap_ms=s.overlap_ms,
-                               memory_ms=s.memory_ms, idle_ms=s.idle_ms) for s in tr.steps],
-        compute_share=sat.compute_share if sat else None,
-        communication_share=sat.communication_share if sat else None,
-        exposed_communication_share=sat.exposed_communication_share if sat else None,
-        overlap_share=sat.overlap_share if sat else None,
-        idle_share=sat.idle_share if sat else None, input_share=share,
-        bound=sat.bound if sat else None, evidence=sat.evidence if sat else "no traced step",
-        events=tr.events, unread=tr.unread.count, note=note)
 
 
 def _builtin_shape(model: str) -> ModelShape:
@@ -425,7 +390,7 @@ def platform_result(spec: Training, p: TrainingPlatform, *, base_dir: Path,
     out.runs = [_run_result(p, i, log, tgt.target, spec, catalog) for i, log in enumerate(logs)]
     mlperf = all(log.mlperf is not None for log in logs)
     out.time_to_target = _score(out.runs, tgt.rule if mlperf else None)
-    out.compute_comm = _compute_comm(logs)
+    out.compute_comm = compute_comm(logs)
     out.mfu = _mfu(p, logs, catalog, host_fp32_tflops)
     out.cost = _cost(p, out.time_to_target, out.runs, study_costs, catalog)
     out.provenance = _provenance(p, out.mfu,

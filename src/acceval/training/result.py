@@ -150,6 +150,24 @@ class StepSplitResult(Section):
     idle_ms: float
 
 
+class RankSplitResult(Section):
+    """One rank's compute / communication / overlap / idle (HTA's definitions)."""
+
+    rank: int | None
+    source: str
+    window_ms: float                    # GPU: HTA's kernel window; CPU: the traced steps
+    compute_ms: float
+    non_compute_ms: float
+    communication_ms: float
+    overlap_ms: float
+    idle_ms: float
+    compute_share: float | None = None
+    non_compute_share: float | None = None
+    idle_share: float | None = None
+    overlap_share: float | None = None  # of communication time
+    steps: str = ""                     # the iterations the window covers
+
+
 class ComputeCommResult(Section):
     source: str
     kind: str
@@ -167,6 +185,8 @@ class ComputeCommResult(Section):
     events: int = 0
     unread: int = 0
     note: str = ""
+    ranks: list[RankSplitResult] = Field(default_factory=list)   # every traced rank
+    slowest_rank: int | None = None     # the rank that bounds the step (the job's figures)
 
 
 class TrainingCostResult(Section):
@@ -239,7 +259,8 @@ class TrainingResult(Section):
 
 
 __all__ = ["MAX_POINTS", "ComputeCommResult", "Curve", "GoodputResult", "IngestResult",
-           "InterruptionResult", "MfuResult", "PlatformTrainingResult", "RestartsResult",
+           "InterruptionResult", "MfuResult", "PlatformTrainingResult", "RankSplitResult",
+           "RestartsResult",
            "SpikeResult", "StabilityResult", "StepSplitResult", "TimeToTargetResult",
            "TrainingCostResult", "TrainingResult", "TrainingRunResult", "TrainingStanding",
            "TrainingVerdict"]
