@@ -18,8 +18,13 @@ from acceval.report._charts import Chart, _colour, _layout
 from acceval.report._fmt import NOT_MEASURED, num, pct, sig
 from acceval.run_result import RunResult
 from acceval.training.metrics import BADPUT
-from acceval.training.result import PlatformTrainingResult, TimeToTargetResult, TrainingResult
-from acceval.units import MoneyScale, money_per, pick_scale, usd_interval
+from acceval.training.result import (
+    PlatformTrainingResult,
+    RankSplitResult,
+    TimeToTargetResult,
+    TrainingResult,
+)
+from acceval.units import MoneyScale, money_per, pick_scale, si, usd_interval
 
 
 def _e(s: object) -> str:
@@ -226,6 +231,16 @@ def ttt_text(t: TimeToTargetResult) -> str:
     return f"{score} ({t.converged}/{t.runs} converged{spread}{init}{rule})"
 
 
+def rank_text(ranks: list[RankSplitResult], slowest: int | None) -> str:
+    """Each rank's split, and which one bounds the step."""
+    parts = [f"rank {r.rank}: compute {pct(r.compute_share)}, non-compute "
+             f"{pct(r.non_compute_share)}, idle {pct(r.idle_share)}, overlap "
+             f"{pct(r.overlap_share)} of communication over {sig(r.window_ms, 4)} ms"
+             + (f" ({r.steps})" if r.steps else "") for r in ranks]
+    lead = f"slowest rank {slowest} bounds the step; " if len(ranks) > 1 else ""
+    return lead + "; ".join(parts)
+
+
 def target_text(p: PlatformTrainingResult) -> str:
     if p.target is None:
         return NOT_MEASURED
@@ -249,6 +264,11 @@ def console_lines(result: RunResult) -> list[str]:
         out.append(f"training {p.name}: time to train {ttt_text(t) if t else NOT_MEASURED}; "
                    f"{cost}; target {target_text(p)}")
         out += [f"  run {r.index}: {r.note}" for r in p.runs if r.note]
+        cc = p.compute_comm
+        if cc is not None and cc.ranks:
+            out.append(f"  per rank: {rank_text(cc.ranks, cc.slowest_rank)}")
+        if p.mfu is not None and p.mfu.flag:
+            out.append(f"  MFU {pct(p.mfu.mfu, 3)}: {p.mfu.flag}")
     return out
 
 def _cost(p: PlatformTrainingResult, scale: MoneyScale) -> str:
@@ -317,7 +337,8 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
         if m.status != "assessed":
             return f"not assessed: {m.reason}"
         hfu = f", HFU {pct(m.hfu, 3)}" if m.hfu is not None else ""
-        return f"{pct(m.mfu, 3)}{hfu} ({sig(m.flops_per_token, 3)} FLOP/token)"
+        flag = f" — {m.flag}" if m.flag else ""
+        return f"{pct(m.mfu, 3)}{hfu} ({si(m.flops_per_token, 'FLOP')}/token){flag}"
 
     def tput(p: PlatformTrainingResult) -> str:
         m = p.mfu
@@ -332,6 +353,12 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
             return cc.note or NOT_MEASURED
         # What the trace's form does not give travels with the figures it qualifies.
         return f"{cc.bound}: {cc.evidence}" + (f" ({cc.note})" if cc.note else "")
+
+    def per_rank(p: PlatformTrainingResult) -> str:
+        cc = p.compute_comm
+        if cc is None or not cc.ranks:
+            return "not assessed: no profiler trace"
+        return rank_text(cc.ranks, cc.slowest_rank)
 
     def unread(p: PlatformTrainingResult) -> str:
         lines = sum(r.ingest.records for r in p.runs)
@@ -365,6 +392,8 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
         row("throughput", tput, "tokens / preserved steps' time"),
         row("MFU", mfu, source("MFU")),
         row("which resource saturates", bound, source("compute vs communication")),
+        row("per rank", per_rank, "every rank's trace; HTA's definitions (GPU: over its "
+            "kernel window)"),
         row("log lines", unread, "every record a reader could not understand is counted"),
     ]
     return head, rows
@@ -446,5 +475,5 @@ def training_markdown(result: RunResult) -> list[str]:
     return lines
 
 
-__all__ = ["console_lines", "metric_rows", "target_text", "training_charts", "training_html",
-           "training_markdown", "ttt_text"]
+__all__ = ["console_lines", "metric_rows", "rank_text", "target_text", "training_charts",
+           "training_html", "training_markdown", "ttt_text"]

@@ -193,9 +193,14 @@ def _logs(spec: Training, p: TrainingPlatform, base_dir: Path,
             path = path.with_name(f"steps.{fmt}")
         if not path.exists():
             continue
-        traced = path.parent / "trace.json.gz"
+        # Every rank's trace (the built-in workload); trace.json.gz: a command's, or an
+        # older run's rank 0.
+        traced = sorted(path.parent.glob("trace-rank*.json.gz"),
+                        key=lambda f: int(f.name.removeprefix("trace-rank").split(".")[0]))
+        single = path.parent / "trace.json.gz"
+        traces = [str(f) for f in traced] or ([str(single)] if single.exists() else [])
         out.append(read_log(path, fmt, cols or Columns(), seed=spec.seed + i,
-                            trace=str(traced) if traced.exists() else None))
+                            traces=traces))
     failure = None
     if done.status != "ok":
         last = done.output_tail.strip().splitlines()[-1:] if done.output_tail else []
@@ -249,9 +254,28 @@ def _mfu(p: TrainingPlatform, runs: list[RunLog], catalog: Catalog | None,
         hfu = m.mfu(m.flops_per_token(shape.params, layers=shape.layers, heads=shape.heads,
                                       head_dim=shape.head_dim, seq_len=shape.seq_len,
                                       recompute=True), tps, peak * 1e12, p.platform.chips)
+    flag = _implausible(value, hfu, source)
     return MfuResult(status="assessed", reason="", mfu=value, hfu=hfu, flops_per_token=fpt,
                      tokens_per_s=tps, peak_tflops=peak, peak_source=source,
-                     precision=precision)
+                     precision=precision, plausible=not flag, flag=flag)
+
+
+def _implausible(mfu: float, hfu: float | None, peak_source: str) -> str:
+    """Why a utilisation above 100 % cannot be true, with its likely cause ('' when it is
+    plausible): the throughput is above what the peak allows, so the peak or the FLOP count
+    is wrong."""
+    worst = max(mfu, hfu or 0.0)
+    if worst <= 1.0:
+        return ""
+    cause = ("this host's peak was measured by a micro-benchmark, likely on a loaded machine "
+             "(it reads low)" if peak_source.startswith("this host") else
+             "the peak is too low for this chip and precision (catalog or declared "
+             "peak_tflops)")
+    which = "MFU" if mfu >= worst else "HFU"
+    return (f"implausible: {which} {worst * 100:.0f} % is above 100 % "
+            f"(the measured tokens/s exceed the peak's upper bound); likely cause: {cause}, "
+            "or a wrong FLOP count per token (model.params, layers, seq_len); not used for "
+            "any comparison")
 
 
 def _peak(p: TrainingPlatform, precision: str | None,

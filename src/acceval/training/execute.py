@@ -1,7 +1,7 @@
 """Running the training platforms that are commands: the built-in workload, or the user's
 own script, each run writing its step log into the run folder.
 
-Layout: ``<run>/training/<platform>/run-<i>/steps.jsonl`` (and ``trace.json.gz``), with
+Layout: ``<run>/training/<platform>/run-<i>/steps.jsonl`` (and ``trace-rank<r>.json.gz``), with
 ``<run>/training/execution.json`` saying what ran, how it ended and what it printed last.
 Nothing is computed here: :mod:`acceval.training.analyze` reads these files, so
 ``acceval report --recompute`` gives the same numbers.

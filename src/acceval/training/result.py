@@ -138,6 +138,8 @@ class MfuResult(Section):
     peak_tflops: float | None = None
     peak_source: str | None = None
     precision: str | None = None
+    plausible: bool = True              # False: MFU or HFU above 100 % (flag says why)
+    flag: str = ""                      # the implausibility and its likely cause
 
 
 class StepSplitResult(Section):

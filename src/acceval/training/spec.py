@@ -162,7 +162,7 @@ class Builtin(_Model):
     checkpoint_every: int = Field(10, ge=1, description="Steps between checkpoints.")
     profile_steps: tuple[int, int] | None = Field(
         (6, 9), description="First and last step traced by the PyTorch profiler (run 0, "
-        "rank 0); null: no trace.")
+        "every rank); null: no trace.")
     kill: Kill | None = Field(None, description="Kill one rank once and restart from the "
                               "last checkpoint.")
     threads: int = Field(1, ge=1, description="Intra-op threads per rank.")
