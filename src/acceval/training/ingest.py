@@ -298,7 +298,8 @@ def log_runs(logs: Logs, base_dir: Path) -> list[LogRun]:
         raise StudyError(f"{folder}: no MLPerf result files (result_*.txt)",
                          [(str(folder), "no result_*.txt in it", "point logs.dir at a "
                            "benchmark's results folder, or list logs.runs")])
-    return [LogRun(path=str(f)) for f in files]
+    # Relative to the study's folder, as a listed run's path is (or absolute, as logs.dir).
+    return [LogRun(path=str(Path(logs.dir) / f.name)) for f in files]
 
 
 _TRACE_NAMES = ("*.json", "*.json.gz")

@@ -163,3 +163,13 @@ def test_the_rule_table_is_mlperf_loggings() -> None:
         op = "<=" if rule.metric == "eval_loss" else ">="
         assert f"{op} {rule.threshold:g}" in text.replace("0.7590", "0.759") \
             .replace("0.720", "0.72").replace("0.340", "0.34"), name
+
+
+def test_a_relative_logs_dir_is_read_from_the_study_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _folder(tmp_path, "resnet", _sets()["resnet"])
+    monkeypatch.chdir(tmp_path.parent)
+    spec = Training.model_validate({"platforms": [{"name": "s", "logs": {"dir": "resnet"}}]})
+    got = platform_result(spec, spec.platforms[0], base_dir=Path(tmp_path.name), run_dir=None,
+                          study_costs=StudyCosts(), catalog=None)
+    assert got.failure is None and len(got.runs) == 5
