@@ -90,7 +90,7 @@ RULES: dict[str, BenchmarkRule] = {r.benchmark: r for r in (
 GENERIC = BenchmarkRule("generic", 3, 1, quality="")
 
 #: Names the result summarizer maps to a benchmark (``_benchmark_alias``).
-_ALIASES = {"mask": "maskrcnn", "minigo": "minigo", "resnet50": "resnet"}
+_ALIASES = {"mask": "maskrcnn"}
 
 
 def rule_for(benchmark: str | None) -> BenchmarkRule | None:
