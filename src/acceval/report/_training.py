@@ -241,6 +241,14 @@ def rank_text(ranks: list[RankSplitResult], slowest: int | None) -> str:
     return lead + "; ".join(parts)
 
 
+def runs_text(tr: TrainingResult) -> str:
+    """How many runs each platform has: the study's count for those it runs, the logs'."""
+    counts = sorted({len(p.runs) for p in tr.platforms if p.runs})
+    if counts == [tr.runs_per_platform] or not counts:
+        return f"{tr.runs_per_platform} runs per platform"
+    return f"{' or '.join(map(str, counts))} runs per platform"
+
+
 def target_text(p: PlatformTrainingResult) -> str:
     if p.target is None:
         return NOT_MEASURED
@@ -435,8 +443,8 @@ def training_html(result: RunResult,
               + "".join(f"<li><code>{_e(x)}</code></li>" for x in examples)
               + "</ul></details>") if examples else ""
     body = ('<section id="training"><h2>Training on equal terms</h2>'
-            f"<p>Target: {_e(tr.target)}; {tr.runs_per_platform} runs per platform, scored "
-            "MLPerf-style (docs/training.md).</p>" + verdict + notes + table + unread
+            f"<p>Target: {_e(tr.target)}; {_e(runs_text(tr))}, scored MLPerf-style "
+            "(docs/training.md).</p>" + verdict + notes + table + unread
             + "".join(map(figure, charts)) + "</section>")
     return body, charts
 
@@ -446,8 +454,8 @@ def training_markdown(result: RunResult) -> list[str]:
     if tr is None:
         return []
     lines = ["## Training on equal terms", "",
-             f"Target: {tr.target}; {tr.runs_per_platform} runs per platform, scored "
-             "MLPerf-style (docs/training.md).", ""]
+             f"Target: {tr.target}; {runs_text(tr)}, scored MLPerf-style "
+             "(docs/training.md).", ""]
     if tr.verdict is not None:
         lines += [f"**{html.escape(tr.verdict.headline, quote=False)}**", ""]
         lines += [f"- {html.escape(x, quote=False)}" for x in tr.verdict.lines]
@@ -475,5 +483,5 @@ def training_markdown(result: RunResult) -> list[str]:
     return lines
 
 
-__all__ = ["console_lines", "metric_rows", "rank_text", "target_text", "training_charts",
-           "training_html", "training_markdown", "ttt_text"]
+__all__ = ["console_lines", "metric_rows", "rank_text", "runs_text", "target_text",
+           "training_charts", "training_html", "training_markdown", "ttt_text"]

@@ -247,6 +247,8 @@ def goodput(log: RunLog, rs: Restarts) -> Goodput | None:
     if wall is None or wall <= 0:
         return None
     kept = preserved_steps(log, rs)
+    if not kept:
+        return None   # no steps logged (an MLPerf log's evaluations only): not measured
     secs, basis = _step_seconds(kept)
     data = sum(s.data_s or 0.0 for s in kept)
     productive = max(0.0, sum(secs) - data)
