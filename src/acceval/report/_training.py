@@ -234,9 +234,12 @@ def ttt_text(t: TimeToTargetResult) -> str:
 def rank_text(ranks: list[RankSplitResult], slowest: int | None) -> str:
     """Each rank's split, and which one bounds the step."""
     parts = [f"rank {r.rank}: compute {pct(r.compute_share)}, non-compute "
-             f"{pct(r.non_compute_share)}, idle {pct(r.idle_share)}, overlap "
-             f"{pct(r.overlap_share)} of communication over {sig(r.window_ms, 4)} ms"
-             + (f" ({r.steps})" if r.steps else "") for r in ranks]
+             f"{pct(r.non_compute_share)}, idle {pct(r.idle_share)}"
+             + (f", overlap {pct(r.overlap_share)} of communication" if r.overlap_share
+                is not None else ", no communication" if r.communication_ms == 0 else
+                ", overlap not measurable")
+             + f" over {sig(r.window_ms, 4)} ms" + (f" ({r.steps})" if r.steps else "")
+             for r in ranks]
     lead = f"slowest rank {slowest} bounds the step; " if len(ranks) > 1 else ""
     return lead + "; ".join(parts)
 
