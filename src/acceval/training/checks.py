@@ -3,7 +3,8 @@
 Every log path and trace exists and is readable, and every log holds data: a log that is
 empty, binary or has nothing the column mapping understands is "no data", a different
 outcome from a run that never reached the target, and a study error unless the study marks
-that log ``optional``. A reading that cannot be right (units, negative durations, an
+that log ``optional``. Without a declared target, each platform's logs must name an MLPerf
+benchmark whose target is one number. A reading that cannot be right (units, negative durations, an
 accuracy above its range: :mod:`acceval.training.units`) is an error naming file and line.
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from acceval.errors import Problem, StudyError
 from acceval.training.ingest import log_runs, rank_traces, read_log
 from acceval.training.log import RunLog
+from acceval.training.quality import resolve
 from acceval.training.spec import LogRun, Logs, Training
 
 _PROBE = 4096
@@ -56,29 +58,32 @@ def _opens(path: Path) -> bool:
         return False
 
 
-def _run_problems(logs: Logs, run: LogRun, base_dir: Path, where: str) -> list[Problem]:
+def _run_problems(logs: Logs, run: LogRun, base_dir: Path,
+                  where: str) -> tuple[list[Problem], RunLog | None]:
     path = base_dir / run.path
     out = _readable(path, f"{where}.path", "training log")
     for t in rank_traces(run, base_dir):
         out += _readable(Path(t), f"{where}.trace", "profiler trace")
     if out:
-        return out
+        return out, None
     try:
         log = read_log(path, logs.format, logs.columns, units=run.units)
     except StudyError as exc:
-        return list(exc.problems) or [(f"{where}.path", str(exc), "")]
+        return (list(exc.problems) or [(f"{where}.path", str(exc), "")]), None
     except OSError as exc:
-        return [(f"{where}.path", f"training log {path} cannot be read: {exc}", "")]
+        return [(f"{where}.path", f"training log {path} cannot be read: {exc}", "")], None
     why = no_data(log, path)
-    if why is not None and not run.optional:
-        return [(f"{where}.path", f"no data in {path}: {why}",
-                 "check logs.format and logs.columns (docs/training.md), or mark the run "
-                 "optional: true")]
-    return []
+    if why is not None:
+        return ([] if run.optional else [
+            (f"{where}.path", f"no data in {path}: {why}",
+             "check logs.format and logs.columns (docs/training.md), or mark the run "
+             "optional: true")]), None
+    return [], log
 
 
 def log_problems(spec: Training, base_dir: Path) -> list[Problem]:
-    """Every problem of the training logs, found before any load."""
+    """Every problem of the training logs, found before any load: paths, contents, and a
+    quality target for each platform (declared, or its MLPerf benchmark's)."""
     out: list[Problem] = []
     for i, p in enumerate(spec.platforms):
         if p.logs is None:
@@ -89,8 +94,16 @@ def log_problems(spec: Training, base_dir: Path) -> list[Problem]:
         except StudyError as exc:
             out += [(f"{where}.dir", msg, fix) for _, msg, fix in exc.problems]
             continue
+        read: list[RunLog] = []
         for j, run in enumerate(runs):
-            out += _run_problems(p.logs, run, base_dir, f"{where}.runs[{j}]")
+            problems, log = _run_problems(p.logs, run, base_dir, f"{where}.runs[{j}]")
+            out += problems
+            read += [log] if log is not None else []
+        tgt = resolve(spec.target, read) if read else None
+        if tgt is not None and tgt.failure:
+            out.append(("training.target" if tgt.target is None else where,
+                        f"{p.name}: {tgt.failure}", "declare training.target, e.g. "
+                        "{max_eval_loss: 1.8} or {min_accuracy: 0.75}"))
     return out
 
 

@@ -114,3 +114,12 @@ def test_an_impossible_reading_is_a_validate_problem(tmp_path: Path) -> None:
     _jsonl(tmp_path / "a.jsonl", _rows([1.0, 2.0], [0.3, 170.0]))
     (where, msg, fix), = log_problems(_spec([{"path": "a.jsonl"}]), tmp_path)
     assert "line 2" in where and "above 100" in msg and fix
+
+
+def test_without_a_declared_target_the_logs_must_name_a_benchmark(tmp_path: Path) -> None:
+    _jsonl(tmp_path / "good.jsonl", _rows([1.0, 2.0], [0.3, 0.6]))
+    spec = Training.model_validate({"platforms": [
+        {"name": "p", "logs": {"runs": [{"path": "good.jsonl"}]}}]})
+    (where, msg, fix), = log_problems(spec, tmp_path)
+    assert where == "training.target" and "name no MLPerf benchmark" in msg
+    assert "declare training.target" in fix
