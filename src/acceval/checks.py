@@ -3,10 +3,10 @@
 ``acceval validate`` and ``acceval run`` both call :func:`check_runnable` before any load is
 sent: task files and how each target receives them, catalog ids and prices, demand files,
 the interrupted load point, local engines (name, options, extras, model files), the report
-extra, a writable output folder, and for an ``agents:`` section a headless Chromium that
-starts. Every problem is named with its field path and a fix,
-all at once. :func:`preflight_study` then asks every remote endpoint whether it answers and
-lists its model (local servers are asked once they have started).
+extra, a writable output folder, every training log (exists, readable, holds data), and
+for an ``agents:`` section a headless Chromium that starts. Every problem is named with its
+field path and a fix, all at once. :func:`preflight_study` then asks every remote endpoint
+whether it answers and lists its model (local servers are asked once they have started).
 
 This module composes the concepts' own checks; each check lives with what it checks
 (``engines.check_engine``, ``economics.catalog``, ``capacity.profile``, ...).
@@ -34,6 +34,7 @@ from acceval.study import LocalServer, Study
 from acceval.targets.preflight import preflight
 from acceval.targets.spec import header_value_problem
 from acceval.tasks import Task, load_tasks, to_prompt
+from acceval.training.checks import log_problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +363,7 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _output(study, base_dir, out_dir)
     problems += _descriptors(study, descriptor_limit())
     problems += _scale_out(study)
+    problems += (log_problems(study.training, base_dir) if study.training is not None else [])
     browser_problems, browser_notes = browser_check(study, launch=launch_browser)
     problems += browser_problems
     if problems:

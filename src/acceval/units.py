@@ -104,6 +104,21 @@ def number(v: float | None, sig: int = 3) -> str:
     return _fixed(q, places, min_places=0)
 
 
+_SI = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def si(v: float | None, unit: str, sig: int = 3) -> str:
+    """``v`` with an SI prefix on ``unit`` so that 1 to 999 leads (6.39e6 FLOP ->
+    ``6.39 MFLOP``); never scientific notation."""
+    if _missing(v):
+        return NOT_MEASURED
+    assert v is not None
+    for scale, prefix in _SI:
+        if abs(v) >= scale:
+            return f"{number(v / scale, sig)} {prefix}{unit}"
+    return f"{number(v, sig)} {unit}"
+
+
 # --- money ------------------------------------------------------------------------------------
 
 def _money_decimals(exp: int) -> int:

@@ -260,3 +260,12 @@ def test_a_figure_and_its_interval_are_said_at_one_scale() -> None:
     assert text == "$266 per 1M correct workflows [$65.82–$1,488]"
     assert money_per_with_interval(2.66e-4, None, "correct workflow") == (
         "$0.266 per 1K correct workflows")
+
+
+@pytest.mark.parametrize(("v", "text"), [(6.39e6, "6.39 MFLOP"), (1.2e12, "1.2 TFLOP"),
+                                         (999.0, "999 FLOP"), (4.56e15, "4.56 PFLOP"),
+                                         (None, "not measured")])
+def test_si_prefixes_never_scientific_notation(v: float | None, text: str) -> None:
+    from acceval.units import si
+
+    assert si(v, "FLOP") == text

@@ -90,6 +90,21 @@ class PlanPoint(Section):
     measured_tps_chip: float
     bound_tps_chip: float | None
     efficiency: float | None  # measured / planned bound
+    plausible: bool = True    # False: measured above the planned upper bound (flag: why)
+    flag: str = ""
+
+
+def above_bound_flag(efficiency: float | None, peak_origin: str | None) -> str:
+    """Why a measured rate above its planned upper bound cannot be taken as it stands ('':
+    at or below it). The bound is a ceiling, so the plan's inputs are what is wrong."""
+    if efficiency is None or efficiency <= 1.0:
+        return ""
+    cause = ("the peak was measured on this host by a micro-benchmark, likely under load (it "
+             "reads low)" if peak_origin == "measured" else "the plan's peak or bandwidth is "
+             "too low for this hardware")
+    return (f"implausible: measured {efficiency * 100:.0f} % of the planned upper bound; "
+            f"likely cause: {cause}, or a wrong model size or precision in the plan; not used "
+            "for any comparison")
 
 
 class PlanResult(Section):
@@ -355,7 +370,7 @@ def _context(shape: Shape, b: Bytes, chip: Chip, ctx: Context, spec: PlanSpec,
 
 
 def _measured(shape: Shape, b: Bytes, chip: Chip, spec: PlanSpec,
-              t: PlanTarget) -> list[PlanPoint]:
+              t: PlanTarget, peak_origin: str | None = None) -> list[PlanPoint]:
     """Each trusted measured point beside the bound at its own batch and lengths."""
     out = []
     lat = (spec.allreduce_latency_us or 0.0) * 1e-6
@@ -374,12 +389,20 @@ def _measured(shape: Shape, b: Bytes, chip: Chip, spec: PlanSpec,
         bound = (serving_output_tps(batch, n_out, pre, dec) / t.chips
                  if dec is not None and pre is not None else None)
         measured = s.output_token_throughput_tps / t.chips
+        eff = measured / bound if bound else None
+        # An open-loop point follows its offered rate: its ratio is no efficiency claim.
+        flag = "" if p.requested_rate_rps is not None else above_bound_flag(eff, peak_origin)
         out.append(PlanPoint(label=p.label, batch=batch,
                              open_loop=p.requested_rate_rps is not None, input_tokens=t_in,
                              output_tokens=t_out, measured_tps_chip=measured,
-                             bound_tps_chip=bound,
-                             efficiency=measured / bound if bound else None))
+                             bound_tps_chip=bound, efficiency=eff, plausible=not flag,
+                             flag=flag))
     return out
+
+
+def _origin(inputs: dict[str, SourcedValue]) -> str | None:
+    peak = inputs.get("peak_flops")
+    return peak.origin if peak is not None else None
 
 
 def plan_target(spec: PlanSpec, t: PlanTarget, hw: Hardware | None,
@@ -413,8 +436,9 @@ def plan_target(spec: PlanSpec, t: PlanTarget, hw: Hardware | None,
     return PlanResult(target=t.name, hardware=t.hardware, model=shape.name,
                       parameters=shape.parameters, weights=weights, kv_cache=kv,
                       compute=compute, inputs=inputs, contexts=contexts,
-                      measured=_measured(shape, b, chip, spec, t) if contexts else [],
+                      measured=_measured(shape, b, chip, spec, t, _origin(inputs))
+                      if contexts else [],
                       notes=notes)
 
 
-__all__ = ["PlanTarget", "plan_target", "resolve_shape"]
+__all__ = ["PlanTarget", "above_bound_flag", "plan_target", "resolve_shape"]

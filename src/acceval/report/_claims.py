@@ -152,7 +152,8 @@ def measured_table(plan: PlanResult) -> Table | None:
              f"{p.input_tokens:.1f} / {p.output_tokens:.1f}", num(p.measured_tps_chip, 1),
              num(p.bound_tps_chip, 1) if p.bound_tps_chip else NOT_MEASURED,
              (pct(p.efficiency, 2) + (" (open loop: follows the offered rate)"
-                                      if p.open_loop else ""))
+                                      if p.open_loop else "")
+              + (f" — {p.flag}" if p.flag else ""))
              if p.efficiency is not None else NOT_MEASURED] for p in plan.measured]
     return (["load point", "batch", "mean input / output tokens",
              "measured output tok/s per chip", "planned bound tok/s per chip",
@@ -183,7 +184,10 @@ def console_lines(result: RunResult) -> list[str]:
         bound = (f"planned decode bound {num(c.decode_tps_chip, 0)} tok/s per chip at batch "
                  f"{c.batch} ({c.decode_bound}-bound)" if c and c.decode_tps_chip else
                  "planned: does not fit" if c else "planned: no figures")
-        out.append(f"plan {t.name}: {bound}{reach}")
+        flags = [p for p in t.plan.measured if p.flag]
+        flagged = (f"; {len(flags)} point(s) above the planned bound: {flags[0].flag}"
+                   if flags else "")
+        out.append(f"plan {t.name}: {bound}{reach}{flagged}")
     return out
 
 

@@ -18,8 +18,13 @@ from acceval.report._charts import Chart, _colour, _layout
 from acceval.report._fmt import NOT_MEASURED, num, pct, sig
 from acceval.run_result import RunResult
 from acceval.training.metrics import BADPUT
-from acceval.training.result import PlatformTrainingResult, TrainingResult
-from acceval.units import MoneyScale, money_per, pick_scale, usd_interval
+from acceval.training.result import (
+    PlatformTrainingResult,
+    RankSplitResult,
+    TimeToTargetResult,
+    TrainingResult,
+)
+from acceval.units import MoneyScale, money_per, pick_scale, si, usd_interval
 
 
 def _e(s: object) -> str:
@@ -37,7 +42,7 @@ def curves(tr: TrainingResult) -> Chart:
     target line, spike markers and the interruptions."""
     title = f"Loss and evaluation per run ({tr.metric} target: {tr.target})"
     data: list[dict[str, Any]] = []
-    shapes: list[dict[str, Any]] = [{
+    shapes: list[dict[str, Any]] = [] if tr.threshold is None else [{
         "type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": tr.threshold,
         "y1": tr.threshold, "line": {"dash": "dash", "color": "#c00", "width": 1}}]
     eval_axis = "y" if tr.metric == "eval_loss" else "y2"
@@ -208,6 +213,75 @@ def training_charts(tr: TrainingResult) -> list[Chart]:
 
 # --- the metrics table (shared by HTML and Markdown) -------------------------------------------
 
+def ttt_text(t: TimeToTargetResult) -> str:
+    """The score, its rule, the spread and the initialization shown beside it."""
+    if not t.valid:
+        score = f"invalid ({t.reason})"
+    elif t.benchmark is not None and t.value_s is not None:
+        # An MLPerf score is compared with published ones: to the millisecond, and in the
+        # minutes MLCommons publishes.
+        score = f"{t.value_s:,.3f} s ({t.value_s / 60:.3f} min)"
+    else:
+        score = _s(t.value_s)
+    spread = (f"; runs {sig(t.min_s, 3)}–{sig(t.max_s, 3)} s, sd {_s(t.stdev_s)}"
+              if t.min_s is not None and t.max_s is not None else "")
+    init = ("" if t.init_mean_s is None else
+            f"; init {_s(t.init_mean_s)} per run on average, beside the score, not in it")
+    rule = f"; {t.rule}" if t.rule else ""
+    return f"{score} ({t.converged}/{t.runs} converged{spread}{init}{rule})"
+
+
+def rank_text(ranks: list[RankSplitResult], slowest: int | None) -> str:
+    """Each rank's split, and which one bounds the step."""
+    parts = [f"rank {r.rank}: compute {pct(r.compute_share)}, non-compute "
+             f"{pct(r.non_compute_share)}, idle {pct(r.idle_share)}"
+             + (f", overlap {pct(r.overlap_share)} of communication" if r.overlap_share
+                is not None else ", no communication" if r.communication_ms == 0 else
+                ", overlap not measurable")
+             + f" over {sig(r.window_ms, 4)} ms" + (f" ({r.steps})" if r.steps else "")
+             for r in ranks]
+    lead = f"slowest rank {slowest} bounds the step; " if len(ranks) > 1 else ""
+    return lead + "; ".join(parts)
+
+
+def runs_text(tr: TrainingResult) -> str:
+    """How many runs each platform has: the study's count for those it runs, the logs'."""
+    counts = sorted({len(p.runs) for p in tr.platforms if p.runs})
+    if counts == [tr.runs_per_platform] or not counts:
+        return f"{tr.runs_per_platform} runs per platform"
+    return f"{' or '.join(map(str, counts))} runs per platform"
+
+
+def target_text(p: PlatformTrainingResult) -> str:
+    if p.target is None:
+        return NOT_MEASURED
+    src = "declared" if p.target_source == "declared" else p.target_source
+    return f"{p.target} ({src})" + (f"; {p.target_note}" if p.target_note else "")
+
+
+def console_lines(result: RunResult) -> list[str]:
+    """The training lines of the console summary: each platform's score and cost."""
+    tr = result.training
+    if tr is None:
+        return []
+    out = []
+    for p in tr.platforms:
+        if p.failure and p.time_to_target is None:
+            out.append(f"training {p.name}: not measured: {p.failure}")
+            continue
+        t = p.time_to_target
+        cost = (money_per(p.cost.cost_per_run_usd, "training run") if p.cost is not None
+                else "no cost (no price declared)")
+        out.append(f"training {p.name}: time to train {ttt_text(t) if t else NOT_MEASURED}; "
+                   f"{cost}; target {target_text(p)}")
+        out += [f"  run {r.index}: {r.note}" for r in p.runs if r.note]
+        cc = p.compute_comm
+        if cc is not None and cc.ranks:
+            out.append(f"  per rank: {rank_text(cc.ranks, cc.slowest_rank)}")
+        if p.mfu is not None and p.mfu.flag:
+            out.append(f"  MFU {pct(p.mfu.mfu, 3)}: {p.mfu.flag}")
+    return out
+
 def _cost(p: PlatformTrainingResult, scale: MoneyScale) -> str:
     if p.cost is None:
         return NOT_MEASURED
@@ -231,10 +305,7 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
         t = p.time_to_target
         if t is None:
             return NOT_MEASURED
-        score = _s(t.value_s) if t.valid else f"invalid ({t.reason})"
-        spread = (f"; runs {sig(t.min_s, 3)}–{sig(t.max_s, 3)} s, sd {_s(t.stdev_s)}"
-                  if t.min_s is not None and t.max_s is not None else "")
-        return f"{score} ({t.converged}/{t.runs} converged{spread})"
+        return ttt_text(t)
 
     def energy(p: PlatformTrainingResult) -> str:
         e = p.cost.energy if p.cost is not None else None
@@ -277,7 +348,8 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
         if m.status != "assessed":
             return f"not assessed: {m.reason}"
         hfu = f", HFU {pct(m.hfu, 3)}" if m.hfu is not None else ""
-        return f"{pct(m.mfu, 3)}{hfu} ({sig(m.flops_per_token, 3)} FLOP/token)"
+        flag = f" — {m.flag}" if m.flag else ""
+        return f"{pct(m.mfu, 3)}{hfu} ({si(m.flops_per_token, 'FLOP')}/token){flag}"
 
     def tput(p: PlatformTrainingResult) -> str:
         m = p.mfu
@@ -292,6 +364,12 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
             return cc.note or NOT_MEASURED
         # What the trace's form does not give travels with the figures it qualifies.
         return f"{cc.bound}: {cc.evidence}" + (f" ({cc.note})" if cc.note else "")
+
+    def per_rank(p: PlatformTrainingResult) -> str:
+        cc = p.compute_comm
+        if cc is None or not cc.ranks:
+            return "not assessed: no profiler trace"
+        return rank_text(cc.ranks, cc.slowest_rank)
 
     def unread(p: PlatformTrainingResult) -> str:
         lines = sum(r.ingest.records for r in p.runs)
@@ -312,6 +390,8 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
     # One scale for every platform, so that the amounts compare at a glance.
     scale = pick_scale([p.cost.cost_per_run_usd for p in ps if p.cost is not None])
     rows = [
+        row("quality target", target_text, "declared in the study, else the benchmark's "
+            "MLPerf training rules"),
         row("cost per run to target", lambda p: _cost(p, scale), source("cost")),
         row("time to target", ttt, source("time to target")),
         row("energy per run to target", energy, source("energy")),
@@ -323,6 +403,8 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
         row("throughput", tput, "tokens / preserved steps' time"),
         row("MFU", mfu, source("MFU")),
         row("which resource saturates", bound, source("compute vs communication")),
+        row("per rank", per_rank, "every rank's trace; HTA's definitions (GPU: over its "
+            "kernel window)"),
         row("log lines", unread, "every record a reader could not understand is counted"),
     ]
     return head, rows
@@ -364,8 +446,8 @@ def training_html(result: RunResult,
               + "".join(f"<li><code>{_e(x)}</code></li>" for x in examples)
               + "</ul></details>") if examples else ""
     body = ('<section id="training"><h2>Training on equal terms</h2>'
-            f"<p>Target: {_e(tr.target)}; {tr.runs_per_platform} runs per platform, scored "
-            "MLPerf-style (docs/training.md).</p>" + verdict + notes + table + unread
+            f"<p>Target: {_e(tr.target)}; {_e(runs_text(tr))}, scored MLPerf-style "
+            "(docs/training.md).</p>" + verdict + notes + table + unread
             + "".join(map(figure, charts)) + "</section>")
     return body, charts
 
@@ -375,8 +457,8 @@ def training_markdown(result: RunResult) -> list[str]:
     if tr is None:
         return []
     lines = ["## Training on equal terms", "",
-             f"Target: {tr.target}; {tr.runs_per_platform} runs per platform, scored "
-             "MLPerf-style (docs/training.md).", ""]
+             f"Target: {tr.target}; {runs_text(tr)}, scored MLPerf-style "
+             "(docs/training.md).", ""]
     if tr.verdict is not None:
         lines += [f"**{html.escape(tr.verdict.headline, quote=False)}**", ""]
         lines += [f"- {html.escape(x, quote=False)}" for x in tr.verdict.lines]
@@ -387,18 +469,22 @@ def training_markdown(result: RunResult) -> list[str]:
     lines += ["| " + " | ".join(html.escape(c, quote=False).replace("|", "\\|") for c in r)
               + " |" for r in rows]
     lines.append("")
-    lines += ["Per run: time to target, steps, wall time, goodput, restarts.", "",
-              "| platform | run | seed | reached | time to target | step | wall | goodput | "
-              "restarts |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += ["Per run: time to target (MLPerf logs: run_stop - run_start), initialization "
+              "beside it, steps, wall time, goodput, restarts.", "",
+              "| platform | run | seed | reached | time to target | init | status | step | "
+              "wall | goodput | restarts | note |", "|---" * 12 + "|"]
     for p in tr.platforms:
         for r in p.runs:
             g = r.goodput.goodput if r.goodput is not None else None
+            note = html.escape(r.note, quote=False).replace("|", "\\|")
             lines.append(f"| {p.name} | {r.index} | {r.seed if r.seed is not None else '—'} | "
                          f"{'yes' if r.reached else 'no'} | {_s(r.time_to_target_s)} | "
+                         f"{_s(r.init_s)} | {r.run_status or '—'} | "
                          f"{r.step_to_target if r.step_to_target is not None else '—'} | "
-                         f"{_s(r.wall_s)} | {pct(g)} | {r.restarts.count} |")
+                         f"{_s(r.wall_s)} | {pct(g)} | {r.restarts.count} | {note} |")
     lines.append("")
     return lines
 
 
-__all__ = ["metric_rows", "training_charts", "training_html", "training_markdown"]
+__all__ = ["console_lines", "metric_rows", "rank_text", "runs_text", "target_text",
+           "training_charts", "training_html", "training_markdown", "ttt_text"]

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from acceval.report._claims import console_lines
 from acceval.report._points import point_table
+from acceval.report._training import console_lines as training_lines
 from acceval.run_result import RunResult
 
 
@@ -30,7 +31,7 @@ def _table(result: RunResult) -> Table | str:
 def render_console(result: RunResult) -> str:
     buf = io.StringIO()
     Console(file=buf, width=140, force_terminal=False).print(_table(result))
-    extra = console_lines(result)
+    extra = training_lines(result) + console_lines(result)
     return buf.getvalue() + "".join(f"{line}\n" for line in extra)
 
 
@@ -55,7 +56,7 @@ def print_summary(result: RunResult, run_dir: Path) -> None:
                       f"{escape(', '.join(untrusted))}[/yellow]")
     for line in verdict_text(result):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-    for line in console_lines(result):
+    for line in training_lines(result) + console_lines(result):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(f"run folder: {run_dir}", markup=False, highlight=False)
     if (run_dir / "report.html").exists():

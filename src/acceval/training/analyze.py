@@ -20,12 +20,15 @@ from acceval.economics.spec import StudyCosts
 from acceval.errors import AccevalError
 from acceval.models import resolve_model
 from acceval.training import metrics as m
+from acceval.training.checks import no_data
 from acceval.training.execute import read_execution, run_log_path
-from acceval.training.ingest import read_log
+from acceval.training.ingest import log_runs, rank_traces, read_log
 from acceval.training.log import RunLog
+from acceval.training.mlperf import BenchmarkRule
+from acceval.training.quality import resolve
+from acceval.training.ranks import compute_comm
 from acceval.training.result import (
     MAX_POINTS,
-    ComputeCommResult,
     Curve,
     GoodputResult,
     IngestResult,
@@ -35,14 +38,12 @@ from acceval.training.result import (
     RestartsResult,
     SpikeResult,
     StabilityResult,
-    StepSplitResult,
     TimeToTargetResult,
     TrainingCostResult,
     TrainingResult,
     TrainingRunResult,
 )
-from acceval.training.spec import Columns, ModelShape, Training, TrainingPlatform
-from acceval.training.trace import read_trace
+from acceval.training.spec import Columns, ModelShape, QualityTarget, Training, TrainingPlatform
 
 _PEAK_FIELD = {"bf16": "peak_bf16", "fp8": "peak_fp8"}
 
@@ -77,22 +78,43 @@ def _spikes(sp: list[m.Spike]) -> list[SpikeResult]:
             for s in sp]
 
 
-def _run_result(spec: Training, p: TrainingPlatform, index: int, log: RunLog,
-                catalog: Catalog | None) -> TrainingRunResult:
-    reached = m.first_reaching(log, spec.target)
+def _converged(log: RunLog, reached: m.Reached | None) -> tuple[float | None, str]:
+    """A run's time to target and, when it does not count, why. An MLPerf log: its
+    ``run_stop - run_start`` when ``run_stop`` says ``success`` and an evaluation reached
+    the target (MLPerf's rule); any other log: the first evaluation at the target."""
+    st = log.mlperf
+    if st is None or st.run_start_ms is None:
+        return (reached.t_s if reached else None), ""
+    if st.run_stop_ms is None:
+        return None, "no run_stop: the run did not finish"
+    if st.status != "success":
+        crossed = (f"; an evaluation reached the target at {reached.t_s:.3f} s, but MLPerf "
+                   "counts only status success" if reached and reached.t_s is not None else "")
+        return None, f"run_stop status {st.status or 'missing'}: not converged{crossed}"
+    if reached is None:
+        return None, "run_stop status success, but no evaluation reached the target"
+    return st.run_s, ""
+
+
+def _run_result(p: TrainingPlatform, index: int, log: RunLog, target: QualityTarget,
+                spec: Training, catalog: Catalog | None) -> TrainingRunResult:
+    reached = m.first_reaching(log, target)
+    ttt, note = _converged(log, reached)
     st = m.stability(log.steps, z=spec.spike_z, window=spec.spike_window)
     rs = m.restarts(log)
     gp = m.goodput(log, rs)
     ends = [e for e in log.events_of("run_end") if e.value is not None]
     cpu_s = ends[-1].value if ends and p.builtin is not None else None
     device_j = _device_energy(p, log, cpu_s)
-    last = next((e.value(spec.target.metric) for e in reversed(log.evals)
-                 if e.value(spec.target.metric) is not None), None)
+    last = next((e.value(target.metric) for e in reversed(log.evals)
+                 if e.value(target.metric) is not None), None)
+    ml = log.mlperf
     return TrainingRunResult(
-        index=index, seed=log.seed, ingest=_ingest(log), reached=reached is not None,
-        time_to_target_s=reached.t_s if reached else None,
-        step_to_target=reached.step if reached else None,
-        value_at_target=reached.value if reached else None, last_value=_clean(last),
+        index=index, seed=log.seed, ingest=_ingest(log), reached=ttt is not None,
+        time_to_target_s=ttt,
+        step_to_target=reached.step if reached and ttt is not None else None,
+        value_at_target=reached.value if reached and ttt is not None else None,
+        last_value=_clean(last),
         wall_s=log.end_s, cpu_s=cpu_s, device_energy_j=device_j,
         energy_j=(_energy(p, device_j, log.end_s, catalog).joules
                   if log.end_s else None),
@@ -112,7 +134,9 @@ def _run_result(spec: Training, p: TrainingPlatform, index: int, log: RunLog,
         goodput=None if gp is None else GoodputResult(
             wall_s=gp.wall_s, productive_s=gp.productive_s, goodput=gp.goodput,
             badput_s=gp.badput_s, step_time_from=gp.step_time_from),
-        curve=_curve(log, spec.target.metric))
+        curve=_curve(log, target.metric),
+        benchmark=ml.benchmark if ml else None, init_s=ml.init_s if ml else None,
+        run_status=ml.status if ml else None, note=note)
 
 
 def _device_energy(p: TrainingPlatform, log: RunLog, cpu_s: float | None) -> float | None:
@@ -140,12 +164,18 @@ def _energy(p: TrainingPlatform, device_j: float | None, duration_s: float,
 def _logs(spec: Training, p: TrainingPlatform, base_dir: Path,
           run_dir: Path | None) -> tuple[list[RunLog], str | None]:
     if p.logs is not None:
-        out = []
-        for r in p.logs.runs:
-            trace = str(base_dir / r.trace) if r.trace else None
-            out.append(read_log(base_dir / r.path, p.logs.format, p.logs.columns,
-                                seed=r.seed, trace=trace, trace_format=r.trace_format))
-        return out, None
+        out, empty = [], []
+        for r in log_runs(p.logs, base_dir):
+            log = read_log(base_dir / r.path, p.logs.format, p.logs.columns, seed=r.seed,
+                           trace_format=r.trace_format, units=r.units,
+                           traces=rank_traces(r, base_dir))
+            why = no_data(log, base_dir / r.path)
+            if why is None:
+                out.append(log)
+            elif not r.optional:
+                empty.append(f"no data in {r.path}: {why}")
+        # No data is not "never reached the target": the platform is not measured.
+        return (out, None) if not empty else ([], "; ".join(empty))
     if run_dir is None:
         return [], "not run: no run folder to read its logs from"
     ex = read_execution(run_dir)
@@ -163,9 +193,14 @@ def _logs(spec: Training, p: TrainingPlatform, base_dir: Path,
             path = path.with_name(f"steps.{fmt}")
         if not path.exists():
             continue
-        traced = path.parent / "trace.json.gz"
+        # Every rank's trace (the built-in workload); trace.json.gz: a command's, or an
+        # older run's rank 0.
+        traced = sorted(path.parent.glob("trace-rank*.json.gz"),
+                        key=lambda f: int(f.name.removeprefix("trace-rank").split(".")[0]))
+        single = path.parent / "trace.json.gz"
+        traces = [str(f) for f in traced] or ([str(single)] if single.exists() else [])
         out.append(read_log(path, fmt, cols or Columns(), seed=spec.seed + i,
-                            trace=str(traced) if traced.exists() else None))
+                            traces=traces))
     failure = None
     if done.status != "ok":
         last = done.output_tail.strip().splitlines()[-1:] if done.output_tail else []
@@ -173,39 +208,6 @@ def _logs(spec: Training, p: TrainingPlatform, base_dir: Path,
     if not out and failure is None:
         failure = "the command wrote no log"
     return out, failure
-
-
-def _compute_comm(runs: list[RunLog]) -> ComputeCommResult | None:
-    log = next((r for r in runs if r.trace), None)
-    if log is None or log.trace is None:
-        return None
-    try:
-        tr = read_trace(Path(log.trace), log.trace_format)
-    except (OSError, ValueError) as exc:
-        return ComputeCommResult(source=log.trace, kind="unread", note=f"not read: {exc}")
-    pairs = [(s.data_s, s.step_s) for s in log.steps if s.step_s and s.data_s is not None]
-    step_total = sum(b for _, b in pairs)
-    share = sum(a for a, _ in pairs) / step_total if step_total > 0 else None
-    sat = m.saturation(tr.steps, share, overlap_known=tr.overlap_known)
-    notes = list(tr.notes)
-    if tr.whole_span and tr.kind in ("cpu", "gpu"):
-        notes.append("no ProfilerStep marks: the busiest thread's whole span is one window")
-    if tr.unread.count:
-        notes.append(f"{tr.unread.count} of {tr.events} trace events not understood "
-                     f"(e.g. {tr.unread.examples[0][:80]})")
-    note = "; ".join(notes)
-    return ComputeCommResult(
-        source=tr.source, kind=tr.kind, backend=tr.backend, world_size=tr.world_size,
-        steps=[StepSplitResult(step=s.step, duration_ms=s.duration_ms, compute_ms=s.compute_ms,
-                               communication_ms=s.communication_ms, overlap_ms=s.overlap_ms,
-                               memory_ms=s.memory_ms, idle_ms=s.idle_ms) for s in tr.steps],
-        compute_share=sat.compute_share if sat else None,
-        communication_share=sat.communication_share if sat else None,
-        exposed_communication_share=sat.exposed_communication_share if sat else None,
-        overlap_share=sat.overlap_share if sat else None,
-        idle_share=sat.idle_share if sat else None, input_share=share,
-        bound=sat.bound if sat else None, evidence=sat.evidence if sat else "no traced step",
-        events=tr.events, unread=tr.unread.count, note=note)
 
 
 def _builtin_shape(model: str) -> ModelShape:
@@ -252,9 +254,28 @@ def _mfu(p: TrainingPlatform, runs: list[RunLog], catalog: Catalog | None,
         hfu = m.mfu(m.flops_per_token(shape.params, layers=shape.layers, heads=shape.heads,
                                       head_dim=shape.head_dim, seq_len=shape.seq_len,
                                       recompute=True), tps, peak * 1e12, p.platform.chips)
+    flag = _implausible(value, hfu, source)
     return MfuResult(status="assessed", reason="", mfu=value, hfu=hfu, flops_per_token=fpt,
                      tokens_per_s=tps, peak_tflops=peak, peak_source=source,
-                     precision=precision)
+                     precision=precision, plausible=not flag, flag=flag)
+
+
+def _implausible(mfu: float, hfu: float | None, peak_source: str) -> str:
+    """Why a utilisation above 100 % cannot be true, with its likely cause ('' when it is
+    plausible): the throughput is above what the peak allows, so the peak or the FLOP count
+    is wrong."""
+    worst = max(mfu, hfu or 0.0)
+    if worst <= 1.0:
+        return ""
+    cause = ("this host's peak was measured by a micro-benchmark, likely on a loaded machine "
+             "(it reads low)" if peak_source.startswith("this host") else
+             "the peak is too low for this chip and precision (catalog or declared "
+             "peak_tflops)")
+    which = "MFU" if mfu >= worst else "HFU"
+    return (f"implausible: {which} {worst * 100:.0f} % is above 100 % "
+            f"(the measured tokens/s exceed the peak's upper bound); likely cause: {cause}, "
+            "or a wrong FLOP count per token (model.params, layers, seq_len); not used for "
+            "any comparison")
 
 
 def _peak(p: TrainingPlatform, precision: str | None,
@@ -328,13 +349,16 @@ _TRACE_SOURCES = {
 
 
 def _provenance(p: TrainingPlatform, mfu: MfuResult,
-                comm_kind: str | None = None) -> dict[str, str]:
+                comm_kind: str | None = None, *, mllog: bool = False) -> dict[str, str]:
     src = {"logs": "ingested logs", "builtin": "measured by the built-in workload",
            "command": "logs written by the study's command"}[_kind(p)]
     energy = ("estimated: ranks' CPU time x energy.watts_per_core" if p.energy.probe == "cpu"
               else "energy events in the log, else TDP x time (estimated)")
     return {
-        "time to target": f"{src}: first evaluation at the target, MLPerf scoring",
+        "time to target": (f"{src}: MLPerf run_stop - run_start of runs whose status is "
+                           "success and that reached the target, MLPerf olympic scoring"
+                           if mllog else f"{src}: first evaluation at the target, MLPerf "
+                           "olympic scoring"),
         "stability, restarts, goodput": f"{src}: step and event lines",
         "compute vs communication": _TRACE_SOURCES.get(
             comm_kind or "", "profiler trace (Kineto JSON), HTA definitions on its events"),
@@ -348,6 +372,21 @@ def _provenance(p: TrainingPlatform, mfu: MfuResult,
 
 def _kind(p: TrainingPlatform) -> str:
     return "logs" if p.logs is not None else "builtin" if p.builtin is not None else "command"
+
+
+def _score(runs: list[TrainingRunResult], rule: BenchmarkRule | None) -> TimeToTargetResult:
+    sc = m.mlperf_score([r.time_to_target_s if r.reached else None for r in runs], rule=rule)
+    inits = [r.init_s for r in runs if r.init_s is not None]
+    return TimeToTargetResult(
+        value_s=sc.value_s, valid=sc.valid, reason=sc.reason, runs=sc.runs,
+        converged=sc.converged, scored=list(sc.scored), dropped=list(sc.dropped),
+        min_s=sc.min_s, max_s=sc.max_s, stdev_s=sc.stdev_s, window_s=sc.window,
+        rule=(rule.text if rule is not None else "at least 3 runs, drop the fastest and the "
+              "slowest, at most 1 not converged (MLPerf's default rule)"),
+        benchmark=rule.benchmark if rule else None,
+        result_files=rule.result_files if rule else None,
+        max_dropped=rule.max_dropped if rule else 1,
+        init_mean_s=sum(inits) / len(inits) if inits else None)
 
 
 def platform_result(spec: Training, p: TrainingPlatform, *, base_dir: Path,
@@ -364,17 +403,23 @@ def platform_result(spec: Training, p: TrainingPlatform, *, base_dir: Path,
     if not logs:
         out.failure = failure or "no run log"
         return out
-    out.runs = [_run_result(spec, p, i, log, catalog) for i, log in enumerate(logs)]
-    sc = m.mlperf_score([r.time_to_target_s if r.reached else None for r in out.runs])
-    out.time_to_target = TimeToTargetResult(
-        value_s=sc.value_s, valid=sc.valid, reason=sc.reason, runs=sc.runs,
-        converged=sc.converged, scored=list(sc.scored), dropped=list(sc.dropped),
-        min_s=sc.min_s, max_s=sc.max_s, stdev_s=sc.stdev_s, window_s=sc.window)
-    out.compute_comm = _compute_comm(logs)
+    tgt = resolve(spec.target, logs)
+    out.target_source, out.target_note = tgt.source, tgt.note
+    if tgt.target is None:
+        out.failure = tgt.failure
+        return out
+    out.target = tgt.target.text
+    if tgt.failure:
+        out.failure = tgt.failure
+    out.runs = [_run_result(p, i, log, tgt.target, spec, catalog) for i, log in enumerate(logs)]
+    mlperf = all(log.mlperf is not None for log in logs)
+    out.time_to_target = _score(out.runs, tgt.rule if mlperf else None)
+    out.compute_comm = compute_comm(logs)
     out.mfu = _mfu(p, logs, catalog, host_fp32_tflops)
     out.cost = _cost(p, out.time_to_target, out.runs, study_costs, catalog)
     out.provenance = _provenance(p, out.mfu,
-                                 out.compute_comm.kind if out.compute_comm else None)
+                                 out.compute_comm.kind if out.compute_comm else None,
+                                 mllog=mlperf)
     return out
 
 
@@ -384,8 +429,11 @@ def training_section(spec: Training, *, base_dir: Path, run_dir: Path | None,
     """Every training number of a run, from its stored logs (the verdict is added by
     ``analyze``). ``host_fp32_tflops``: this host's measured fp32 peak (the run log's host
     micro-benchmark), the MFU peak of a built-in fp32 platform with no catalog peak."""
-    res = TrainingResult(target=spec.target.text, metric=spec.target.metric,
-                         threshold=spec.target.threshold, runs_per_platform=spec.runs,
+    declared = spec.target
+    res = TrainingResult(target=declared.text if declared else "each benchmark's MLPerf target",
+                         metric=declared.metric if declared else "per benchmark",
+                         threshold=declared.threshold if declared else None,
+                         runs_per_platform=spec.runs,
                          spike_z=spec.spike_z, spike_window=spec.spike_window)
     res.platforms = [platform_result(spec, p, base_dir=base_dir, run_dir=run_dir,
                                      study_costs=study_costs, catalog=catalog,
@@ -394,6 +442,8 @@ def training_section(spec: Training, *, base_dir: Path, run_dir: Path | None,
     for pr in res.platforms:
         if pr.failure and pr.failure.startswith("skipped"):
             res.notes.append(f"{pr.name}: {pr.failure}")
+        if pr.target_note:
+            res.notes.append(f"{pr.name}: {pr.target_note}")
     return res
 
 

@@ -1,7 +1,7 @@
 """Running the training platforms that are commands: the built-in workload, or the user's
 own script, each run writing its step log into the run folder.
 
-Layout: ``<run>/training/<platform>/run-<i>/steps.jsonl`` (and ``trace.json.gz``), with
+Layout: ``<run>/training/<platform>/run-<i>/steps.jsonl`` (and ``trace-rank<r>.json.gz``), with
 ``<run>/training/execution.json`` saying what ran, how it ended and what it printed last.
 Nothing is computed here: :mod:`acceval.training.analyze` reads these files, so
 ``acceval report --recompute`` gives the same numbers.
@@ -71,6 +71,8 @@ def torch_missing() -> str | None:
 
 def workload_config(spec: Training, p: TrainingPlatform, b: Builtin, out: Path) -> dict[str, Any]:
     kill = b.kill.model_dump() if b.kill is not None else None
+    target = spec.target
+    assert target is not None  # the spec requires one for a built-in platform
     return {
         "out": str(out), "runs": spec.runs, "seed": spec.seed, "model": b.model,
         "processes": b.processes, "device": b.device, "precision": b.precision,
@@ -79,7 +81,7 @@ def workload_config(spec: Training, p: TrainingPlatform, b: Builtin, out: Path) 
         "checkpoint_every": b.checkpoint_every,
         "profile_steps": list(b.profile_steps) if b.profile_steps else None,
         "kill": kill, "threads": b.threads,
-        "stop_loss": spec.target.max_eval_loss, "stop_accuracy": spec.target.min_accuracy,
+        "stop_loss": target.max_eval_loss, "stop_accuracy": target.min_accuracy,
     }
 
 

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from acceval.errors import StudyError
-from acceval.training.log import Eval, Event, RunLog, Step
-from acceval.training.spec import Columns, LogFormat, TraceFormat
+from acceval.training.log import Eval, Event, MlperfStamps, RunLog, Step
+from acceval.training.mlperf import rule_for
+from acceval.training.spec import Columns, LogFormat, LogRun, Logs, TraceFormat, Units
+from acceval.training.units import apply_units
 
-#: A time above this is a Unix timestamp (2001-09-09), not seconds since the start.
-_UNIX_S = 1e9
 _MLLOG = ":::MLLOG"
 
 
@@ -77,7 +77,8 @@ def _record(d: Mapping[str, Any], cols: Columns, log: RunLog) -> bool:
         log.evals.append(Eval(step, t, ev_loss, ev_acc))
         understood = True
     if step is not None and any(v is not None for v in fields.values()):
-        log.steps.append(Step(step, t, **fields))
+        log.steps.append(Step(step, t, fields["loss"], fields["grad_norm"], fields["tokens"],
+                              fields["step_s"], fields["data_s"]))
         understood = True
     if understood:
         for k in d:
@@ -86,15 +87,23 @@ def _record(d: Mapping[str, Any], cols: Columns, log: RunLog) -> bool:
     return understood
 
 
+def _number_lines(log: RunLog, before: tuple[int, int, int], line: int) -> None:
+    for items, n in ((log.steps, before[0]), (log.evals, before[1]), (log.events, before[2])):
+        for x in items[n:]:
+            x.line = line
+
+
 def _rows(log: RunLog, rows: Iterable[tuple[str, Mapping[str, Any] | None]],
-          cols: Columns) -> None:
+          cols: Columns, line_offset: int = 0) -> None:
     for raw, d in rows:
         log.lines += 1
         if d is None:
             log.unread.add(raw)
             continue
+        before = (len(log.steps), len(log.evals), len(log.events))
         try:
             ok = _record(d, cols, log)
+            _number_lines(log, before, log.lines + line_offset)
         except _Bad as exc:
             log.unread.add(f"{raw} ({exc})")
             continue
@@ -119,7 +128,7 @@ def _jsonl_rows(path: Path) -> Iterable[tuple[str, Mapping[str, Any] | None]]:
 def read_jsonl(path: Path, cols: Columns) -> RunLog:
     log = RunLog(source=str(path), format="jsonl")
     _rows(log, _jsonl_rows(path), cols)
-    return _relative_clock(log)
+    return log
 
 
 def read_csv(path: Path, cols: Columns) -> RunLog:
@@ -129,8 +138,8 @@ def read_csv(path: Path, cols: Columns) -> RunLog:
         rows = ((",".join(str(v) for v in r.values()),
                  {k: v for k, v in r.items() if k is not None and v not in (None, "")})
                 for r in reader)
-        _rows(log, rows, cols)
-    return _relative_clock(log)
+        _rows(log, rows, cols, line_offset=1)   # the header is line 1
+    return log
 
 
 # --- MLPerf :::MLLOG ---------------------------------------------------------------------------
@@ -148,16 +157,36 @@ def _mllog_step(meta: Mapping[str, Any], cols: Columns) -> int | None:
     return None
 
 
+_SUBMISSION = {"submission_benchmark": "benchmark", "submission_platform": "platform",
+               "submission_org": "org"}
+
+
+def _mllog_stamp(st: MlperfStamps, key: str, t_ms: float | None,
+                 meta: Mapping[str, Any]) -> None:
+    if t_ms is None:
+        raise _Bad(f"{key} without time_ms")
+    if key == "init_start":   # one per rank is allowed: the first one starts the clock
+        st.init_start_ms = t_ms if st.init_start_ms is None else min(st.init_start_ms, t_ms)
+    elif key == "init_stop":
+        st.init_stop_ms = t_ms
+    elif key == "run_start":
+        st.run_start_ms = t_ms
+    else:
+        st.run_stop_ms, st.status = t_ms, str(meta.get("status") or "") or None
+
+
 def read_mllog(path: Path, cols: Columns) -> RunLog:
     """MLPerf logging lines (mlcommons/logging): ``:::MLLOG {json}``; everything else on the
     line before the marker (a launcher's prefix) is ignored.
 
-    The clock starts at ``run_start`` (MLPerf's timed region), ``init_start``..``init_stop``
-    is start-up, ``run_stop`` ends the run; ``eval_accuracy`` is the evaluation (mapped to
-    ``eval_loss`` instead when ``columns.eval_loss`` names it, as for the LLM benchmarks whose
-    "accuracy" is a log perplexity) and ``train_loss`` the step loss."""
+    The clock starts at ``run_start`` (MLPerf's timed region; ``init_start``..``init_stop``
+    is start-up, kept beside it), ``run_stop`` ends the run and carries its status;
+    ``eval_accuracy`` is the evaluation, read as a loss when the named benchmark's target is
+    a loss or log perplexity (the LLM benchmarks) or when ``columns.eval_loss`` names it;
+    ``train_loss`` is the step loss."""
     log = RunLog(source=str(path), format="mllog")
-    stamps: dict[str, float] = {}
+    st = MlperfStamps()
+    raw_evals: list[tuple[int, float | None, float | None, bool, int]] = []
     eval_loss_key = cols.eval_loss if cols.eval_loss != "eval_loss" else None
     loss_key = cols.loss if cols.loss not in (None, "loss") else "train_loss"
     with path.open(encoding="utf-8", errors="replace") as f:
@@ -177,52 +206,50 @@ def read_mllog(path: Path, cols: Columns) -> RunLog:
                 if not isinstance(key, str) or not isinstance(meta, dict):
                     raise _Bad("key or metadata of the wrong type")
                 t = None if t_ms is None else t_ms / 1000.0
-                if key in ("run_start", "init_start", "init_stop") and t is not None:
-                    stamps[key] = t
+                if key in ("run_start", "init_start", "init_stop", "run_stop"):
+                    _mllog_stamp(st, key, t_ms, meta)
+                if key in _SUBMISSION:
+                    setattr(st, _SUBMISSION[key], str(d.get("value")))
                 elif key in _MLLOG_EVENTS:
                     log.events.append(Event(_MLLOG_EVENTS[key], t, _mllog_step(meta, cols),
-                                            detail=str(meta.get("status") or "")))
+                                            detail=str(meta.get("status") or ""),
+                                            line=log.lines))
                 elif key == "eval_accuracy" or key == eval_loss_key:
-                    value = _num(d.get("value"))
                     step = _mllog_step(meta, cols)
                     if step is None:
                         raise _Bad("an evaluation without a step, sample or epoch count")
-                    as_loss = key == eval_loss_key
-                    log.evals.append(Eval(step, t, value if as_loss else None,
-                                          None if as_loss else value))
+                    raw_evals.append((step, t, _num(d.get("value")), key == eval_loss_key,
+                                      log.lines))
                 elif key == loss_key:
                     step = _mllog_step(meta, cols)
                     if step is None:
                         raise _Bad("a train loss without a step")
-                    log.steps.append(Step(step, t, loss=_num(d.get("value"))))
-                else:
+                    log.steps.append(Step(step, t, loss=_num(d.get("value")), line=log.lines))
+                elif key not in ("run_start", "init_start", "init_stop"):
                     log.unused[key] = log.unused.get(key, 0) + 1
             except (ValueError, KeyError, TypeError) as exc:
                 log.unread.add(f"{line} ({exc})")
-    if "init_start" in stamps and "init_stop" in stamps:
-        log.events.append(Event("startup", stamps["init_stop"], None,
-                                stamps["init_stop"] - stamps["init_start"]))
-    origin = stamps.get("init_start", stamps.get("run_start"))
-    return _relative_clock(log, origin)
+    rule = rule_for(st.benchmark)
+    rule_loss = rule is not None and rule.metric == "eval_loss"
+    for step, t, value, as_loss, at in raw_evals:
+        loss = as_loss or rule_loss
+        log.evals.append(Eval(step, t, value if loss else None, None if loss else value,
+                              line=at))
+    if st.init_start_ms is not None and st.init_stop_ms is not None:
+        log.events.append(Event("startup", st.init_stop_ms / 1000.0, None, st.init_s))
+    log.mlperf = st
+    origin_ms = st.run_start_ms if st.run_start_ms is not None else st.init_start_ms
+    return _relative_clock(log, None if origin_ms is None else origin_ms / 1000.0)
 
 
 # --- the clock ---------------------------------------------------------------------------------
 
-def _stamped(log: RunLog) -> list[Any]:
-    return [*log.steps, *log.evals, *log.events]
-
-
-def _relative_clock(log: RunLog, origin: float | None = None) -> RunLog:
-    """Unix stamps become seconds since the run's start: its ``startup`` event's start, else
-    the first stamp. Relative stamps are kept as they are."""
-    stamps = [x.t_s for x in _stamped(log) if x.t_s is not None]
+def _relative_clock(log: RunLog, origin: float | None) -> RunLog:
+    """Stamps become seconds since ``origin`` (MLPerf's ``run_start``)."""
     if origin is None:
-        if not stamps or max(stamps) < _UNIX_S:
-            return log
-        starts = [e.t_s - (e.duration_s or 0.0) for e in log.events_of("startup")
-                  if e.t_s is not None]
-        origin = min([*stamps, *starts])
-    for x in _stamped(log):
+        return log
+    items: list[Step | Eval | Event] = [*log.steps, *log.evals, *log.events]
+    for x in items:
         if x.t_s is not None:
             x.t_s -= origin
     return log
@@ -256,17 +283,57 @@ def guess_format(path: Path) -> LogFormat:
                        "tensorboard or mllog")])
 
 
+def log_runs(logs: Logs, base_dir: Path) -> list[LogRun]:
+    """The runs a ``logs`` entry names: its ``runs``, or every ``result_*.txt`` (MLPerf's
+    result file name) in its ``dir``, in name order."""
+    if logs.dir is None:
+        return list(logs.runs)
+    folder = base_dir / logs.dir
+    if not folder.is_dir():
+        raise StudyError(f"training logs folder {folder} does not exist",
+                         [(str(folder), "no such folder", "give logs.dir relative to the "
+                           "study file")])
+    files = sorted(folder.glob("result_*.txt"))
+    if not files:
+        raise StudyError(f"{folder}: no MLPerf result files (result_*.txt)",
+                         [(str(folder), "no result_*.txt in it", "point logs.dir at a "
+                           "benchmark's results folder, or list logs.runs")])
+    # Relative to the study's folder, as a listed run's path is (or absolute, as logs.dir).
+    return [LogRun(path=str(Path(logs.dir) / f.name)) for f in files]
+
+
+_TRACE_NAMES = ("*.json", "*.json.gz")
+
+
+def rank_traces(run: LogRun, base_dir: Path) -> list[str]:
+    """Every rank's trace of a run: ``trace`` (a file, or a folder of one trace per rank)
+    and ``traces``."""
+    if run.trace is None:
+        return [str(base_dir / t) for t in run.traces]
+    first = base_dir / run.trace
+    if first.is_dir():
+        found = sorted({f for pat in _TRACE_NAMES for f in first.glob(pat)})
+        return [str(f) for f in found] + [str(base_dir / t) for t in run.traces]
+    return [str(first), *(str(base_dir / t) for t in run.traces)]
+
+
 def read_log(path: Path, fmt: LogFormat | None, cols: Columns, *, seed: int | None = None,
-             trace: str | None = None, trace_format: TraceFormat | None = None) -> RunLog:
+             trace: str | None = None, trace_format: TraceFormat | None = None,
+             units: Units | None = None, traces: list[str] | None = None) -> RunLog:
     """One run's log, whatever its format, in the order it was logged (a restart logs some
-    steps twice: the metrics need that order to find the work lost)."""
+    steps twice: the metrics need that order to find the work lost). ``units`` says what
+    its times and accuracy are in where they cannot be detected (:mod:`acceval.training.units`)."""
     if not path.exists():
         raise StudyError(f"training log {path} does not exist",
                          [(str(path), "no such file", "give a path relative to the study "
                            "file")])
     log = READERS[fmt or guess_format(path)](path, cols)
-    log.seed, log.trace, log.trace_format = seed, trace, trace_format
-    return log
+    all_traces = list(traces or ([trace] if trace else []))
+    log.seed, log.trace, log.trace_format = seed, (all_traces[0] if all_traces else None), \
+        trace_format
+    log.traces = all_traces
+    return apply_units(log, units)
 
 
-__all__ = ["READERS", "guess_format", "read_csv", "read_jsonl", "read_log", "read_mllog"]
+__all__ = ["READERS", "guess_format", "log_runs", "rank_traces", "read_csv", "read_jsonl",
+           "read_log", "read_mllog"]

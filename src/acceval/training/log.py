@@ -29,6 +29,7 @@ class Step:
     tokens: float | None = None
     step_s: float | None = None
     data_s: float | None = None
+    line: int | None = None           # where in the file (for errors that name it)
 
 
 @dataclass(slots=True)
@@ -37,6 +38,7 @@ class Eval:
     t_s: float | None = None
     loss: float | None = None
     accuracy: float | None = None
+    line: int | None = None
 
     def value(self, metric: str) -> float | None:
         return self.loss if metric == "eval_loss" else self.accuracy
@@ -50,6 +52,7 @@ class Event:
     duration_s: float | None = None
     value: float | None = None        # e.g. joules for ``energy``, CPU seconds for ``run_end``
     detail: str = ""
+    line: int | None = None
 
 
 @dataclass(slots=True)
@@ -66,6 +69,35 @@ class Unread:
 
 
 @dataclass(slots=True)
+class MlperfStamps:
+    """What an MLPerf ``:::MLLOG`` file says about its timed region, in the log's own
+    milliseconds since the epoch (MLPerf scores ``run_stop - run_start`` of these)."""
+
+    benchmark: str | None = None          # submission_benchmark
+    platform: str | None = None           # submission_platform
+    org: str | None = None                # submission_org
+    init_start_ms: float | None = None    # the first init_start (one per rank is allowed)
+    init_stop_ms: float | None = None
+    run_start_ms: float | None = None
+    run_stop_ms: float | None = None
+    status: str | None = None             # run_stop's metadata.status: success or aborted
+
+    @property
+    def run_s(self) -> float | None:
+        """MLPerf's time to train of this run: ``run_stop - run_start``, in seconds."""
+        if self.run_start_ms is None or self.run_stop_ms is None:
+            return None
+        return (self.run_stop_ms - self.run_start_ms) / 1000.0
+
+    @property
+    def init_s(self) -> float | None:
+        """Initialization (``init_start`` to ``init_stop``): shown beside, never inside."""
+        if self.init_start_ms is None or self.init_stop_ms is None:
+            return None
+        return (self.init_stop_ms - self.init_start_ms) / 1000.0
+
+
+@dataclass(slots=True)
 class RunLog:
     source: str
     format: str
@@ -78,6 +110,8 @@ class RunLog:
     unused: dict[str, int] = field(default_factory=dict)  # understood, not needed (by key)
     trace: str | None = None          # path of the run's profiler trace, if any
     trace_format: TraceFormat | None = None  # None: from the trace's content
+    traces: list[str] = field(default_factory=list)  # every rank's trace (``trace`` first)
+    mlperf: MlperfStamps | None = None  # an MLLOG file's timed region and status
 
     def events_of(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.kind == kind]
@@ -93,4 +127,4 @@ class RunLog:
         return max(stamps) if stamps else None
 
 
-__all__ = ["EVENTS", "Eval", "Event", "RunLog", "Step", "Unread"]
+__all__ = ["EVENTS", "Eval", "Event", "MlperfStamps", "RunLog", "Step", "Unread"]

@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from acceval.training.log import RunLog, Step
+from acceval.training.mlperf import GENERIC, BenchmarkRule, olympic
 from acceval.training.spec import QualityTarget
 from acceval.training.trace import StepSplit
 
@@ -57,33 +58,22 @@ class Score:
     window: tuple[float, float] | None  # min and max of the scored runs (the interval)
 
 
-def mlperf_score(times_s: Sequence[float | None], *, min_runs: int = 3) -> Score:
-    """Drop the fastest and the slowest run and average the rest. A run that never reached
-    the target (``None``) counts as the slowest; two or more make the result invalid. Fewer
-    than ``min_runs`` runs: not scored (the converged runs' mean is not an MLPerf score)."""
+def mlperf_score(times_s: Sequence[float | None], *, min_runs: int = 3,
+                 rule: BenchmarkRule | None = None) -> Score:
+    """MLPerf's olympic scoring (:func:`acceval.training.mlperf.olympic`): with a
+    benchmark's ``rule`` its own result-file count and drops (UNet3D drops 4 at each end);
+    without, at least ``min_runs`` runs, the fastest and the slowest dropped, one run that
+    never reached the target (``None``) allowed, counted as the slowest."""
+    r = rule or replace(GENERIC, result_files=min_runs)
     n = len(times_s)
-    done = [(t, i) for i, t in enumerate(times_s) if t is not None]
-    failed = n - len(done)
-    ts = [t for t, _ in done]
+    ts = [t for t in times_s if t is not None]
     lo, hi = (min(ts), max(ts)) if ts else (None, None)
     sd = statistics.stdev(ts) if len(ts) > 1 else None
-    if n < min_runs:
-        return Score(None, False, f"{n} run(s); MLPerf scoring needs at least {min_runs}", n,
-                     len(done), (), (), lo, hi, sd, None)
-    if failed >= 2:
-        return Score(None, False, f"{failed} of {n} runs never reached the target (more than "
-                     "one makes the result invalid)", n, len(done), (), (), lo, hi, sd, None)
-    slow = [math.inf if t is None else t for t in times_s]
-    order = sorted(range(n), key=lambda i: (slow[i], i))
-    dropped = (order[0], order[-1])
-    kept = order[1:-1]
-    vals = [slow[i] for i in kept]
-    why = (f"mean of {len(kept)} runs after dropping the fastest and the slowest"
-           + ("; the run that never converged counts as the slowest" if failed else ""))
-    window = (min(vals), max(vals))
-    # A mean of equal floats can round just outside them: keep it inside the scored runs.
-    mean = min(max(statistics.fmean(vals), window[0]), window[1])
-    return Score(mean, True, why, n, len(done), tuple(kept), dropped, lo, hi, sd, window)
+    o = olympic(list(times_s), r)
+    kept = [t for i in o.kept if (t := times_s[i]) is not None]
+    window = (min(kept), max(kept)) if o.valid and kept else None
+    return Score(o.value_s, o.valid, o.reason, n, len(ts), o.kept, o.dropped, lo, hi, sd,
+                 window)
 
 
 # --- stability ---------------------------------------------------------------------------------
@@ -257,6 +247,8 @@ def goodput(log: RunLog, rs: Restarts) -> Goodput | None:
     if wall is None or wall <= 0:
         return None
     kept = preserved_steps(log, rs)
+    if not kept:
+        return None   # no steps logged (an MLPerf log's evaluations only): not measured
     secs, basis = _step_seconds(kept)
     data = sum(s.data_s or 0.0 for s in kept)
     productive = max(0.0, sum(secs) - data)

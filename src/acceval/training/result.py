@@ -103,6 +103,10 @@ class TrainingRunResult(Section):
     goodput: GoodputResult | None = None
     curve: Curve = Field(default_factory=Curve)
     trace_ingest: IngestResult | None = None
+    benchmark: str | None = None       # the MLPerf benchmark the log names
+    init_s: float | None = None        # MLPerf initialization: shown beside, never inside
+    run_status: str | None = None      # MLPerf run_stop status (success, aborted)
+    note: str = ""                     # why a run that reached the target does not count
 
 
 class TimeToTargetResult(Section):
@@ -117,6 +121,11 @@ class TimeToTargetResult(Section):
     max_s: float | None = None
     stdev_s: float | None = None
     window_s: tuple[float, float] | None = None
+    rule: str = ""                      # the scoring rule applied, in words
+    benchmark: str | None = None        # the MLPerf benchmark whose rule applied
+    result_files: int | None = None     # the result files that rule needs
+    max_dropped: int = 1                # dropped at each end (UNet3D: 4)
+    init_mean_s: float | None = None    # mean initialization of the runs (outside the score)
 
 
 class MfuResult(Section):
@@ -129,6 +138,8 @@ class MfuResult(Section):
     peak_tflops: float | None = None
     peak_source: str | None = None
     precision: str | None = None
+    plausible: bool = True              # False: MFU or HFU above 100 % (flag says why)
+    flag: str = ""                      # the implausibility and its likely cause
 
 
 class StepSplitResult(Section):
@@ -139,6 +150,24 @@ class StepSplitResult(Section):
     overlap_ms: float
     memory_ms: float
     idle_ms: float
+
+
+class RankSplitResult(Section):
+    """One rank's compute / communication / overlap / idle (HTA's definitions)."""
+
+    rank: int | None
+    source: str
+    window_ms: float                    # GPU: HTA's kernel window; CPU: the traced steps
+    compute_ms: float
+    non_compute_ms: float
+    communication_ms: float
+    overlap_ms: float
+    idle_ms: float
+    compute_share: float | None = None
+    non_compute_share: float | None = None
+    idle_share: float | None = None
+    overlap_share: float | None = None  # of communication time
+    steps: str = ""                     # the iterations the window covers
 
 
 class ComputeCommResult(Section):
@@ -158,6 +187,8 @@ class ComputeCommResult(Section):
     events: int = 0
     unread: int = 0
     note: str = ""
+    ranks: list[RankSplitResult] = Field(default_factory=list)   # every traced rank
+    slowest_rank: int | None = None     # the rank that bounds the step (the job's figures)
 
 
 class TrainingCostResult(Section):
@@ -181,6 +212,9 @@ class PlatformTrainingResult(Section):
     mfu: MfuResult | None = None
     compute_comm: ComputeCommResult | None = None
     provenance: dict[str, str] = Field(default_factory=dict)
+    target: str | None = None           # the quality target this platform was scored at
+    target_source: str = ""             # "declared" or the MLPerf rule it came from
+    target_note: str = ""               # a declared target that differs from the rules
 
     def run(self, index: int) -> TrainingRunResult | None:
         return next((r for r in self.runs if r.index == index), None)
@@ -211,7 +245,7 @@ class TrainingVerdict(Section):
 class TrainingResult(Section):
     target: str                         # "eval loss <= 1.9"
     metric: str
-    threshold: float
+    threshold: float | None             # None: each platform's benchmark target applies
     runs_per_platform: int
     spike_z: float
     spike_window: int
@@ -227,7 +261,8 @@ class TrainingResult(Section):
 
 
 __all__ = ["MAX_POINTS", "ComputeCommResult", "Curve", "GoodputResult", "IngestResult",
-           "InterruptionResult", "MfuResult", "PlatformTrainingResult", "RestartsResult",
+           "InterruptionResult", "MfuResult", "PlatformTrainingResult", "RankSplitResult",
+           "RestartsResult",
            "SpikeResult", "StabilityResult", "StepSplitResult", "TimeToTargetResult",
            "TrainingCostResult", "TrainingResult", "TrainingRunResult", "TrainingStanding",
            "TrainingVerdict"]

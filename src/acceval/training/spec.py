@@ -82,6 +82,21 @@ class Columns(_Model):
     duration_s: str | None = Field("duration_s", description="Seconds an event took.")
 
 
+TimeUnit = Literal["s", "ms", "unix_s", "unix_ms"]
+AccuracyUnit = Literal["fraction", "percent"]
+
+
+class Units(_Model):
+    """What a log's numbers are in, where the reader cannot tell from the values alone."""
+
+    time: TimeUnit | None = Field(
+        None, description="s or ms since the run started, or unix_s / unix_ms (Unix epoch "
+        "stamps); default: detected (Unix stamps by their size; ms must be declared).")
+    accuracy: AccuracyUnit | None = Field(
+        None, description="fraction (0-1) or percent (0-100); default: detected (a value "
+        "above 1 is a percent).")
+
+
 class LogRun(_Model):
     """One run's log (and optionally its profiler trace)."""
 
@@ -92,16 +107,33 @@ class LogRun(_Model):
                               "export (system_profile.json or device_profile_model_<id>.json).")
     trace_format: TraceFormat | None = Field(
         None, description="kineto or neuron; default: from the trace's content.")
+    traces: list[str] = Field(default_factory=list, description="Every other rank's "
+                              "trace of the same steps (HTA reads one trace per rank); or "
+                              "give trace as a folder holding one trace per rank.")
     seed: int | None = Field(None, description="The seed the run used, if known.")
+    units: Units | None = Field(None, description="What the log's times and accuracy are "
+                                "in, where they cannot be detected.")
+    optional: bool = Field(False, description="A log with no data is noted, not a study "
+                           "error (the run goes on without it).")
 
 
 class Logs(_Model):
-    """Runs that already happened, one log per run."""
+    """Runs that already happened, one log per run (or a folder of MLPerf result files)."""
 
     format: LogFormat | None = Field(
         None, description="jsonl, csv, tensorboard or mllog; default from the file name.")
     columns: Columns = Field(default_factory=Columns, description="Column mapping.")
-    runs: list[LogRun] = Field(min_length=1, max_length=100, description="One entry per run.")
+    runs: list[LogRun] = Field(default_factory=list, max_length=100,
+                               description="One entry per run.")
+    dir: str | None = Field(None, description="A folder of MLPerf result files (every "
+                            "result_*.txt in it, in name order, one run each), relative to "
+                            "the study file; instead of runs.")
+
+    @model_validator(mode="after")
+    def _runs_or_dir(self) -> Logs:
+        if (not self.runs) == (self.dir is None):
+            raise ValueError("give exactly one of logs.runs or logs.dir")
+        return self
 
 
 class Kill(_Model):
@@ -130,7 +162,7 @@ class Builtin(_Model):
     checkpoint_every: int = Field(10, ge=1, description="Steps between checkpoints.")
     profile_steps: tuple[int, int] | None = Field(
         (6, 9), description="First and last step traced by the PyTorch profiler (run 0, "
-        "rank 0); null: no trace.")
+        "every rank); null: no trace.")
     kill: Kill | None = Field(None, description="Kill one rank once and restart from the "
                               "last checkpoint.")
     threads: int = Field(1, ge=1, description="Intra-op threads per rank.")
@@ -199,7 +231,10 @@ class TrainingPlatform(_Model):
 class Training(_Model):
     """Training on equal terms: time and cost to a quality target (docs/training.md)."""
 
-    target: QualityTarget = Field(description="The quality every run must reach.")
+    target: QualityTarget | None = Field(
+        None, description="The quality every run must reach. Optional when every platform "
+        "reads MLPerf logs of a known benchmark: the benchmark's own target from the rules "
+        "is used; a declared target wins over it (the report says when they differ).")
     runs: int = Field(3, ge=1, le=100, description="Runs (seeds) per platform; MLPerf scoring "
                       "needs at least 3.")
     seed: int = Field(0, ge=0, description="Base seed; run i uses seed + i.")
@@ -215,6 +250,9 @@ class Training(_Model):
         if dupes:
             raise ValueError(f"training platform names must be unique; repeated: "
                              f"{', '.join(dupes)}")
+        if self.target is None and any(p.logs is None for p in self.platforms):
+            raise ValueError("training.target is required unless every platform reads MLPerf "
+                             "logs (its benchmark's target then applies)")
         for p in self.platforms:
             b = p.builtin
             k = b.kill if b is not None else None
@@ -225,5 +263,6 @@ class Training(_Model):
         return self
 
 
-__all__ = ["Builtin", "Columns", "Command", "Kill", "LogFormat", "LogRun", "Logs", "ModelShape",
-           "QualityTarget", "TraceFormat", "Training", "TrainingPlatform"]
+__all__ = ["AccuracyUnit", "Builtin", "Columns", "Command", "Kill", "LogFormat", "LogRun", "Logs",
+           "ModelShape", "QualityTarget", "TimeUnit", "TraceFormat", "Training",
+           "TrainingPlatform", "Units"]

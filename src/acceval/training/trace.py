@@ -30,10 +30,13 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acceval.training.log import Unread
 from acceval.training.spec import TraceFormat
+
+if TYPE_CHECKING:
+    from acceval.training.gpu_trace import RankSplit
 
 _COMM = re.compile(r"(^gloo:|^nccl|nccl|^c10d::|all_?reduce|all_?gather|reduce_?scatter|"
                    r"broadcast|all_to_all|record_param_comms)", re.IGNORECASE)
@@ -77,6 +80,7 @@ class TraceSplit:
     whole_span: bool = False                  # no ProfilerStep marks: one window, step 0
     overlap_known: bool = True                # False: the form cannot show compute during comm
     notes: list[str] = field(default_factory=list)  # what the form does not give
+    rank_split: RankSplit | None = None       # GPU traces: HTA's window of kernels
 
 
 def _union(iv: list[Interval]) -> list[Interval]:
@@ -221,6 +225,10 @@ def _read_kineto(data: dict[str, Any], path: Path) -> TraceSplit:
                    if c == "cpu_op" and tid == main and not _COMM.search(n)]
     out.steps = [split_step((a, b), compute, comm, memory, step=n)
                  for n, _, a, b in sorted(steps)]
+    if gpu:
+        # Imported here: the GPU split builds on this module's interval code.
+        from acceval.training.gpu_trace import hta_split
+        out.rank_split = hta_split(data["traceEvents"], out.rank)
     return out
 
 

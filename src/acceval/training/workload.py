@@ -6,7 +6,8 @@ Run as ``python -m acceval.training.workload CONFIG.json`` (the ``[torch]`` extr
 lists one job per platform, run in turn by one interpreter). For each run it forks the ranks,
 which write one JSONL step log (docs/training.md): a checkpoint every K steps, every step's
 wall time, loss, gradient norm, tokens and data time, an evaluation every N steps (held-out
-loss and exact match), and a profiler trace of a window of steps.
+loss and exact match), and a profiler (Kineto) trace of a window of steps from every rank
+(``trace-rank<r>.json.gz``).
 The injected interruption SIGKILLs one rank at a step; this launcher sees the rank die, ends
 the others, logs the interruption and restarts every rank from the last checkpoint.
 
@@ -152,7 +153,8 @@ def _rank_main(ctx: _Ctx, rank: int, world: int) -> None:
     for step in range(start_step + 1, int(cfg["max_steps"]) + 1):
         if ctx.kill_step == step and ctx.kill_rank == rank:
             os.kill(os.getpid(), signal.SIGKILL)
-        if window and ctx.run == 0 and ctx.attempt == 0 and rank == 0 and step == window[0]:
+        # Every rank traces the same steps: ranks differ, and the slowest bounds the step.
+        if window and ctx.run == 0 and ctx.attempt == 0 and step == window[0]:
             prof = _start_profiler(cuda)
         mark = _step_mark(step) if prof is not None else None
         t_step = time.perf_counter()
@@ -183,7 +185,7 @@ def _rank_main(ctx: _Ctx, rank: int, world: int) -> None:
                       data_s=round(data_s, 6))
         if prof is not None and window is not None and step == window[1]:
             prof.stop()
-            prof.export_chrome_trace(str(ctx.out / "trace.json.gz"))
+            prof.export_chrome_trace(str(ctx.out / f"trace-rank{rank}.json.gz"))
             prof = None
         if step % int(cfg["eval_every"]) == 0:
             ev_loss, ev_acc = _evaluate(model, shard, dist, device)

@@ -43,21 +43,28 @@ def test_csv_with_a_column_mapping_and_unix_stamps() -> None:
 
 
 def test_mllog_lines() -> None:
+    """The clock starts at run_start (MLPerf's timed region); init is kept beside it; the
+    fixture names llama2_70b_lora, whose eval_accuracy is an eval loss by the rules."""
     log = read_log(FIXTURES / "mllog.txt", None, Columns())
     assert log.format == "mllog"
-    assert [(e.step, e.accuracy) for e in log.evals] == [(3072, 0.941), (6144, 0.924)]
-    assert [e.t_s for e in log.evals] == pytest.approx([150.1, 240.1])  # from init_start
+    assert [(e.step, e.loss, e.accuracy) for e in log.evals] == [(3072, 0.941, None),
+                                                                  (6144, 0.924, None)]
+    assert [e.t_s for e in log.evals] == pytest.approx([90.0, 180.0])  # from run_start
     assert log.steps[0].loss == 1.01
     startup = log.events_of("startup")[0]
     assert startup.duration_s == pytest.approx(60.0)
-    assert log.end_s == pytest.approx(240.3)
+    assert log.end_s == pytest.approx(180.2)
+    assert log.mlperf is not None
+    assert (log.mlperf.benchmark, log.mlperf.status) == ("llama2_70b_lora", "success")
+    assert log.mlperf.run_s == pytest.approx(180.2) and log.mlperf.init_s == pytest.approx(60.0)
     # the launcher's lines, the evaluation with no step, the line that is not JSON
     assert log.unread.count == 4
-    assert log.unused == {"submission_benchmark": 1}
+    assert log.unused == {}
+    assert log.evals[0].line == 8          # errors can name the line
 
 
-def test_mllog_eval_accuracy_can_be_a_loss() -> None:
-    """The LLM benchmarks log a log-perplexity under eval_accuracy: map it to eval_loss."""
+def test_mllog_eval_accuracy_can_be_mapped_to_a_loss() -> None:
+    """columns.eval_loss names the key that holds a loss (whatever the benchmark)."""
     log = read_log(FIXTURES / "mllog.txt", "mllog", Columns(eval_loss="eval_accuracy"))
     assert [e.loss for e in log.evals] == [0.941, 0.924]
     assert all(e.accuracy is None for e in log.evals)
