@@ -147,3 +147,16 @@ def test_one_scrape_in_a_point_is_not_measured() -> None:
     acc = accelerator_section(None, log, [_point(0, 0, 2)], samples_to_table(rows))
     assert acc is not None
     assert acc.points[0].util_mean is None and acc.points[0].devices[0].util_mean is None
+
+
+def test_a_server_url_pointed_at_an_exporter_is_read_the_same_way() -> None:
+    # telemetry.metrics_url set to neuron-monitor's page: its readings are under "metrics".
+    rows = [Sample(int(t * 1e9), "metrics", "telemetry.accelerator_util", v, "ratio", dev)
+            for t in (1, 2, 3) for dev, v in (("neuroncore0", 0.8), ("neuroncore1", 0.2))]
+    log = TelemetryLog(url="http://trn/metrics", source="neuron", scrapes=3,
+                       first_ns=int(1e9), last_ns=int(3e9), interval_s=1.0)
+    acc = accelerator_section(log, None, [_point(0, 0.5, 3.5)], samples_to_table(rows))
+    assert acc is not None and acc.url == "http://trn/metrics"
+    assert acc.points[0].util_mean == pytest.approx(0.5)
+    # No exporter and nothing accelerator-like: no section at all.
+    assert accelerator_section(log, None, [_point(0, 0.5, 3.5)], samples_to_table([])) is None
