@@ -69,6 +69,7 @@ from acceval.run_result import RESULT_FILE, Environment, RunResult, TargetResult
 from acceval.scenarios import point_result, repeats_section, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
 from acceval.targets.spec import Endpoint
+from acceval.telemetry.accelerator import accelerator_section
 from acceval.telemetry.summary import telemetry_section
 from acceval.training.analyze import training_section
 from acceval.verdict import Rules, cheapest, decide, decide_training, standings, workflow_lines
@@ -194,7 +195,11 @@ def slo_text(study: Study) -> str:
 
 def _side(study: Study, t: TargetResult) -> Side:
     spec = next(s for s in study.targets if s.name == t.name)
-    model = spec.serve.model if spec.serve else spec.endpoint.model if spec.endpoint else None
+    # The declared model, else the one the server listed (GET /v1/models) when measured: two
+    # local `serve:` targets of one engine serve the same model even when none is declared.
+    declared = (spec.serve.model if spec.serve else None) or (
+        spec.endpoint.model if spec.endpoint else None)
+    model = declared or (t.endpoint.model if t.endpoint is not None else None)
     precision = spec.platform.precision or (spec.serve.precision if spec.serve else None)
     return Side(name=t.name, hardware=spec.platform.hardware, model=model,
                 precision=precision, software=spec.platform.software, points=t.points)
@@ -291,6 +296,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
                 tlog = tlog.model_copy(update={"points": [*tlog.points, *missing]})
         _target_points(study, t, tlog, sel, base_dir)
         t.telemetry = telemetry_section(tlog.telemetry, t.points, samples)
+        t.accelerator = accelerator_section(tlog.telemetry, tlog.exporter, t.points, samples)
         mean_tokens[t.name] = _mean_output_tokens(sel)
         warm[t.name] = sel.select(_WARM_COLUMNS)
         del sel

@@ -45,7 +45,7 @@ from acceval.loadgen.protocol import Describes, Prompt, Target
 from acceval.loadgen.runner import PointSpec
 from acceval.probes import ProbeSampler, make_probe, read_samples
 from acceval.probes.base import compact_samples
-from acceval.probes.prometheus import TelemetryProbe
+from acceval.probes.prometheus import ExporterProbe, TelemetryProbe
 from acceval.results.files import write_text_durable
 from acceval.results.records import Record
 from acceval.results.runlog import (
@@ -680,11 +680,11 @@ def _prepare(study: Study, tspec: TargetSpec, t_index: int, tlog: TargetLog,
     probe = make_probe(tspec.energy, pids=pids)
     probes = [] if probe is None else [probe]
     scraper = _telemetry_probe(tspec, handles.get("server"))
-    if scraper is not None:
-        probes.append(scraper)
+    exporter = _exporter_probe(tspec, handles.get("server"))
+    probes += [p for p in (scraper, exporter) if p is not None]
     if probes:
         sampler = ProbeSampler(probes, run_dir, t0_ns=t0_ns, interval_s=0.25)
-        stack.callback(_stop_sampler, sampler, tlog, scraper, not together)
+        stack.callback(_stop_sampler, sampler, tlog, scraper, not together, exporter)
         sampler.start()
     execution = study.execution
     remote = None if execution.backend == "local" else RemoteClients(
@@ -847,21 +847,40 @@ def _telemetry_probe(tspec: TargetSpec, server: Any) -> TelemetryProbe | None:
     return TelemetryProbe(url, interval_s=interval)
 
 
+def _exporter_probe(tspec: TargetSpec, server: Any) -> ExporterProbe | None:
+    """The accelerator exporter's scraper: the study's, or the DCGM exporter its energy
+    probe reads (utilization, memory and power shown, not only turned into energy)."""
+    tel = tspec.telemetry
+    energy = tspec.energy
+    url = tel.exporter_url or (energy.exporter_url if energy.probe == "dcgm" else None)
+    if not tel.enabled or url is None:
+        return None
+    interval = tel.interval_s or (LOCAL_SCRAPE_S if server is not None else REMOTE_SCRAPE_S)
+    return ExporterProbe(url, interval_s=interval)
+
+
 LOCAL_SCRAPE_S = 0.25
 REMOTE_SCRAPE_S = 1.0
 
 
+def _scrape_log(scraper: TelemetryProbe, notes: dict[str, str]) -> TelemetryLog:
+    st = scraper.stats
+    note = notes.pop(scraper.name, None) or (
+        f"{st.failures} scrape(s) failed, the last: {st.last_error}" if st.failures else None)
+    return TelemetryLog(url=st.url, source=st.source, scrapes=st.scrapes,
+                        failures=st.failures, note=note, unmapped=st.unmapped,
+                        first_ns=st.first_ns, last_ns=st.last_ns, interval_s=st.interval_s)
+
+
 def _stop_sampler(sampler: ProbeSampler, tlog: TargetLog,
-                  scraper: TelemetryProbe | None = None, compact: bool = True) -> None:
+                  scraper: TelemetryProbe | None = None, compact: bool = True,
+                  exporter: ExporterProbe | None = None) -> None:
     sampler.stop(compact=compact)
     notes = {**sampler.unavailable, **sampler.errors}
     if scraper is not None:
-        st = scraper.stats
-        note = notes.pop(scraper.name, None) or (
-            f"{st.failures} scrape(s) failed, the last: {st.last_error}" if st.failures else None)
-        tlog.telemetry = TelemetryLog(url=st.url, source=st.source, scrapes=st.scrapes,
-                                      failures=st.failures, note=note, unmapped=st.unmapped,
-                                      first_ns=st.first_ns, last_ns=st.last_ns)
+        tlog.telemetry = _scrape_log(scraper, notes)
+    if exporter is not None:
+        tlog.exporter = _scrape_log(exporter, notes)
     tlog.probe_notes = notes
 
 

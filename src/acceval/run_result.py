@@ -35,6 +35,7 @@ from acceval.quality import Gate
 from acceval.results.files import write_text_durable
 from acceval.results.runlog import EndpointLog, LocalServerInfo, RunLog
 from acceval.results.section import PointResult, RepeatsResult, Section
+from acceval.telemetry.accelerator import AcceleratorResult
 from acceval.telemetry.summary import TelemetryResult
 from acceval.training.result import TrainingResult
 from acceval.verdict import Verdict
@@ -73,6 +74,7 @@ class TargetResult(Section):
     portability: PortabilityResult | None = None
     exit: ExitResult | None = None
     telemetry: TelemetryResult | None = None
+    accelerator: AcceleratorResult | None = None  # its exporter's devices, per load point
     failure: str | None = None
     sweep: SweepResult | None = None
     replay: ReplayResult | None = None

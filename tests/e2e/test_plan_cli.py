@@ -31,8 +31,8 @@ def test_plan_prints_planned_bounds_per_target(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("Planned upper bounds (roofline), not measurements")
     assert "gpu: 7b (6,740,000,000 parameters) on h200" in res.stdout
-    assert "largest batch: 105" in res.stdout and "largest batch: 117" in res.stdout
-    assert "planned decode tok/s per chip: 5,141 (memory-bound" in res.stdout
+    assert "largest batch: 113" in res.stdout and "largest batch: 117" in res.stdout
+    assert "planned decode tok/s per chip: 5,191 (memory-bound" in res.stdout
     assert "per attempt, no accuracy yet" in res.stdout  # priced target, no run yet
 
 
@@ -42,7 +42,7 @@ def test_plan_json_and_a_study_without_a_plan(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     plans = json.loads(res.stdout)
     assert [p["target"] for p in plans] == ["gpu", "trn"]
-    assert plans[0]["origin"] == "planned" and plans[0]["contexts"][0]["max_batch"] == 105
+    assert plans[0]["origin"] == "planned" and plans[0]["contexts"][0]["max_batch"] == 113
     study = _study()
     del study["plan"]
     res = run_cli("plan", str(write_study(tmp_path / "n.yaml", study)), cwd=tmp_path)
@@ -87,3 +87,17 @@ def test_validate_rejects_a_plan_it_could_not_make_after_the_run(tmp_path: Path)
     study["plan"]["weights"] = "bf16"  # type: ignore[index]
     res = run_cli("validate", str(write_study(tmp_path / "s.yaml", study)), cwd=tmp_path)
     assert res.returncode == 0, res.stderr
+
+
+def test_plan_70b_prints_the_bound_the_band_and_its_sources(tmp_path: Path) -> None:
+    example = Path(__file__).parents[2] / "examples" / "plan-70b.yaml"
+    res = run_cli("plan", str(example), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "planned serving bound tok/s per chip (prefill + decode at the batch): 4,101" in out
+    assert "published systems reach 19%–52% of this bound" in out
+    assert "planned range 771–2,150 tok/s per chip (planned)" in out
+    assert "no published cell is close" in out           # 8,192 / 1,024: none within 4x
+    assert "no published cell for trn3" in out
+    assert "Published measurements the calibration bands come from" in out
+    assert out.count("NVIDIA/TensorRT-LLM:docs/source/blogs/H200launch.md") == 3

@@ -102,6 +102,13 @@ def test_gpu_energy_from_a_dcgm_exporter_reaches_the_energy_boundary(tmp_path: P
     # 300 W for the point's window, read from scrapes a second apart.
     assert energy.joules == pytest.approx(WATTS * duration, rel=0.35)
     assert exporter in str(energy.provenance.model_dump())
+    # The same exporter is shown as the target's accelerator telemetry, not only as energy.
+    acc = result.target("m").accelerator
+    assert acc is not None and acc.source == "dcgm" and acc.url == exporter
+    assert acc.devices == ["gpu0"]
+    assert all(p.power_w_total_mean == pytest.approx(WATTS) for p in acc.points
+               if p.power_w_total_mean is not None)
+    assert any(p.power_w_total_mean is not None for p in acc.points)
 
 
 def test_probes_say_why_they_cannot_read(exporter: str) -> None:

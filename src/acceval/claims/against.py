@@ -39,6 +39,10 @@ class ClaimCheckResult(Section):
     measured_high: float | None = None
     above: int = 0  # points whose measured ratio is below the claim
     sentence: str
+    # No comparable point: each condition that failed (how many points it excluded) and the
+    # run that would meet them.
+    failed: list[str] = Field(default_factory=list)
+    to_run: list[str] = Field(default_factory=list)
 
 
 class ClaimsResult(Section):
@@ -92,6 +96,11 @@ def _axes(claim: Claim, subject: Side, comparator: Side,
         differs += [f"model: the claim's is {ax.model}; {s.name} serves "
                     f"{s.model or 'an undeclared model'}" for s in sides
                     if not _same(ax.model, s.model)]
+    elif subject.model is None or comparator.model is None:
+        unknown = [s.name for s in sides if s.model is None]
+        differs.append(f"model: {' and '.join(unknown)} declare{'s' if len(unknown) == 1 else ''}"
+                       " no model and the run did not list one: set serve.model or "
+                       "endpoint.model so the two can be seen to serve the same model")
     elif not _same(subject.model, comparator.model):
         differs.append(f"model: {subject.name} serves {subject.model}, {comparator.name} "
                        f"serves {comparator.model}; a ratio across two models is not a "
@@ -115,21 +124,68 @@ def _axes(claim: Claim, subject: Side, comparator: Side,
     return differs, unchecked
 
 
-def _comparable(claim: Claim, p: PointResult) -> bool:
+def _failures(claim: Claim, side: str, p: PointResult) -> list[tuple[str, str, str]]:
+    """(condition that failed, its detail at this point, what to run instead) for one
+    point; none: it is comparable."""
     ax = claim.axes
     s = p.summary
+    out = []
     if ax.concurrency is not None and (p.requested_rate_rps is not None
                                        or int(p.level) != ax.concurrency):
-        return False
-    for want, total in ((ax.input_tokens, s.prompt_tokens_total),
-                        (ax.output_tokens, s.output_tokens_total)):
+        out.append((f"concurrency: the claim's is {ax.concurrency}", p.label,
+                    f"a closed-loop point at concurrency {ax.concurrency} "
+                    f"(load: [{{concurrency: [{ax.concurrency}]}}])"))
+    for what, want, total, fix in (
+            ("input", ax.input_tokens, s.prompt_tokens_total,
+             "tasks whose prompts average {n} tokens"),
+            ("output", ax.output_tokens, s.output_tokens_total,
+             "tasks.max_tokens near {n} with answers that long")):
         if want is None:
             continue
         if total is None or not s.ok:
-            return False
-        if abs(total / s.ok - want) > LENGTH_TOLERANCE * want:
-            return False
-    return p.trusted
+            out.append((f"{what} length: not measured on {side}", p.label,
+                        "a point whose requests succeed and report their token counts"))
+        elif abs(total / s.ok - want) > LENGTH_TOLERANCE * want:
+            out.append((f"{what} length: the claim's is {want} tokens, more than "
+                        f"{LENGTH_TOLERANCE:.0%} from the run's", f"{total / s.ok:.0f} at "
+                        f"{p.label}", fix.format(n=want)))
+    if not p.trusted:
+        out.append((f"trusted: {side}'s points were not", p.summary.untrusted_reason
+                    or "the self-check flagged them",
+                    "the same points on a quiet machine (or with --clients 2 when the "
+                    "client fell behind)"))
+    return out
+
+
+def _comparable(claim: Claim, p: PointResult) -> bool:
+    return not _failures(claim, "", p)
+
+
+def _no_points(claim: Claim, subject: Side, comparator: Side) -> tuple[list[str], list[str]]:
+    """Which of the claim's conditions excluded the points, how many each, and what to run."""
+    counts: dict[str, int] = {}
+    first: dict[str, str] = {}
+    fixes: list[str] = []
+    theirs = {p.label: p for p in comparator.points}
+    for p in subject.points:
+        q = theirs.get(p.label)
+        pairs = [(comparator.name, q), (subject.name, p)] if q is not None else []
+        found = [] if q is not None else [
+            ("same load point: measured on the subject only", p.label,
+             "the same load on both targets")]
+        for side, pt in pairs:
+            found += _failures(claim, side, pt)
+        for cond, detail, fix in found:
+            counts[cond] = counts.get(cond, 0) + 1
+            first.setdefault(cond, detail)
+            fixes.append(fix)
+    if not subject.points:
+        counts[f"measured: {subject.name} has no load points"] = 1
+        first[f"measured: {subject.name} has no load points"] = "nothing ran"
+        fixes.append(f"load points on {subject.name}")
+    failed = [f"{c} ({n} point{'s' if n != 1 else ''}; e.g. {first[c]})"
+              for c, n in counts.items()]
+    return failed, list(dict.fromkeys(fixes))
 
 
 def _position(claim: Claim, ratios: list[float]) -> tuple[int, str]:
@@ -174,11 +230,14 @@ def check_claim(claim: Claim, check: ClaimCheck, subject: Side, comparator: Side
         points.append(RatioPoint(label=p.label, subject_value=a, comparator_value=b,
                                  ratio=a / b))
     if not points:
+        failed, to_run = _no_points(claim, subject, comparator)
         return ClaimCheckResult(
             **base, status="no comparable points", differs=[], unchecked=unchecked,
+            failed=failed, to_run=to_run,
             sentence=(f"claimed {claimed}; no load point of {subject.name} and "
-                      f"{comparator.name} meets the claim's conditions (same label, trusted, "
-                      "measured, and the claim's concurrency and lengths where it names them)"))
+                      f"{comparator.name} meets the claim's conditions: "
+                      + ("; ".join(failed) or "no point measured both values")
+                      + (f". To compare, run: {'; '.join(to_run)}" if to_run else "")))
     ratios = [p.ratio for p in points]
     below, where = _position(claim, ratios)
     low, high = min(ratios), max(ratios)

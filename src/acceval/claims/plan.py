@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from pydantic import Field
 
+from acceval.claims.calibration import Calibration, calibrate
 from acceval.claims.roofline import (
     PARALLELISMS,
     Bytes,
@@ -27,6 +28,7 @@ from acceval.claims.roofline import (
     ridge,
     serving_output_tps,
     usable_bytes,
+    weight_bytes,
 )
 from acceval.claims.spec import PRECISION_BYTES, Context, ModelShape, PlanSpec
 from acceval.economics.catalog import Fact, Hardware
@@ -77,6 +79,10 @@ class PlanContextResult(Section):
     cost_per_correct_usd: float | None = None
     accuracy: float | None = None
     accuracy_origin: str | None = None  # measured (this run) or assumption (plan.accuracy)
+    # Output tokens per second per chip of a replica serving the planned batch end to end
+    # (its prefills, then its decode steps): the bound measured points are set against.
+    serving_tps_chip: float | None = None
+    calibration: Calibration | None = None
 
 
 class PlanPoint(Section):
@@ -92,19 +98,7 @@ class PlanPoint(Section):
     efficiency: float | None  # measured / planned bound
     plausible: bool = True    # False: measured above the planned upper bound (flag: why)
     flag: str = ""
-
-
-def above_bound_flag(efficiency: float | None, peak_origin: str | None) -> str:
-    """Why a measured rate above its planned upper bound cannot be taken as it stands ('':
-    at or below it). The bound is a ceiling, so the plan's inputs are what is wrong."""
-    if efficiency is None or efficiency <= 1.0:
-        return ""
-    cause = ("the peak was measured on this host by a micro-benchmark, likely under load (it "
-             "reads low)" if peak_origin == "measured" else "the plan's peak or bandwidth is "
-             "too low for this hardware")
-    return (f"implausible: measured {efficiency * 100:.0f} % of the planned upper bound; "
-            f"likely cause: {cause}, or a wrong model size or precision in the plan; not used "
-            "for any comparison")
+    above_bound: str | None = None  # measured above the bound: the likely cause
 
 
 class PlanResult(Section):
@@ -188,12 +182,13 @@ def _precisions(spec: PlanSpec, t: PlanTarget) -> tuple[str, str, str]:
     return weights, kv, compute
 
 
-def _fact(f: Fact | None) -> SourcedValue | None:
+def _fact(f: Fact | None, value: float | None = None) -> SourcedValue | None:
     if f is None:
         return None
-    return SourcedValue(value=f.value * _UNIT.get(f.unit, 1.0), origin="catalog",
-                        source=f.source + (f" [{f.grade}]" if f.grade != "V" else ""),
-                        date=f.date)
+    return SourcedValue(value=f.value * _UNIT.get(f.unit, 1.0) if value is None else value,
+                        origin="catalog", date=f.date,
+                        source=f.source + (f" [{f.grade}]" if f.grade != "V" else "")
+                        + ("" if value is None else f", {f.value:g} {f.unit} as published"))
 
 
 def _inputs(hw: Hardware | None, compute: str, host: HostBenchLog | None,
@@ -221,7 +216,8 @@ def _inputs(hw: Hardware | None, compute: str, host: HostBenchLog | None,
                        ("link_bandwidth", hw.scale_up_bandwidth),
                        ("chips_per_node", hw.chips_per_node),
                        ("chips_per_domain", hw.chips_per_domain)):
-        sv = _fact(fact)
+        # Memory converts by the catalog's one rule (decimal GB, binary GiB and MiB).
+        sv = _fact(fact, hw.memory_bytes if name == "memory" else None)
         if sv is not None:
             out[name] = sv
     if peak is None:
@@ -347,7 +343,10 @@ def _context(shape: Shape, b: Bytes, chip: Chip, ctx: Context, spec: PlanSpec,
     if dec is not None and pre is not None and batch is not None and rate is not None:
         cost = chip_seconds_per_task(batch, ctx.output_tokens, n, pre, dec) * rate / 3600
         correct = cost / acc if acc else None
+    serving = (serving_output_tps(batch, ctx.output_tokens, pre, dec) / n
+               if dec is not None and pre is not None and batch else None)
     return PlanContextResult(
+        serving_tps_chip=serving,
         input_tokens=ctx.input_tokens, output_tokens=ctx.output_tokens, chips=n,
         weights_gb=par.resident_weight_bytes(shape, b, n) / GB,
         kv_gb_per_sequence=kv_bytes_per_token(shape, b)
@@ -369,8 +368,40 @@ def _context(shape: Shape, b: Bytes, chip: Chip, ctx: Context, spec: PlanSpec,
         accuracy_origin=acc_origin)
 
 
+#: A host's bandwidth benchmark copies this much (acceval.claims.host): weights smaller than
+#: it can sit in the CPU's caches, which the measured DRAM bandwidth does not describe.
+HOST_COPY_BYTES = 64 * 2**20
+
+
+def above_bound_cause(shape: Shape, b: Bytes, inputs: dict[str, SourcedValue],
+                      cached_prompt_fraction: float | None) -> str:
+    """Why a measured point can exceed its planned upper bound: the bound's inputs were
+    lower than what served it, or the server did less work than the bound counts."""
+    causes = []
+    bw = inputs.get("memory_bandwidth")
+    weights = weight_bytes(shape, b)
+    if bw is not None and bw.origin == "measured":
+        if weights < HOST_COPY_BYTES:
+            causes.append(
+                f"the model's {weights / 2**20:.1f} MiB of weights fit in the CPU's caches, "
+                "which serve them faster than the DRAM bandwidth the host benchmark measured "
+                f"({(bw.value or 0.0) / 1e9:.1f} GB/s, a {HOST_COPY_BYTES // 2**20} MiB copy): "
+                "the bound is low for this host, not the server faster than physics")
+        else:
+            causes.append("the host benchmark (one short measurement) found less FLOP/s or "
+                          "bandwidth than the engine used: measure the host on a quiet machine")
+    if cached_prompt_fraction:
+        causes.append(f"{cached_prompt_fraction:.0%} of the prompt tokens came from the "
+                      "prefix cache, whose prefill the bound counts")
+    if bw is not None and bw.origin == "catalog":
+        causes.append(f"the catalog's figures ({bw.source}) may be below what this chip "
+                      "delivers, or the server counts output tokens differently from the "
+                      "client")
+    return "; ".join(causes) or "the bound's inputs are below what served this point"
+
+
 def _measured(shape: Shape, b: Bytes, chip: Chip, spec: PlanSpec,
-              t: PlanTarget, peak_origin: str | None = None) -> list[PlanPoint]:
+              t: PlanTarget, inputs: dict[str, SourcedValue] | None = None) -> list[PlanPoint]:
     """Each trusted measured point beside the bound at its own batch and lengths."""
     out = []
     lat = (spec.allreduce_latency_us or 0.0) * 1e-6
@@ -390,19 +421,18 @@ def _measured(shape: Shape, b: Bytes, chip: Chip, spec: PlanSpec,
                  if dec is not None and pre is not None else None)
         measured = s.output_token_throughput_tps / t.chips
         eff = measured / bound if bound else None
+        cause = (above_bound_cause(shape, b, inputs or {}, s.cached_prompt_fraction)
+                 if eff is not None and eff > 1 else None)
         # An open-loop point follows its offered rate: its ratio is no efficiency claim.
-        flag = "" if p.requested_rate_rps is not None else above_bound_flag(eff, peak_origin)
+        flag = ("" if p.requested_rate_rps is not None or cause is None or eff is None
+                else f"implausible: measured {eff * 100:.0f} % of the planned upper bound; "
+                "not used for any comparison")
         out.append(PlanPoint(label=p.label, batch=batch,
                              open_loop=p.requested_rate_rps is not None, input_tokens=t_in,
                              output_tokens=t_out, measured_tps_chip=measured,
                              bound_tps_chip=bound, efficiency=eff, plausible=not flag,
-                             flag=flag))
+                             flag=flag, above_bound=cause))
     return out
-
-
-def _origin(inputs: dict[str, SourcedValue]) -> str | None:
-    peak = inputs.get("peak_flops")
-    return peak.origin if peak is not None else None
 
 
 def plan_target(spec: PlanSpec, t: PlanTarget, hw: Hardware | None,
@@ -427,6 +457,9 @@ def plan_target(spec: PlanSpec, t: PlanTarget, hw: Hardware | None,
     chip = _chip(inputs)
     contexts = [_context(shape, b, chip, ctx, spec, t) for ctx in spec.contexts] \
         if chip.memory_bytes is not None and chip.memory_bw is not None else []
+    for c in contexts:
+        c.calibration = calibrate(c, hardware=t.hardware, weights=weights,
+                                  parameters=shape.parameters, chip=chip)
     if not contexts and hw is not None:
         notes.append("no memory size or bandwidth for this hardware: nothing to plan")
     if shape.experts:
@@ -436,9 +469,9 @@ def plan_target(spec: PlanSpec, t: PlanTarget, hw: Hardware | None,
     return PlanResult(target=t.name, hardware=t.hardware, model=shape.name,
                       parameters=shape.parameters, weights=weights, kv_cache=kv,
                       compute=compute, inputs=inputs, contexts=contexts,
-                      measured=_measured(shape, b, chip, spec, t, _origin(inputs))
+                      measured=_measured(shape, b, chip, spec, t, inputs)
                       if contexts else [],
                       notes=notes)
 
 
-__all__ = ["PlanTarget", "above_bound_flag", "plan_target", "resolve_shape"]
+__all__ = ["PlanTarget", "above_bound_cause", "plan_target", "resolve_shape"]

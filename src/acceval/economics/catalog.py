@@ -22,7 +22,10 @@ from acceval.errors import StudyError
 from acceval.input_files import load_yaml, read_yaml
 
 Grade = Literal["V", "S", "U"]
-_TO_GB = {"GB": 1.0, "GiB": 1.073741824}
+#: Memory is published in decimal gigabytes by some vendors and in binary units by others
+#: (AWS's Neuron docs give GiB; nvidia-smi and NVIDIA's MLPerf files give MiB). Each entry
+#: keeps the unit its source used, and bytes are computed here, once.
+MEMORY_BYTES_PER_UNIT = {"GB": 1e9, "GiB": 2.0**30, "MiB": 2.0**20, "TB": 1e12}
 
 
 class _Model(BaseModel):
@@ -66,6 +69,15 @@ class Hardware(_Model):
         "rack); absent where it is the node.")
     note: str | None = Field(None, description="Caveats.")
 
+    @model_validator(mode="after")
+    def _memory_basis(self) -> Hardware:
+        if self.memory is not None and self.memory.unit not in MEMORY_BYTES_PER_UNIT:
+            raise ValueError(
+                f"{self.id}: memory.unit {self.memory.unit!r} is no memory unit: write it as "
+                f"its source publishes it, one of {', '.join(MEMORY_BYTES_PER_UNIT)} (GB is "
+                "10^9 bytes, GiB 2^30, MiB 2^20)")
+        return self
+
     def facts(self) -> list[tuple[str, Fact]]:
         """Every published figure of this entry, by field name."""
         out = []
@@ -81,10 +93,16 @@ class Hardware(_Model):
                 "fp32": self.peak_fp32}.get(precision)
 
     @property
-    def memory_gb(self) -> float | None:
+    def memory_bytes(self) -> float | None:
+        """Device memory in bytes, from the unit its source published it in."""
         if self.memory is None:
             return None
-        return self.memory.value * _TO_GB[self.memory.unit]
+        return self.memory.value * MEMORY_BYTES_PER_UNIT[self.memory.unit]
+
+    @property
+    def memory_gb(self) -> float | None:
+        b = self.memory_bytes
+        return None if b is None else b / 1e9
 
     @property
     def tdp_w(self) -> float | None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from acceval.probes.base import Sample, rel_ns
 from acceval.telemetry import CANONICAL, Scrape, parse_metrics
+from acceval.telemetry.parse import parse_page
 
 #: The most bytes read from one scrape (a vLLM /metrics is ~30 KB; histograms per model).
 MAX_SCRAPE_BYTES = 4 * 2**20
@@ -51,6 +52,7 @@ class ScrapeStats:
     unmapped: list[str] = field(default_factory=list)
     first_ns: int | None = None   # run-relative time of the first and last good scrape
     last_ns: int | None = None
+    interval_s: float | None = None  # the scrape interval asked for
 
 
 class _Scraper:
@@ -62,13 +64,13 @@ class _Scraper:
         self.url = url
         self.interval_s = interval_s
         self.timeout_s = timeout_s
-        self.stats = ScrapeStats(url)
+        self.stats = ScrapeStats(url, interval_s=interval_s)
         self._t0_ns = 0
         self._next = 0.0
 
     def available(self) -> tuple[bool, str]:
         try:
-            scrape = parse_metrics(fetch(self.url, self.timeout_s))
+            scrape = parse_page(fetch(self.url, self.timeout_s))
         except (OSError, ValueError) as exc:
             return False, f"{self.url} did not answer ({_why(exc)})"
         if scrape.error:
@@ -92,7 +94,7 @@ class _Scraper:
         t = rel_ns(self._t0_ns)
         st = self.stats
         try:
-            scrape = parse_metrics(fetch(self.url, self.timeout_s))
+            scrape = parse_page(fetch(self.url, self.timeout_s))
         except (OSError, ValueError) as exc:
             st.failures += 1
             st.last_error = _why(exc)
@@ -120,6 +122,14 @@ class TelemetryProbe(_Scraper):
     def _samples(self, t: int, scrape: Scrape) -> list[Sample]:
         return [Sample(t, self.name, TELEMETRY_PREFIX + r.metric, r.value,
                        CANONICAL[r.metric].unit, r.device) for r in scrape.readings]
+
+
+class ExporterProbe(TelemetryProbe):
+    """An accelerator exporter beside the server's own /metrics (``telemetry.exporter_url``):
+    a DCGM exporter, neuron-monitor's Prometheus companion or its JSON report. Its readings
+    are telemetry too (never energy), kept under a probe name of their own."""
+
+    name = "exporter"
 
 
 class DcgmProbe(_Scraper):
@@ -166,5 +176,5 @@ def _why(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-__all__ = ["MAX_SCRAPE_BYTES", "TELEMETRY_PREFIX", "DcgmProbe", "ScrapeStats", "TelemetryProbe",
-           "fetch"]
+__all__ = ["MAX_SCRAPE_BYTES", "TELEMETRY_PREFIX", "DcgmProbe", "ExporterProbe", "ScrapeStats",
+           "TelemetryProbe", "fetch"]

@@ -109,6 +109,36 @@ def _fits(c: PlanContextResult) -> str:
     return ("yes" if c.fits else "NO") + f" ({need:,.3g} of {c.usable_gb:,.3g} GB)"
 
 
+def calibration_text(c: PlanContextResult) -> str:
+    """"published systems reach X–Y % of this bound", and the planned range it gives."""
+    cal = c.calibration
+    if cal is None:
+        return "—"
+    if cal.low is None or cal.high is None:
+        return cal.note
+    span = (f"{pct(cal.low, 0)}" if round(cal.low * 100) == round(cal.high * 100)
+            else f"{pct(cal.low, 0)}–{pct(cal.high, 0)}")
+    planned = (f"; planned range {num(cal.planned_low_tps_chip, 0)}–"
+               f"{num(cal.planned_high_tps_chip, 0)} tok/s per chip (planned)"
+               if cal.planned_low_tps_chip is not None else "")
+    return f"published systems reach {span} of this bound ({cal.note}){planned}"
+
+
+def calibration_sources(plans: list[PlanResult]) -> list[str]:
+    """Each published cell a band came from, with its planned bound and its share."""
+    seen: dict[str, str] = {}
+    for p in plans:
+        for c in p.contexts:
+            for r in (c.calibration.cells if c.calibration else []):
+                seen[r.id] = (
+                    f"{r.model} on {r.chips} x {r.hardware} ({r.weights}), batch {r.batch}, "
+                    f"{r.input_tokens}/{r.output_tokens} tokens: published "
+                    f"{num(r.published_tps_chip, 0)} tok/s per chip, planned bound "
+                    f"{num(r.bound_tps_chip, 0)}, {pct(r.share, 1)}; {r.software or ''}, "
+                    f"{r.date or 'undated'}; {r.source}")
+    return list(seen.values())
+
+
 def contexts_table(plan: PlanResult) -> Table:
     rows = []
     for c in plan.contexts:
@@ -127,11 +157,15 @@ def contexts_table(plan: PlanResult) -> Table:
                      str(c.max_batch) if c.max_batch is not None else "—",
                      str(c.batch) if c.batch is not None else "—", dec, pre,
                      "none (one chip)" if c.chips == 1 else
-                     num(c.communication_ms_per_token, 4), cost])
+                     num(c.communication_ms_per_token, 4), cost,
+                     num(c.serving_tps_chip, 0) if c.serving_tps_chip else "—",
+                     calibration_text(c)])
     return (["input / output tokens", "chips", "fits (weights + KV + activations)",
              "weights + KV cache", "largest batch", "batch planned",
              "planned decode tok/s per chip", "planned prefill tok/s per chip",
-             "communication ms per token", "planned cost at the bound"], rows)
+             "communication ms per token", "planned cost at the bound",
+             "planned serving bound tok/s per chip (prefill + decode at the batch)",
+             "calibration"], rows)
 
 
 def scaling_table(c: PlanContextResult) -> Table:
@@ -153,7 +187,9 @@ def measured_table(plan: PlanResult) -> Table | None:
              num(p.bound_tps_chip, 1) if p.bound_tps_chip else NOT_MEASURED,
              (pct(p.efficiency, 2) + (" (open loop: follows the offered rate)"
                                       if p.open_loop else "")
-              + (f" — {p.flag}" if p.flag else ""))
+              + (f" — {p.flag}; likely cause: {p.above_bound}" if p.flag and p.above_bound
+                 else f"; ABOVE the planned upper bound: likely {p.above_bound}"
+                 if p.above_bound else ""))
              if p.efficiency is not None else NOT_MEASURED] for p in plan.measured]
     return (["load point", "batch", "mean input / output tokens",
              "measured output tok/s per chip", "planned bound tok/s per chip",
@@ -180,14 +216,15 @@ def console_lines(result: RunResult) -> list[str]:
         reach = (f"; measured efficiency {pct(min(eff), 2)}–{pct(max(eff), 2)} of the "
                  f"planned bound at its batch, over {len(eff)} closed-loop points"
                  if eff else "")
+        above = [p for p in t.plan.measured if p.above_bound]
+        if above:
+            reach += (f"; {len(above)} point(s) above the planned upper bound (implausible, "
+                      f"not used for any comparison), likely: {above[0].above_bound}")
         c = t.plan.contexts[0] if t.plan.contexts else None
         bound = (f"planned decode bound {num(c.decode_tps_chip, 0)} tok/s per chip at batch "
                  f"{c.batch} ({c.decode_bound}-bound)" if c and c.decode_tps_chip else
                  "planned: does not fit" if c else "planned: no figures")
-        flags = [p for p in t.plan.measured if p.flag]
-        flagged = (f"; {len(flags)} point(s) above the planned bound: {flags[0].flag}"
-                   if flags else "")
-        out.append(f"plan {t.name}: {bound}{reach}{flagged}")
+        out.append(f"plan {t.name}: {bound}{reach}")
     return out
 
 
@@ -208,4 +245,9 @@ def plan_lines(plans: list[PlanResult]) -> list[str]:
                                    for s in c.scaling) + " planned tok/s per chip")
             out.append(f"  {c.scaling_note}")
         out += [f"  note: {n}" for n in p.notes]
+    sources = calibration_sources(plans)
+    if sources:
+        out += ["", "Published measurements the calibration bands come from "
+                "(acceval/data/calibration/published.yaml):"]
+        out += [f"  {line}" for line in sources]
     return out

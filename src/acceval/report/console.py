@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from acceval.report import _accelerator as am
 from acceval.report._claims import console_lines
 from acceval.report._points import point_table
 from acceval.report._training import console_lines as training_lines
@@ -28,9 +29,27 @@ def _table(result: RunResult) -> Table | str:
     return tab
 
 
+def _accelerators(result: RunResult) -> Table | None:
+    """Per point, the target's devices as its exporter saw them (DCGM, neuron-monitor)."""
+    if not am.has_any(result):
+        return None
+    tab = Table(title="Accelerators (exporter telemetry)")
+    for col in am.HEAD:
+        tab.add_column(col)
+    for row in am.rows(result):
+        tab.add_row(*(escape(c) for c in row))
+    return tab
+
+
 def render_console(result: RunResult) -> str:
     buf = io.StringIO()
-    Console(file=buf, width=140, force_terminal=False).print(_table(result))
+    console = Console(file=buf, width=140, force_terminal=False)
+    console.print(_table(result))
+    acc = _accelerators(result)
+    if acc is not None:
+        console.print(acc)
+        for line in am.notes(result):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     extra = training_lines(result) + console_lines(result)
     return buf.getvalue() + "".join(f"{line}\n" for line in extra)
 
@@ -49,6 +68,9 @@ def print_summary(result: RunResult, run_dir: Path) -> None:
     if not console.is_terminal:
         console = Console(width=160)
     console.print(_table(result))
+    acc = _accelerators(result)
+    if acc is not None:
+        console.print(acc)
     untrusted = [f"{t.name}/{p.label}" for t in result.targets for p in t.points
                  if not p.trusted]
     if untrusted:

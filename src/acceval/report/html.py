@@ -23,6 +23,7 @@ import yaml
 
 from acceval._version import __version__
 from acceval.errors import MissingExtra
+from acceval.report import _accelerator as am
 from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
 from acceval.report import _peers as peers
@@ -284,6 +285,18 @@ def _telemetry_html(result: RunResult) -> str:
     return ('<section id="telemetry"><h2>Server telemetry</h2>'
             f"<p>{esc(tm.intro())}</p>{figure}<div class=\"scroll\">{body}</div>"
             f"<ul>{notes}</ul></section>")
+
+
+def _accelerator_html(result: RunResult) -> str:
+    if not am.has_any(result):
+        return ""
+    notes = "".join(f"<li>{esc(n)}</li>" for n in am.notes(result))
+    return ('<section id="accelerators"><h2>Accelerators</h2>'
+            f"<p>{esc(am.intro())}</p>"
+            f'<div class="scroll">{_table(am.HEAD, am.rows(result), "capacity")}</div>'
+            "<h3>Per device</h3>"
+            f'<div class="scroll">{_table(am.DEVICE_HEAD, am.device_rows(result), "capacity")}'
+            f"</div><ul>{notes}</ul></section>")
 
 
 def _repeats_peers_html(result: RunResult) -> str:
@@ -561,7 +574,8 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
         _verdict(result, econ, run),
         *((_decision(result, econ), _charts_html(charts), _capacity_html(capacity, cap_chart),
-           _batching_html(result), _turns_html(result), _telemetry_html(result))
+           _batching_html(result), _turns_html(result), _telemetry_html(result),
+           _accelerator_html(result))
           if inference else ()),
         _repeats_peers_html(result), _claims_html(result), _plan_html(result), training,
         _portability_html(result), agents_html(result),

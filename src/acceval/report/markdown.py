@@ -8,6 +8,7 @@ import yaml
 
 from acceval.economics.bill import BillResult
 from acceval.economics.energy import EnergyResult
+from acceval.report import _accelerator as am
 from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
 from acceval.report import _peers as peers
@@ -134,6 +135,7 @@ def _inference(result: RunResult) -> list[str]:
     lines += _batching(result)
     lines += _turns(result)
     lines += _telemetry(result)
+    lines += _accelerator(result)
     lines += _repeats_and_peers(result)
     return lines
 
@@ -460,6 +462,16 @@ def _turns(result: RunResult) -> list[str]:
         return []
     return ["## Multi-turn conversations: latency per turn", "", turns.INTRO, "",
             *_table(turns.HEAD, [[_esc(c) for c in r] for r in rows]), ""]
+
+
+def _accelerator(result: RunResult) -> list[str]:
+    if not am.has_any(result):
+        return []
+    lines = ["## Accelerators", "", _esc(am.intro()), ""]
+    lines += _table(am.HEAD, am.rows(result))
+    lines += ["", "Per device:", "", *_table(am.DEVICE_HEAD, am.device_rows(result))]
+    lines += [""] + [f"- {_esc(n)}" for n in am.notes(result)] + [""]
+    return lines
 
 
 def _telemetry(result: RunResult) -> list[str]:

@@ -133,6 +133,7 @@ class TelemetryLog(Section):
     unmapped: list[str] = Field(default_factory=list)
     first_ns: int | None = None  # this target's scrapes, run-relative: its readings' span
     last_ns: int | None = None
+    interval_s: float | None = None  # seconds between scrapes, as asked
 
 
 class LoadGeneratorLog(Section):
@@ -171,6 +172,7 @@ class TargetLog(Section):
     fault: FaultLog | None = None
     probe_notes: dict[str, str] = Field(default_factory=dict)
     telemetry: TelemetryLog | None = None
+    exporter: TelemetryLog | None = None  # telemetry.exporter_url: an accelerator exporter
     load_generators: list[LoadGeneratorLog] = Field(default_factory=list)  # backend ray
 
     def scenario_indexes(self) -> set[int]:

@@ -52,6 +52,12 @@ class Mapping:
     canonical: str
     scale: float = 1.0      # to the canonical unit (DCGM energy is mJ, its utilization %)
     device_label: str = ""  # the label that names the device, for per-device series
+    # Only the series whose labels have these values (neuron-monitor publishes host and
+    # device memory as one family told apart by ``memory_location``).
+    where: tuple[tuple[str, str], ...] = ()
+    # A bitmask gauge read as 1.0 when any of these bits is set, else 0.0 (DCGM's clock
+    # event reasons), so that its mean over a point is the share of scrapes it was set.
+    bits: int = 0
 
 
 def _m(source: Source, canonical: str, scale: float = 1.0, device_label: str = "") -> Mapping:
@@ -92,15 +98,57 @@ FAMILIES: dict[str, Mapping] = {
     "llamacpp:tokens_predicted": _m("llamacpp", "generation_tokens"),
     # Recent builds: prompt tokens taken from a slot's cache (prompt_tokens counts the rest).
     "llamacpp:prompt_tokens_cached": _m("llamacpp", "prefix_cache_hits"),
-    # NVIDIA DCGM exporter (per GPU)
-    "DCGM_FI_DEV_POWER_USAGE": _m("dcgm", "power_w", device_label="gpu"),
-    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": _m("dcgm", "energy_j", 1e-3, device_label="gpu"),
-    "DCGM_FI_DEV_GPU_UTIL": _m("dcgm", "accelerator_util", 1e-2, device_label="gpu"),
-    # neuron-monitor's Prometheus exporter (per NeuronCore); it publishes no power
-    "neuroncore_utilization_ratio": _m("neuron", "accelerator_util", device_label="neuroncore"),
     # acceval serve's own, beside the vLLM names it also uses
     "acceval:batch_size": _m("acceval", "batch_size"),
 }
+
+
+# --- accelerator exporters: what the hardware is billed by, per device -------------------
+
+#: Canonical names only the accelerator exporters publish.
+EXPORTER_CANONICAL: dict[str, Canonical] = {c.name: c for c in (
+    Canonical("device_memory_used_bytes", "bytes", "gauge", "sum",
+              "accelerator memory in use (HBM / framebuffer)"),
+    Canonical("device_memory_free_bytes", "bytes", "gauge", "sum", "accelerator memory free"),
+    Canonical("throttled", "ratio", "gauge", "mean",
+              "1 when the clocks were held down by power or temperature, else 0"),
+    Canonical("xid_last", "code", "gauge", "mean", "the last XID error code (0: none)"),
+    Canonical("execution_errors", "executions", "counter", "sum",
+              "executions that ended in an error (neuron-monitor, all error types)"),
+    Canonical("ecc_events", "events", "counter", "sum",
+              "memory ECC events, corrected and not (neuron-monitor)"),
+)}
+CANONICAL.update(EXPORTER_CANONICAL)
+
+#: DCGM's clock-event reasons that mean throttling (NVML's SW power cap, HW slowdown, SW and
+#: HW thermal slowdown, power brake); idle, application clocks and sync boost do not.
+DCGM_THROTTLE_BITS = 0x04 | 0x08 | 0x20 | 0x40 | 0x80
+_NEURON_CORE_MEMORY = ("constants", "model_code", "model_shared_scratchpad", "runtime_memory",
+                       "tensors")
+
+#: NVIDIA dcgm-exporter (per ``gpu``, its default counters) and neuron-monitor's Prometheus
+#: exporter (``neuron-monitor-prometheus.py``: per ``neuroncore``; it publishes no power).
+EXPORTER_FAMILIES: dict[str, Mapping] = {
+    "DCGM_FI_DEV_POWER_USAGE": _m("dcgm", "power_w", device_label="gpu"),
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": _m("dcgm", "energy_j", 1e-3, device_label="gpu"),
+    "DCGM_FI_DEV_GPU_UTIL": _m("dcgm", "accelerator_util", 1e-2, device_label="gpu"),
+    "DCGM_FI_DEV_FB_USED": _m("dcgm", "device_memory_used_bytes", 2.0**20, device_label="gpu"),
+    "DCGM_FI_DEV_FB_FREE": _m("dcgm", "device_memory_free_bytes", 2.0**20, device_label="gpu"),
+    "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": Mapping("dcgm", "throttled", device_label="gpu",
+                                                  bits=DCGM_THROTTLE_BITS),
+    "DCGM_FI_DEV_CLOCKS_EVENT_REASONS": Mapping("dcgm", "throttled", device_label="gpu",
+                                                bits=DCGM_THROTTLE_BITS),
+    "DCGM_FI_DEV_XID_ERRORS": _m("dcgm", "xid_last", device_label="gpu"),
+    "neuroncore_utilization_ratio": _m("neuron", "accelerator_util", device_label="neuroncore"),
+    "neuron_runtime_memory_used_bytes": Mapping(
+        "neuron", "device_memory_used_bytes", where=(("memory_location", "neuron_device"),)),
+    **{f"neuroncore_memory_usage_{part}": _m("neuron", "device_memory_used_bytes",
+                                             device_label="neuroncore")
+       for part in _NEURON_CORE_MEMORY},
+    "execution_errors": _m("neuron", "execution_errors"),
+    "hardware_ecc_events": _m("neuron", "ecc_events"),
+}
+FAMILIES.update(EXPORTER_FAMILIES)
 
 
 def source_of(families: set[str]) -> str | None:
@@ -111,4 +159,5 @@ def source_of(families: set[str]) -> str | None:
     return "+".join(found) or None
 
 
-__all__ = ["CANONICAL", "FAMILIES", "Canonical", "Mapping", "source_of"]
+__all__ = ["CANONICAL", "DCGM_THROTTLE_BITS", "EXPORTER_CANONICAL", "EXPORTER_FAMILIES",
+           "FAMILIES", "Canonical", "Mapping", "source_of"]

@@ -34,6 +34,22 @@ def _mapping(sample_name: str, family: str) -> tuple[str, Mapping] | None:
     return None
 
 
+def _value(raw: float, m: Mapping) -> float:
+    if m.bits:
+        return 1.0 if math.isfinite(raw) and int(raw) & m.bits else 0.0
+    return raw * m.scale
+
+
+def parse_page(text: str) -> Scrape:
+    """A scraped page: Prometheus text, or neuron-monitor's JSON report (what it writes to
+    stdout, or the file its Prometheus companion reads), told apart by the first character."""
+    if text.lstrip().startswith("{"):
+        from acceval.telemetry.neuron_report import parse_neuron_report
+
+        return parse_neuron_report(text)
+    return parse_metrics(text)
+
+
 def parse_metrics(text: str) -> Scrape:
     """The canonical readings in one exposition text. Several series of one canonical
     metric on the same device (one per model, say) are combined as that metric says (sum or
@@ -55,8 +71,10 @@ def parse_metrics(text: str) -> Scrape:
                     continue
                 name, m = hit
                 mapped = True
+                if any(s.labels.get(k) != v for k, v in m.where):
+                    continue
                 known.add(name)
-                value = float(s.value) * m.scale
+                value = _value(float(s.value), m)
                 if not math.isfinite(value):
                     continue
                 device = ""
@@ -77,4 +95,4 @@ def parse_metrics(text: str) -> Scrape:
     return out
 
 
-__all__ = ["Reading", "Scrape", "parse_metrics"]
+__all__ = ["Reading", "Scrape", "parse_metrics", "parse_page"]

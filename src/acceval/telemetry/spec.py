@@ -18,9 +18,16 @@ class Telemetry(BaseModel):
         None, ge=0.1, le=3600, description="Seconds between scrapes (each is one HTTP GET from "
         "a background thread). Default: 0.25 for a local `serve:` target, 1.0 for an endpoint.",
     )
+    exporter_url: str | None = Field(
+        None, description="An accelerator exporter scraped beside metrics_url at the same "
+        "interval: NVIDIA's DCGM exporter (e.g. http://gpu-host:9400/metrics), neuron-monitor's "
+        "Prometheus companion, or an HTTP endpoint serving neuron-monitor's JSON report. Its "
+        "per-device utilization, memory, power and errors are summarised per load point. "
+        "Default: the DCGM exporter of `energy.probe: dcgm`, when one is set; else none.",
+    )
     enabled: bool = Field(True, description="false: do not scrape, not even a local server.")
 
-    @field_validator("metrics_url")
+    @field_validator("metrics_url", "exporter_url")
     @classmethod
     def _http(cls, v: str | None) -> str | None:
         if v is not None and not v.startswith(("http://", "https://")):

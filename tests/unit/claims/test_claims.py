@@ -134,7 +134,12 @@ def test_a_claim_naming_a_concurrency_finds_no_comparable_point_in_an_open_loop_
     result = _run(tmp_path, "trn2", {"builtin": False, "items": [claim], "check": [
         {"claim": "c8", "subject": "new", "comparator": "old"}]})
     assert result.claims is not None
-    assert result.claims.checks[0].status == "no comparable points"
+    check = result.claims.checks[0]
+    assert check.status == "no comparable points"
+    # Which condition failed, on how many points (two per target), and what would meet it.
+    assert check.failed == ["concurrency: the claim's is 8 (4 points; e.g. poisson 10 rps)"]
+    assert check.to_run == ["a closed-loop point at concurrency 8 (load: [{concurrency: [8]}])"]
+    assert "To compare, run: a closed-loop point at concurrency 8" in check.sentence
 
 
 def test_a_check_naming_an_unknown_target_is_a_study_error() -> None:
@@ -147,3 +152,21 @@ def test_a_check_naming_an_unknown_target_is_a_study_error() -> None:
     messages = [msg for _, msg, _ in err.value.problems]
     assert any("claims.check[0].comparator names 'nope', which is not a target" in m
                for m in messages), messages
+
+
+def test_two_local_servers_with_no_declared_model_compare_by_the_model_they_list(
+        tmp_path: Path) -> None:
+    # Two `serve:` targets of one engine, neither declaring a model; each server listed "m".
+    local = (("endpoint", None), ("serve", {"engine": "mock"}))
+    points = (vr.Point(rate_rps=10.0),)
+    specs = [vr.Spec("new", points=points, extra=(*local, *_platform("trn3"))),
+             vr.Spec("old", points=points, extra=(*local, *_platform("trn2")))]
+    claim = _claim("fast", axes={"precision": "fp8"})
+    result = vr.build(tmp_path / "run", specs, claims={"builtin": False, "items": [claim],
+                                                       "check": [{"claim": "fast",
+                                                                  "subject": "new",
+                                                                  "comparator": "old"}]})
+    assert result.claims is not None
+    check = result.claims.checks[0]
+    assert check.status == "compared" and check.differs == []
+    assert check.measured_low == pytest.approx(1.0, abs=0.05)

@@ -50,7 +50,7 @@ def test_markdown_shows_the_ledger_the_checks_and_the_plan(tmp_path: Path) -> No
     assert "deck &lt;b&gt;" in claims  # user text is escaped
     plan = md.split("## Plan: what each chip could do (planned)")[1]
     assert "planned decode tok/s per chip" in plan and "measured efficiency" in plan
-    assert "5,141 (memory-bound" in plan  # 7B bf16 on one H200 (docs/planning.md)
+    assert "5,191 (memory-bound" in plan  # 7B bf16 on one H200 (docs/planning.md)
     assert "5,323 (memory-bound" in plan  # on one Trainium3
     assert "| peak FLOP/s | 9.89e+14 | catalog |" in plan
 

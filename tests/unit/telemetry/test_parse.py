@@ -37,7 +37,10 @@ def _read(name: str) -> dict[tuple[str, str], float]:
                                    ("prefix_cache_hits", ""): 10}),
     ("dcgm", "dcgm", {("power_w", "gpu0"): 512.125, ("power_w", "gpu1"): 96.5,
                       ("energy_j", "gpu0"): 8840312.345, ("energy_j", "gpu1"): 1204500.0,
-                      ("accelerator_util", "gpu0"): 0.97, ("accelerator_util", "gpu1"): 0.0}),
+                      ("accelerator_util", "gpu0"): 0.97, ("accelerator_util", "gpu1"): 0.0,
+                      # DCGM_FI_DEV_FB_USED is MiB
+                      ("device_memory_used_bytes", "gpu0"): 126880 * 2**20,
+                      ("device_memory_used_bytes", "gpu1"): 0.0}),
     ("neuron", "neuron", {("accelerator_util", "neuroncore0"): 0.8633101879976985,
                           ("accelerator_util", "neuroncore1"): 0.5}),
 ])
