@@ -188,6 +188,17 @@ def _tpot(dec: _Decode, output_tokens: FloatArray) -> FloatArray:
                         span_ms / (output_tokens - 1), np.nan)
 
 
+def decode_stamps(chunk_ns: list[int], output_tokens: int | None, finish_reason: str | None,
+                  finish_ns: int | None, done_ns: int | None) -> list[int]:
+    """One request's decode stamps as :func:`derive` counts them: its text chunks, then the
+    end of the server-counted finish step (:func:`finish_step`) when there is one. What the
+    vLLM-bench export writes as ``itls`` (one gap per stamp after the first)."""
+    tokens = np.array([np.nan if output_tokens is None else output_tokens], dtype=np.float64)
+    step = finish_step(tokens, np.array([len(chunk_ns)]), np.array([finish_reason == "stop"]))
+    end = finish_ns if finish_ns is not None else done_ns
+    return [*chunk_ns, end] if bool(step[0]) and end is not None else list(chunk_ns)
+
+
 def _stopped(table: pa.Table, n: int) -> BoolArray:
     if "finish_reason" not in table.column_names:
         return np.zeros(n, dtype=np.bool_)
