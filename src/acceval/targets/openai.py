@@ -10,10 +10,10 @@ when the response's first bytes arrive, one ``chunk_ns`` per event that carries 
 text (``text``, ``delta.content``, or a reasoning delta), ``first_token_ns`` the first of
 those, ``finish_ns`` the event that carried ``finish_reason`` (the end of the last decode
 step, which on vLLM sends no text), ``done_ns`` when the response ends or fails. All stamps
-in one network read share the read's time: that is when the client could have seen them. When ``endpoint.retry`` sends
-a request again, ``sent_ns`` stays the first send and the other stamps are the last
-attempt's, so the latency includes every failed attempt and wait (``http_attempts`` counts
-the sends).
+in one network read share the read's time: that is when the client could have seen them.
+When ``endpoint.retry`` sends a request again, ``sent_ns`` stays the first send and the other
+stamps are the last attempt's, so the latency includes every failed attempt and wait
+(``http_attempts`` counts the sends).
 """
 
 from __future__ import annotations
