@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acceval.interchange import aiperf, vllm
+from acceval.interchange import aiperf, import_files, vllm
 from acceval.interchange._common import Unmapped
 from acceval.metrics import summarize_point
 from acceval.results.records import Record, records_to_table
@@ -138,3 +138,24 @@ def test_aiperf_0_8_load_settings_and_model_name_are_read(tmp_path: Path) -> Non
     (tmp_path / aiperf.SUMMARY_FILE).write_text(json.dumps(rate))
     [point] = aiperf.read(path, path.read_text(), Unmapped())
     assert (point.kind, point.level, point.requested_rate_rps) == ("constant", 5.0, 5.0)
+
+
+def test_the_exported_slo_keeps_request_goodput_through_import(tmp_path: Path) -> None:
+    recs = [Record("t", 0, "p", i, f"task{i}", sent_ns=i * 5 * MS,
+                   first_token_ns=i * 5 * MS + (10 + 20 * (i % 3)) * MS,
+                   chunk_ns=[i * 5 * MS + (10 + 20 * (i % 3) + k * 4) * MS for k in range(3)],
+                   output_tokens=3, finish_reason="length",
+                   done_ns=i * 5 * MS + (20 + 20 * (i % 3)) * MS, tokens_from="usage")
+            for i in range(12)]
+    slo = SLO(ttft_ms=40.0, tpot_ms=6.0)
+    expected = summarize_point(records_to_table(recs), slo=slo, requested_rate_rps=None)
+    data = {**_file(recs), "acceval_slo": slo.model_dump(exclude_defaults=True),
+            "request_goodput": expected.goodput_rps}
+    path = tmp_path / "point.json"
+    path.write_text(vllm.dumps(data))
+    result, _ = import_files([path], "vllm", out_dir=tmp_path / "runs")
+    (point,) = result.target("t").points
+    assert expected.goodput_rps is not None and 0 < expected.good < len(recs)
+    assert point.summary.goodput_rps == pytest.approx(expected.goodput_rps, rel=1e-12)
+    assert point.summary.slo == slo
+    assert result.log.notes[0].startswith("imported from vllm: 1 point(s), 12 request(s)")
