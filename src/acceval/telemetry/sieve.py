@@ -48,7 +48,8 @@ def sieve(text: str, known: Container[str]) -> Sieved:
     kept: list[str] = []
     dropped: dict[str, None] = {}
     bad: str | None = None
-    family, pending = "\0", []  # the last # TYPE family not known, and its comment lines
+    family = "\0"  # the last # TYPE family not known, and its comment lines (pending)
+    pending: list[str] = []
     for line in text.splitlines():
         if not line:
             continue
