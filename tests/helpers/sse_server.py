@@ -89,6 +89,9 @@ class ServerConfig:
     # llama.cpp's timings.cache_n ("timings"); None says nothing.
     cached_tokens: int | None = None
     cached_as: str = "usage"
+    # End each answer as vLLM does when it stops on the end-of-sequence token: the finish
+    # chunk says "stop" and usage counts one token more than the text chunks sent.
+    count_eos: bool = False
 
 
 @dataclass
@@ -237,8 +240,10 @@ class SSEServer:
     def _tail(self, chat: bool, n: int, usage: bool, finish: bool = True) -> bytes:
         out = b""
         if finish:
-            choice: dict[str, Any] = {"index": 0, "finish_reason": "length"}
+            choice: dict[str, Any] = {"index": 0, "finish_reason":
+                                      "stop" if self.config.count_eos else "length"}
             choice["delta" if chat else "text"] = {} if chat else ""
+            n += self.config.count_eos
             out += self._frame(b"data: " + json.dumps({"choices": [choice]}).encode()
                                + b"\n\n")
         if usage:

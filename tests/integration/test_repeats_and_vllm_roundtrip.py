@@ -87,5 +87,13 @@ def test_exported_vllm_json_reads_back_unchanged(run: tuple[RunResult, Path],
     for label, s in original.items():
         assert back[label].ttft_ms == s.ttft_ms and back[label].e2e_ms == s.e2e_ms
         assert back[label].request_throughput_rps == s.request_throughput_rps
+        # TPOT and ITL too (the mock answers these arithmetic tasks in one chunk: none).
+        for name in ("tpot_ms", "itl_ms", "output_tokens"):
+            a, b = getattr(s, name), getattr(back[label], name)
+            assert b.count == a.count, name
+            assert b.p50 == (None if a.p50 is None else pytest.approx(a.p50, rel=1e-12)), name
+    for path in first:
+        data = json.loads(path.read_text())
+        assert data["p50_ttft_ms"] == pytest.approx(data["median_ttft_ms"])
     poisson = json.loads(next(p for p in first if "poisson" in p.name).read_text())
     assert poisson["request_rate"] == 40.0 and poisson["max_concurrency"] is None

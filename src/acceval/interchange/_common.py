@@ -35,6 +35,9 @@ class ImportedPoint:
     model: str | None = None
     api: str = "chat"
     stopped_by: str = "imported"
+    # The SLO the file's goodput was judged on (acceval's own export says it), as a study's
+    # ``slo`` mapping; None: the file does not say.
+    slo: dict[str, Any] | None = None
 
 
 @dataclass

@@ -4,7 +4,11 @@ Each line has ``metadata`` (``request_start_ns``, ``request_ack_ns``, ``request_
 ``benchmark_phase``...) and ``metrics`` (``{"value": ..., "unit": ...}`` each). The load
 setting is not in the lines: it is read from ``profile_export_aiperf.json`` beside the file
 (``input_config.phases``), whose headline statistics are kept as the peer's figures; without
-it the point is labelled by its observed peak of requests in flight. Mapping: docs/metrics.md.
+it the point is labelled by its observed peak of requests in flight. The summary file given
+alone is a point of the peer's figures without requests (``summary_only``). AIPerf 0.8 and
+earlier keep the load in ``input_config.loadgen`` and the model in
+``input_config.endpoint.model_names``; later versions in ``input_config.phases`` and
+``input_config.models``. Mapping: docs/metrics.md.
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ _FIGURES = ("time_to_first_token", "inter_token_latency", "request_latency",
 
 
 def read(path: Path, text: str, unmapped: Unmapped) -> list[ImportedPoint]:
+    whole = _whole_json(text)
+    if whole is not None:
+        return [_summary_point(path, whole)]
     rows: list[dict[str, Any]] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -57,6 +64,8 @@ def read(path: Path, text: str, unmapped: Unmapped) -> list[ImportedPoint]:
             unmapped.add(f"line {n} (no metadata: not imported)")
             continue
         rows.append(obj)
+    if not rows:
+        return []  # no point from a file without one request line (each bad line is counted)
     summary = _summary(path)
     kind, level, requested, label = _load(summary, rows)
     model = _model(summary)
@@ -68,11 +77,42 @@ def read(path: Path, text: str, unmapped: Unmapped) -> list[ImportedPoint]:
         label = f"concurrency {int(level)} (peak observed; no {SUMMARY_FILE})"
     peer = PeerFigures(tool=TOOL, version=(summary or {}).get("aiperf_version"),
                        file=path.name, figures=_figures(summary), summary_only=False)
-    urls = (((summary or {}).get("input_config") or {}).get("endpoint") or {}).get("urls")
     return [ImportedPoint(target=model, label=label, kind=kind, level=level,
                           requested_rate_rps=requested, peer=peer, records=records,
-                          base_url=f"{str(urls[0]).rstrip('/')}/v1" if urls else None,
-                          model=model)]
+                          base_url=_base_url(summary), model=model)]
+
+
+def _whole_json(text: str) -> dict[str, Any] | None:
+    """The file as one JSON object when it is AIPerf's summary (``profile_export_aiperf.json``
+    given instead of the per-request lines): a dict without per-request ``metadata``."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) and "metadata" not in obj else None
+
+
+def _summary_point(path: Path, summary: dict[str, Any]) -> ImportedPoint:
+    """A summary file alone: the peer's figures as a point without requests, as a vLLM
+    result without ``--save-detailed`` is; the per-request file beside it gives the rest."""
+    if "input_config" not in summary and not _figures(summary):
+        raise ValueError(f"one JSON object that is neither AIPerf's {SUMMARY_FILE} nor "
+                         f"{WHAT} lines (give the per-request profile_export.jsonl)")
+    kind, level, requested, label = _load(summary, [])
+    if not label:
+        label = "summary only (load not in the file)"
+    peer = PeerFigures(tool=TOOL, version=summary.get("aiperf_version"), file=path.name,
+                       figures=_figures(summary), summary_only=True)
+    model = _model(summary)
+    return ImportedPoint(target=model, label=label, kind=kind, level=level or 1.0,
+                         requested_rate_rps=requested, peer=peer,
+                         base_url=_base_url(summary), model=model)
+
+
+def _base_url(summary: dict[str, Any] | None) -> str | None:
+    endpoint = ((summary or {}).get("input_config") or {}).get("endpoint") or {}
+    urls = endpoint.get("urls") or ([endpoint["url"]] if endpoint.get("url") else None)
+    return f"{str(urls[0]).rstrip('/')}/v1" if urls else None
 
 
 def _summary(path: Path) -> dict[str, Any] | None:
@@ -86,16 +126,27 @@ def _summary(path: Path) -> dict[str, Any] | None:
 
 
 def _model(summary: dict[str, Any] | None) -> str:
-    items = ((((summary or {}).get("input_config") or {}).get("models") or {})
-             .get("items") or [])
-    return str(items[0].get("name")) if items and isinstance(items[0], dict) else "model"
+    """``input_config.models.items[0].name`` (AIPerf 0.13), else
+    ``input_config.endpoint.model_names[0]`` (AIPerf 0.8 and earlier)."""
+    config = (summary or {}).get("input_config") or {}
+    items = (config.get("models") or {}).get("items") or []
+    if items and isinstance(items[0], dict) and items[0].get("name"):
+        return str(items[0]["name"])
+    names = (config.get("endpoint") or {}).get("model_names") or []
+    return str(names[0]) if names else "model"
 
 
 def _load(summary: dict[str, Any] | None,
           rows: list[dict[str, Any]]) -> tuple[str, float, float | None, str]:
-    phases = ((summary or {}).get("input_config") or {}).get("phases") or []
+    config = (summary or {}).get("input_config") or {}
+    phases = config.get("phases") or []
     prof = next((p for p in phases if isinstance(p, dict) and p.get("kind") == "profiling"),
                 None)
+    if prof is None and isinstance(config.get("loadgen"), dict):
+        # AIPerf 0.8 and earlier: one load setting, input_config.loadgen.
+        gen = config["loadgen"]
+        prof = {"request_rate": gen.get("request_rate"), "concurrency": gen.get("concurrency"),
+                "arrival_pattern": gen.get("request_rate_mode")}
     if prof is not None:
         rate = number(prof.get("request_rate") or prof.get("rate"))
         if rate is not None:

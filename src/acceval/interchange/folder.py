@@ -33,6 +33,9 @@ from acceval.study import Study, load_study, study_from_dict, study_to_yaml
 FORMATS = ("vllm", "guidellm", "aiperf")
 _GAP_NS = 1_000_000_000  # between imported points on the run's timeline
 _UNKNOWN_URL = "http://imported.invalid/v1"
+# Formats whose files carry the tool's version; vLLM bench's result JSON has no such field,
+# so its absence there says nothing.
+_VERSIONED = frozenset({"guidellm", "aiperf"})
 
 
 def _read(fmt: str, path: Path, unmapped: Unmapped) -> list[ImportedPoint]:
@@ -104,11 +107,14 @@ def _study(fmt: str, points: list[ImportedPoint], study_path: Path | None) -> St
             "gamma": "gamma_rps"}
     load = [{keys[k]: sorted(int(v) if k == "concurrency" else v for v in vs)}
             for k, vs in levels.items() if k in keys]
-    return study_from_dict({
+    data: dict[str, Any] = {
         "name": f"imported-{fmt}",
         "description": f"Measured by {fmt}, imported by acceval import (docs/metrics.md).",
-        "targets": list(targets.values()), "load": load or [{"concurrency": [1]}]},
-        source=f"the study made for the imported {fmt} files")
+        "targets": list(targets.values()), "load": load or [{"concurrency": [1]}]}
+    slos = [p.slo for p in points]
+    if slos and slos[0] is not None and all(s == slos[0] for s in slos):
+        data["slo"] = slos[0]  # what the file's goodput was judged on: keep judging it so
+    return study_from_dict(data, source=f"the study made for the imported {fmt} files")
 
 
 def import_files(files: list[Path], fmt: str, *, study_path: Path | None = None,
@@ -170,7 +176,8 @@ def _place(points: list[ImportedPoint], log: RunLog) -> list[Any]:
             r.load_index, r.load_label = i, p.label
             r.request_id = request_id
             request_id += 1
-            for f in ("scheduled_ns", "sent_ns", "first_byte_ns", "first_token_ns", "done_ns"):
+            for f in ("scheduled_ns", "sent_ns", "first_byte_ns", "first_token_ns", "done_ns",
+                      "finish_ns"):
                 v = getattr(r, f)
                 if v is not None:
                     setattr(r, f, v - start + offset)
@@ -190,9 +197,11 @@ def _place(points: list[ImportedPoint], log: RunLog) -> list[Any]:
 
 def _note(imp: ImportLog, points: list[ImportedPoint]) -> str:
     only = [p.label for p in points if p.peer.summary_only]
-    versions = ", ".join(imp.tool_versions) or "version not in the files"
-    text = (f"imported from {imp.format} ({versions}): {len(points)} point(s), "
-            f"{imp.requests} request(s)")
+    versions = ", ".join(imp.tool_versions)
+    if not versions and imp.format in _VERSIONED:
+        versions = "version not in the files"
+    text = (f"imported from {imp.format}{f' ({versions})' if versions else ''}: "
+            f"{len(points)} point(s), {imp.requests} request(s)")
     if only:
         text += (f"; {len(only)} point(s) had summaries only (peer-computed figures, no "
                  f"requests: {', '.join(only)})")

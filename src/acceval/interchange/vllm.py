@@ -34,7 +34,8 @@ from acceval.interchange._common import (
 )
 from acceval.loadgen.spec import load_point
 from acceval.metrics import Distribution
-from acceval.results.records import Record
+from acceval.metrics.derive import decode_stamps
+from acceval.results.records import ERROR_KINDS, Record
 from acceval.results.section import PeerFigures, PointResult
 from acceval.run_result import RunResult, TargetResult
 
@@ -52,7 +53,7 @@ _STAT = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms$"
 _META = "acceval_"
 # acceval's distribution fields, as vLLM names the metric and the statistic.
 _METRICS = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_ms"}
-_PERCENTILES = (("p90", "p90"), ("p95", "p95"), ("p99", "p99"), ("p99.9", "p999"))
+_PERCENTILES = (("p50", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"), ("p99.9", "p999"))
 
 
 def read(path: Path, data: Any, unmapped: Unmapped) -> list[ImportedPoint]:
@@ -82,7 +83,8 @@ def _read_one(path: Path, d: Any, unmapped: Unmapped, line: int | None) -> list[
     peer = PeerFigures(tool=TOOL, file=where, figures=figures, summary_only=not detailed)
     point = ImportedPoint(target=target, label=label, kind=kind, level=level,
                           requested_rate_rps=requested, peer=peer, model=model,
-                          api="chat" if "chat" in str(d.get("backend", "")) else "completions")
+                          api="chat" if "chat" in str(d.get("backend", "")) else "completions",
+                          slo=meta.get("slo") if isinstance(meta.get("slo"), dict) else None)
     if detailed:
         point.records = _records(d, kind, target, label, path, unmapped)
     return [point]
@@ -134,11 +136,14 @@ def _records(d: dict[str, Any], kind: str, target: str, label: str, path: Path,
         if not closed_loop(kind) and queue is not None:
             rec.scheduled_ns = sent - ns(queue)  # the arrival the schedule gave it
         if error is not None:
-            rec.error_kind, rec.error_detail = "peer", str(error)[:2000]
+            rec.error_kind, rec.error_detail = _error(str(error))
         else:
+            rec.output_tokens = _int(col["output_lens"][i])
             ttft = number(col["ttfts"][i])
-            if ttft is None:
-                unmapped.add("ttfts[] (not a number)")
+            if ttft is None:  # null: acceval's export of an answer that did not stream
+                if col["ttfts"][i] is not None:
+                    unmapped.add("ttfts[] (not a number)")
+                out.append(rec)
                 continue
             rec.first_token_ns = sent + ns(ttft)
             at, chunks = rec.first_token_ns, [rec.first_token_ns]
@@ -146,9 +151,17 @@ def _records(d: dict[str, Any], kind: str, target: str, label: str, path: Path,
                 at += ns(float(gap))
                 chunks.append(at)
             rec.chunk_ns = chunks
-            rec.output_tokens = _int(col["output_lens"][i])
         out.append(rec)
     return out
+
+
+def _error(text: str) -> tuple[str, str]:
+    """(error kind, detail): the kind acceval's export wrote before the detail (``http:
+    HTTP 500``), else ``peer`` (vLLM's own file holds the error text only)."""
+    kind, sep, detail = text.partition(": ")
+    if sep and kind in ERROR_KINDS and kind != "peer":
+        return kind, detail[:2000]
+    return "peer", text[:2000]
 
 
 def _int(v: Any) -> int | None:
@@ -196,6 +209,7 @@ def point_json(result: RunResult, t: TargetResult, p: PointResult, sel: pa.Table
         "model_id": model, "tokenizer_id": model, "num_prompts": s.requests,
         "acceval_target": t.name, "acceval_load_label": p.label, "acceval_kind": p.kind,
         "acceval_level": f"{p.level:g}", "acceval_run_id": result.run_id,
+        "acceval_slo": s.slo.model_dump(exclude_defaults=True) if s.slo_values_ms else None,
         "request_rate": "inf" if closed else p.level,
         "burstiness": _burstiness(result, p),
         "max_concurrency": int(p.level) if closed else None,
@@ -232,10 +246,15 @@ def _lists(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
         start = r["sent_ns"] if r["sent_ns"] is not None else t0
         ok = r["error_kind"] is None
         first = r["first_token_ns"]
-        chunks = [c for c in (r["chunk_ns"] or []) if first is not None and c >= first]
-        cols["input_lens"].append(r["prompt_tokens"] or 0)
-        cols["output_lens"].append((r["output_tokens"] or 0) if ok else 0)
-        cols["ttfts"].append((first - start) / NS_PER_S if ok and first is not None else 0.0)
+        chunks = [c for c in decode_stamps(r["chunk_ns"] or [], r["output_tokens"],
+                                           r.get("finish_reason"), r.get("finish_ns"),
+                                           r["done_ns"]) if first is not None and c >= first]
+        # Unknown counts and a TTFT that was not measured stay null (vLLM always knows
+        # them), so that they read back missing rather than 0.
+        cols["input_lens"].append(r["prompt_tokens"])
+        cols["output_lens"].append(r["output_tokens"] if ok else 0)
+        ttft = None if first is None else (first - start) / NS_PER_S
+        cols["ttfts"].append(ttft if ok else 0.0)
         cols["itls"].append([(b - a) / NS_PER_S for a, b in pairwise(chunks)] if ok else [])
         done = r["done_ns"]
         cols["latencies"].append((done - start) / NS_PER_S if done is not None else 0.0)
@@ -243,7 +262,7 @@ def _lists(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
         sched = r["scheduled_ns"]
         cols["queue_times"].append((start - sched) / NS_PER_S if sched is not None else 0.0)
         cols["generated_texts"].append(r["output_text"] or "")
-        cols["errors"].append("" if ok else (r["error_detail"] or r["error_kind"]))
+        cols["errors"].append("" if ok else f"{r['error_kind']}: {r['error_detail'] or ''}")
     return cols
 
 

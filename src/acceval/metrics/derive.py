@@ -39,11 +39,11 @@ class Derived:
     e2e_ms: FloatArray           # done_ns - sent_ns (service time)
     response_ttft_ms: FloatArray  # first_token_ns - scheduled_ns; NaN without a schedule
     response_e2e_ms: FloatArray   # done_ns - scheduled_ns; NaN without a schedule
-    tpot_ms: FloatArray          # (e2e - ttft) / (output_tokens - 1); NaN when tokens <= 1
-                                 # or the answer arrived in fewer than two chunks
+    tpot_ms: FloatArray          # (last decode stamp - first) / (output_tokens - 1); NaN when
+                                 # tokens <= 1 or fewer than two distinct arrival times
     chunks: IntArray             # content chunks that arrived (0: not streamed; -1: unknown)
     schedule_lag_ms: FloatArray  # sent_ns - scheduled_ns
-    itl_ms: FloatArray           # flat: every chunk gap / tokens per chunk of its request
+    itl_ms: FloatArray           # flat: every decode-stamp gap / tokens per stamp of its row
     itl_row: IntArray            # the row each itl_ms sample belongs to
     itl_mean_ms: FloatArray      # per row: mean of its itl_ms samples; NaN when none
     output_tokens: FloatArray
@@ -102,35 +102,70 @@ def arrived_tokens(output_tokens: FloatArray, chunks: IntArray,
     """The output tokens that arrived as text: the server's count, less the end-of-sequence
     token it counts but never sends, when the answer stopped on it (finish_reason "stop")
     and the count exceeds the chunks that came (so some token did not come as a chunk)."""
-    eos = stopped & (output_tokens > chunks) & (output_tokens > 1)
-    return np.where(eos, output_tokens - 1, output_tokens)
+    return np.where(finish_step(output_tokens, chunks, stopped), output_tokens - 1,
+                    output_tokens)
 
 
-def _itl(
-    chunks: pa.Array, output_tokens: FloatArray, n: int
-) -> tuple[FloatArray, IntArray, FloatArray]:
-    """Gaps between consecutive content chunks, divided by the request's mean tokens per chunk
-    (``output_tokens / len(chunks)``, with the tokens that arrived: :func:`arrived_tokens`),
-    so a chunk that carries k tokens counts as k gaps of gap/k instead of one long gap. Gaps
-    are taken in int64 ns (exact) over the flattened lists; the one gap that spans two
-    requests at each list boundary is dropped."""
-    lengths = _chunk_counts(chunks)
+def finish_step(output_tokens: FloatArray, chunks: IntArray, stopped: BoolArray) -> BoolArray:
+    """Rows whose server counted a last decode step that sent no text: the answer stopped on
+    its own and ``usage`` counts more tokens than text chunks came (vLLM counts the
+    end-of-sequence token: a 4-digit answer reports 5). That step ends at the finish chunk."""
+    return np.asarray(stopped & (chunks >= 1) & (output_tokens > chunks) & (output_tokens > 1),
+                      dtype=np.bool_)
+
+
+@dataclass(frozen=True, slots=True)
+class _Decode:
+    """Each row's decode stamps, flattened: its text chunks, then the finish chunk when the
+    server counted that step (:func:`finish_step`)."""
+
+    values: npt.NDArray[np.float64]  # ns, flattened over rows
+    lengths: IntArray                # stamps per row
+    distinct: IntArray               # distinct arrival times per row
+
+
+def _decode_stamps(chunks: pa.Array, lengths: IntArray, extra: BoolArray,
+                   end_ns: FloatArray) -> _Decode:
     flat = pc.list_flatten(chunks)
     if flat.null_count:
         flat = pc.cast(flat, pa.float64())
-    values = np.asarray(flat.to_numpy(zero_copy_only=False))
+    values = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float64)
+    if extra.any():
+        values = np.insert(values, np.cumsum(lengths)[extra], end_ns[extra])
+    stamps = lengths + extra.astype(np.int64)
+    ends = np.cumsum(stamps)
+    rows = np.repeat(np.arange(stamps.size, dtype=np.int64), np.maximum(stamps - 1, 0))
+    moved = np.diff(values)[_within_rows(ends, values.size)] != 0
+    distinct = np.where(stamps > 0, 1, 0) + np.bincount(rows, weights=moved,
+                                                        minlength=stamps.size).astype(np.int64)
+    return _Decode(values, stamps, distinct)
+
+
+def _within_rows(ends: IntArray, size: int) -> BoolArray:
+    """Which consecutive differences of the flattened stamps lie inside one row (the one gap
+    that spans two rows at each list boundary is dropped)."""
+    keep = np.ones(max(size - 1, 0), dtype=np.bool_)
+    cut = ends[:-1] - 1
+    keep[cut[(cut >= 0) & (cut < keep.size)]] = False
+    return keep
+
+
+def _itl(dec: _Decode, counted_tokens: FloatArray, n: int
+         ) -> tuple[FloatArray, IntArray, FloatArray]:
+    """Gaps between consecutive decode stamps, divided by the request's mean tokens per stamp
+    (``counted_tokens / stamps``), so a chunk that carries k tokens counts as k gaps of gap/k
+    instead of one long gap. A row whose stamps share one arrival time (the whole answer in
+    one read) showed no decode: it gives no samples."""
+    lengths, values = dec.lengths, dec.values
     ends = np.cumsum(lengths)
     starts = ends - lengths
     per_row = np.maximum(lengths - 1, 0)
-    diffs = np.diff(values)
-    keep = np.ones(diffs.size, dtype=np.bool_)
-    cut = ends[:-1] - 1
-    keep[cut[(cut >= 0) & (cut < diffs.size)]] = False
+    diffs = np.diff(values)[_within_rows(ends, values.size)]
     with np.errstate(divide="ignore", invalid="ignore"):
-        tokens_per_chunk = output_tokens / lengths
-    tokens_per_chunk[~(tokens_per_chunk > 0)] = np.nan
-    ms_per_token_gap = _NS_PER_MS * tokens_per_chunk  # ns of gap per ms of ITL
-    itl = diffs[keep].astype(np.float64) / np.repeat(ms_per_token_gap, per_row)
+        tokens_per_stamp = counted_tokens / lengths
+    tokens_per_stamp[~(tokens_per_stamp > 0) | (dec.distinct < 2)] = np.nan
+    ms_per_token_gap = _NS_PER_MS * tokens_per_stamp  # ns of gap per ms of ITL
+    itl = diffs / np.repeat(ms_per_token_gap, per_row)
     rows = np.repeat(np.arange(n, dtype=np.int64), per_row)
     valid = ~np.isnan(itl)
     has_gap = per_row > 0
@@ -138,6 +173,47 @@ def _itl(
     span = values[ends[has_gap] - 1] - values[starts[has_gap]]
     mean[has_gap] = span / per_row[has_gap] / ms_per_token_gap[has_gap]
     return itl[valid], rows[valid], mean
+
+
+def _tpot(dec: _Decode, output_tokens: FloatArray) -> FloatArray:
+    """(last decode stamp - first) / (output_tokens - 1): NaN with at most one token or
+    fewer than two distinct arrival times (no decode phase was seen)."""
+    ends = np.cumsum(dec.lengths)
+    has = dec.lengths > 0
+    span_ms = np.full(dec.lengths.size, np.nan)
+    span_ms[has] = (dec.values[ends[has] - 1] - dec.values[ends[has] - dec.lengths[has]]
+                    ) / _NS_PER_MS
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((output_tokens > 1) & (dec.distinct >= 2),
+                        span_ms / (output_tokens - 1), np.nan)
+
+
+def decode_stamps(chunk_ns: list[int], output_tokens: int | None, finish_reason: str | None,
+                  finish_ns: int | None, done_ns: int | None) -> list[int]:
+    """One request's decode stamps as :func:`derive` counts them: its text chunks, then the
+    end of the server-counted finish step (:func:`finish_step`) when there is one. What the
+    vLLM-bench export writes as ``itls`` (one gap per stamp after the first)."""
+    tokens = np.array([np.nan if output_tokens is None else output_tokens], dtype=np.float64)
+    step = finish_step(tokens, np.array([len(chunk_ns)]), np.array([finish_reason == "stop"]))
+    end = finish_ns if finish_ns is not None else done_ns
+    return [*chunk_ns, end] if bool(step[0]) and end is not None else list(chunk_ns)
+
+
+def _stopped(table: pa.Table, n: int) -> BoolArray:
+    if "finish_reason" not in table.column_names:
+        return np.zeros(n, dtype=np.bool_)
+    eq = pc.fill_null(pc.equal(_col(table, "finish_reason"), "stop"), False)
+    return np.asarray(eq.to_numpy(zero_copy_only=False), dtype=np.bool_)
+
+
+def _finish_end_ns(table: pa.Table, done: FloatArray) -> FloatArray:
+    """When the counted finish step ended: the finish chunk's stamp; ``done_ns`` for records
+    written before ``finish_ns`` existed (on vLLM the usage chunk and [DONE] follow the
+    finish chunk within the same moment)."""
+    if "finish_ns" not in table.column_names:
+        return done
+    fin = _float(table, "finish_ns")
+    return np.where(np.isnan(fin), done, fin)
 
 
 def derive(table: pa.Table, *, itl: bool = True) -> Derived:
@@ -154,20 +230,17 @@ def derive(table: pa.Table, *, itl: bool = True) -> Derived:
     # Without the chunk stamps (a reader that needs only the stamps) the count is unknown (-1).
     chunk_col = _col(table, "chunk_ns") if "chunk_ns" in table.column_names else None
     chunks = _chunk_counts(chunk_col) if chunk_col is not None else np.full(n, -1, np.int64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # An answer that came in one piece (not streamed, or sent in one write) shows no
-        # decode phase: its TPOT is not measured, not zero.
-        tpot = np.where((out_tok > 1) & ((chunks >= 2) | (chunks < 0)),
-                        (e2e - ttft) / (out_tok - 1), np.nan)
-    if itl and chunk_col is not None:
-        stopped = (np.asarray(pc.fill_null(pc.equal(_col(table, "finish_reason"), "stop"),
-                                           False).to_numpy(zero_copy_only=False), dtype=bool)
-                   if "finish_reason" in table.column_names else np.zeros(n, dtype=bool))
-        itl_ms, itl_row, itl_mean = _itl(chunk_col, arrived_tokens(out_tok, chunks, stopped),
-                                         n)
+    itl_ms, itl_row = np.zeros(0), np.zeros(0, np.int64)
+    itl_mean = np.full(n, np.nan)
+    if chunk_col is not None:
+        dec = _decode_stamps(chunk_col, chunks, finish_step(out_tok, chunks, _stopped(table, n)),
+                             _finish_end_ns(table, done))
+        tpot = _tpot(dec, out_tok)
+        if itl:
+            itl_ms, itl_row, itl_mean = _itl(dec, out_tok, n)
     else:
-        itl_ms, itl_row = np.zeros(0), np.zeros(0, np.int64)
-        itl_mean = np.full(n, np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tpot = np.where(out_tok > 1, (e2e - ttft) / (out_tok - 1), np.nan)
     error_kind = _col(table, "error_kind")
     ok = np.asarray(pc.is_null(error_kind).to_numpy(zero_copy_only=False), dtype=np.bool_)
     task_codes = pc.dictionary_encode(_col(table, "task_id")).indices

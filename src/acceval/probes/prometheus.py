@@ -25,7 +25,7 @@ from acceval.probes.base import Sample, rel_ns
 from acceval.telemetry import CANONICAL, Scrape, parse_metrics
 from acceval.telemetry.parse import parse_page
 
-#: The most bytes read from one scrape (a vLLM /metrics is ~30 KB; histograms per model).
+#: The most bytes read from one scrape (a vLLM v1 /metrics is ~50-60 KB; histograms per model).
 MAX_SCRAPE_BYTES = 4 * 2**20
 TELEMETRY_PREFIX = "telemetry."
 

@@ -63,6 +63,10 @@ class Record:
     # prompt_ms, predicted_ms); None when it does not.
     server_prompt_ms: float | None = None
     server_decode_ms: float | None = None
+    # When the event that carried finish_reason arrived: the end of the last decode step
+    # when that step sent no text (vLLM's end-of-sequence chunk). None: not streamed or
+    # no finish_reason seen (and every record written before this column existed).
+    finish_ns: int | None = None
 
 
 RECORD_SCHEMA = pa.schema(
@@ -97,6 +101,7 @@ RECORD_SCHEMA = pa.schema(
         ("turn", pa.int32()),
         ("server_prompt_ms", pa.float64()),
         ("server_decode_ms", pa.float64()),
+        ("finish_ns", pa.int64()),
     ]
 )
 

@@ -303,7 +303,7 @@ def compact_parts(run_dir: Path, file: str, parts_dir: str, schema: pa.Schema,
 ANALYSIS_COLUMNS = ["target", "load_index", "task_id", "attempt", "warmup", "scheduled_ns",
                     "sent_ns", "first_byte_ns", "first_token_ns", "done_ns", "chunk_ns",
                     "prompt_tokens", "output_tokens", "tokens_from", "finish_reason",
-                    "error_kind", "correct", "cached_prompt_tokens", "turn"]
+                    "error_kind", "correct", "cached_prompt_tokens", "turn", "finish_ns"]
 
 
 #: What the HTML report reads of each record: the timeline's stamps and the sample outputs

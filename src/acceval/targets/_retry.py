@@ -55,7 +55,7 @@ def wait_before_next(policy: RetryPolicy, rec: Record, sends: int, retry_after_s
 def clear_outcome(rec: Record) -> None:
     """Forget a failed attempt's answer before the next send; ``sent_ns`` (the first send)
     and ``retry_after_s`` stay."""
-    rec.first_byte_ns = rec.first_token_ns = rec.done_ns = None
+    rec.first_byte_ns = rec.first_token_ns = rec.done_ns = rec.finish_ns = None
     rec.chunk_ns.clear()
     rec.prompt_tokens = rec.output_tokens = rec.http_status = None
     rec.tokens_from = rec.output_text = rec.finish_reason = None

@@ -8,11 +8,12 @@ Stamps (``perf_counter_ns() - t0_ns``): ``sent_ns`` right before the request (a 
 connection's connect time is part of the request, as a user would see it), ``first_byte_ns``
 when the response's first bytes arrive, one ``chunk_ns`` per event that carries generated
 text (``text``, ``delta.content``, or a reasoning delta), ``first_token_ns`` the first of
-those, ``done_ns`` when the response ends or fails. All stamps in one network read share
-the read's time: that is when the client could have seen them. When ``endpoint.retry`` sends
-a request again, ``sent_ns`` stays the first send and the other stamps are the last
-attempt's, so the latency includes every failed attempt and wait (``http_attempts`` counts
-the sends).
+those, ``finish_ns`` the event that carried ``finish_reason`` (the end of the last decode
+step, which on vLLM sends no text), ``done_ns`` when the response ends or fails. All stamps
+in one network read share the read's time: that is when the client could have seen them.
+When ``endpoint.retry`` sends a request again, ``sent_ns`` stays the first send and the other
+stamps are the last attempt's, so the latency includes every failed attempt and wait
+(``http_attempts`` counts the sends).
 """
 
 from __future__ import annotations
@@ -214,6 +215,8 @@ class _Exchange(Consumer):
                         self.parts.append(text)
                 reason = c.get("finish_reason")
                 if reason:
+                    if self.finish is None:
+                        self.rec.finish_ns = now - self.t0
                     self.finish = reason
             usage = obj.get("usage")
             if usage:

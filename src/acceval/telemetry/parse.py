@@ -1,5 +1,7 @@
 """One scrape of a ``/metrics`` text, through prometheus-client's exposition-format parser,
-into canonical readings (:mod:`acceval.telemetry.names`)."""
+into canonical readings (:mod:`acceval.telemetry.names`). Only the lines of mapped families
+reach the parser (:mod:`acceval.telemetry.sieve`): a scrape must not hold the interpreter
+the load generator stamps with."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from acceval.telemetry.names import CANONICAL, FAMILIES, Mapping, source_of
+from acceval.telemetry.sieve import sieve
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +53,21 @@ def parse_page(text: str) -> Scrape:
     return parse_metrics(text)
 
 
-def parse_metrics(text: str) -> Scrape:
+def parse_metrics(text: str, *, whole: bool = False) -> Scrape:
     """The canonical readings in one exposition text. Several series of one canonical
     metric on the same device (one per model, say) are combined as that metric says (sum or
-    mean); NaN and infinite values are left out."""
+    mean); NaN and infinite values are left out. ``whole`` parses every line, the families
+    acceval does not map included (the reference the sieve is tested against)."""
     from prometheus_client.parser import text_string_to_metric_families
 
     out = Scrape()
+    if not whole:
+        sieved = sieve(text, FAMILIES)
+        out.unmapped = sieved.unmapped
+        if sieved.bad_line is not None:
+            out.error = f"not Prometheus text format: line {sieved.bad_line[:80]!r}"
+            return out
+        text = sieved.text
     groups: dict[tuple[str, str], list[float]] = defaultdict(list)
     families: dict[tuple[str, str], str] = {}
     known: set[str] = set()

@@ -24,6 +24,8 @@ def req(
     warmup: bool = False,
     tokens_from: str | None = "usage",
     prompt_tokens: int | None = 10,
+    finish_ms: float | None = None,
+    finish_reason: str | None = None,
 ) -> Record:
     """One request. The first chunk is the first token; ``done`` defaults to the last chunk."""
     chunks = chunks_ms or []
@@ -39,7 +41,8 @@ def req(
         done_ns=None if done_ms is None else round(done_ms * MS),
         chunk_ns=ns, prompt_tokens=prompt_tokens, output_tokens=tokens,
         tokens_from=tokens_from if tokens is not None else None,
-        error_kind=error, correct=correct,
+        error_kind=error, correct=correct, finish_reason=finish_reason,
+        finish_ns=None if finish_ms is None else round(finish_ms * MS),
     )
 
 

@@ -86,3 +86,27 @@ def test_empty_table():
 def test_nonpositive_token_counts_do_not_divide(tokens):
     d = derive(table(req(0, sent_ms=0, chunks_ms=[1, 2], tokens=tokens)))
     assert d.itl_ms.size == 0 and np.isnan(d.tpot_ms[0])
+
+
+def test_tpot_needs_two_distinct_arrival_times_not_two_chunks() -> None:
+    # Three chunks in one read (one stamp), then one read later: the second is a decode.
+    d = derive(table(req(0, sent_ms=0, chunks_ms=[5, 5, 5], tokens=3),
+                     req(1, sent_ms=0, chunks_ms=[5, 5, 9], tokens=3)))
+    assert np.isnan(d.tpot_ms[0]) and d.tpot_ms[1] == pytest.approx(2.0)
+    assert d.itl_row.tolist() == [1, 1]  # the one-read answer gives no ITL samples
+
+
+def test_a_counted_finish_step_ends_at_the_finish_chunk_or_else_at_done() -> None:
+    fin = req(0, sent_ms=0, chunks_ms=[10, 12], tokens=3, finish_reason="stop",
+              finish_ms=14, done_ms=20)
+    old = req(1, sent_ms=0, chunks_ms=[10, 12], tokens=3, finish_reason="stop", done_ms=16)
+    d = derive(table(fin, old))
+    assert d.tpot_ms.tolist() == pytest.approx([2.0, 3.0])  # (14-10)/2; no finish_ns: (16-10)/2
+    np.testing.assert_allclose(d.itl_ms, [2.0, 2.0, 2.0, 4.0])
+
+
+def test_an_uncounted_finish_chunk_adds_no_step() -> None:
+    # usage equals the text chunks: the later finish chunk carried no token.
+    d = derive(table(req(0, sent_ms=0, chunks_ms=[10, 12, 14], tokens=3, finish_reason="stop",
+                         finish_ms=30, done_ms=30)))
+    assert d.tpot_ms.tolist() == pytest.approx([2.0]) and d.itl_ms.tolist() == [2.0, 2.0]

@@ -57,12 +57,14 @@ def test_a_streamed_answer_sent_in_one_piece_has_ttft_but_no_tpot() -> None:
 
 
 def test_itl_uses_the_tokens_that_arrived() -> None:
-    # Four one-token chunks 2 ms apart; the server counts five tokens (the EOS it never
-    # sends) and says finish_reason "stop": the gaps are 2 ms each, not 2 / 1.25 ms.
+    # Four one-token chunks 2 ms apart, then the finish chunk 2 ms later; the server counts
+    # five tokens (the EOS it never sends as text) and says finish_reason "stop": five
+    # counted tokens make four 2 ms steps, the last one ending at the finish chunk.
     base = req(0, sent_ms=0, chunks_ms=[10, 12, 14, 16], tokens=5)
-    stopped = dataclasses.replace(base, finish_reason="stop")
+    stopped = dataclasses.replace(base, finish_reason="stop", finish_ns=18_000_000)
     d = derive(table(stopped))
-    assert d.itl_ms.tolist() == pytest.approx([2.0, 2.0, 2.0])
+    assert d.itl_ms.tolist() == pytest.approx([2.0, 2.0, 2.0, 2.0])
+    assert d.tpot_ms.tolist() == pytest.approx([2.0])
     # Cut by the length limit, every counted token is one that came: no correction.
     length = dataclasses.replace(base, finish_reason="length", output_tokens=4)
     assert derive(table(length)).itl_ms.tolist() == pytest.approx([2.0, 2.0, 2.0])
