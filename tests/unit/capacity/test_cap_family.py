@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 
 import pytest
-from acceval.loadgen.sweep import next_rate
 from cap_fixtures import closed_point, open_point
 
 from acceval.capacity import curve_from_points, max_rate_under_slo, mmc
 from acceval.capacity.curve import CurvePoint
 from acceval.capacity.family import capacity_rate, chosen_family
+from acceval.capacity.sweep import next_rate
 from acceval.study import SLO
 
 SLO_400 = SLO(ttft_ms=400.0)
