@@ -42,6 +42,7 @@ from acceval.report._econ import (
 from acceval.report._fmt import (
     NOT_MEASURED,
     as_typed,
+    fact,
     facts,
     gate,
     not_assessed,
@@ -540,7 +541,7 @@ def _provenance(result: RunResult) -> str:
                ) if result.targets else ""
     t_assume = _table(["target", "input", "value", "origin", "source", "date"], assume)
     t_soft = _table(["package", "version"], sorted([k, v] for k, v in result.software.items()))
-    t_env = _table(["key", "value"], [[k, str(v)] for k,
+    t_env = _table(["key", "value"], [[k, fact(v)] for k,
                                       v in result.environment.model_dump().items()])
     return (
         f'<section id="provenance"><h2>{"4. " if result.targets else ""}Provenance</h2>'
