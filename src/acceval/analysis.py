@@ -72,7 +72,16 @@ from acceval.targets.spec import Endpoint
 from acceval.telemetry.accelerator import accelerator_section
 from acceval.telemetry.summary import telemetry_section
 from acceval.training.analyze import training_section
-from acceval.verdict import Rules, cheapest, decide, decide_training, standings, workflow_lines
+from acceval.units import report_scale
+from acceval.verdict import (
+    Rules,
+    cheapest,
+    decide,
+    decide_training,
+    money_scale,
+    standings,
+    workflow_lines,
+)
 
 _SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
              "onnxruntime-genai", "torch", "transformers")
@@ -317,10 +326,14 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     claims = _claims(study, targets, base_dir)
     for t, plan in zip(targets, plan_study(study, catalog, log.host, targets), strict=False):
         t.plan = plan
-    verdict = decide(targets, rules, _sensitivity(economics), rows=rows)
     agents = (agents_section(study.agents, agent_records, study, catalog)
               if study.agents is not None else None)
-    verdict.lines += workflow_lines(agents)
+    # One money scale for the whole result: the verdict's sentences are written in it and
+    # every format renders the rest of the report in it (Verdict.money_scale).
+    with report_scale(money_scale(targets, agents)) as scale:
+        verdict = decide(targets, rules, _sensitivity(economics), rows=rows)
+        verdict.lines += workflow_lines(agents)
+    verdict.money_scale = scale.factor
     checks = artifact_checks or {}
     for t in targets:
         t.portability, t.exit = assess_target(
@@ -514,6 +527,9 @@ def load_result(run_dir: Path, *, recompute: bool = False,
     if overrides:
         fresh.warnings.insert(0, "what-if: recomputed from the stored records with "
                               + ", ".join(overrides))
+        # Every format opens with the headline, so the what-if is said where it is read.
+        fresh.verdict.headline = (f"What-if ({', '.join(overrides)}), not measured as "
+                                  f"such: {fresh.verdict.headline}")
     return fresh
 
 

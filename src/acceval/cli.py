@@ -308,9 +308,13 @@ def runs(runs_dir: Path) -> None:
     from acceval.runs_catalog import format_rows, list_runs
 
     rows = list_runs(runs_dir)
+    where = runs_dir.resolve()
     if not rows:
-        click.echo(f"no runs in {runs_dir}")
+        click.echo(f"no runs in {where} (run folders go under `acceval run --out`, the "
+                   "study's output.dir, or runs/ beside the study file; list another folder "
+                   "with --dir)")
         return
+    click.echo(f"runs in {where}:")
     cols = ["run_id", "study", "created_utc", "targets", "interrupted"]
     click.echo(format_rows(cols, [tuple(r[c] for c in cols) for r in rows]))
 

@@ -7,6 +7,7 @@ from pydantic import Field
 from acceval.metrics import Accuracy
 from acceval.metrics.spec import Quality
 from acceval.results.section import Section
+from acceval.units import number
 
 
 class Gate(Section):
@@ -39,9 +40,13 @@ def evaluate_gate(
     reasons: list[str] = []
     if bar is not None:
         if acc is None or acc.accuracy is None:
-            reasons.append("no correctness information (the task set has no checker)")
+            unchecked = acc is not None and getattr(acc, "unscored", 0) > 0
+            reasons.append("no correctness information (the task set has no checker)"
+                           if unchecked else
+                           "no correctness information (no answer was measured)")
         elif acc.accuracy < bar:
-            reasons.append(f"accuracy {acc.accuracy:.4f} < required {bar:.4f}")
+            reasons.append(f"accuracy {number(100 * acc.accuracy)}% < required "
+                           f"{number(100 * bar)}%")
     if needs_tokens:
         floor = quality.min_output_tokens
         if mean_output_tokens is None:

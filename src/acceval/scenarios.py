@@ -22,7 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from acceval.capacity.curve import CurvePoint, curve_from_points, max_rate_under_slo
+from acceval.capacity.curve import CurvePoint, curve_from_points
+from acceval.capacity.family import capacity_rate
 from acceval.capacity.replay import (
     REPLAY_LABEL,
     plan_replay,
@@ -329,7 +330,7 @@ def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: Targe
     """Fill ``t.sweep``, ``t.replay`` and ``t.interruption`` from the target's records
     (``table``) and what the run logged."""
     if log.sweep is not None:
-        mr = max_rate_under_slo(curve_from_points(t.points))
+        mr = capacity_rate(curve_from_points(t.points))
         t.sweep = SweepResult(runs=len(log.sweep.steps), steps=log.sweep.steps,
                               stopped_by=log.sweep.stopped_by, elapsed_s=log.sweep.elapsed_s,
                               bracket_rps=(mr.low_rps, mr.high_rps),

@@ -21,12 +21,23 @@ renderer phrases a number the same way. The rules, each chosen once:
 * **ratios**: ``2.1×``: one decimal from 1 to 10, whole numbers from 10 up, 2 significant
   digits below 1 (``0.83×``); :func:`round_ratio` is the same rule as a number, for any code
   that compares what it shows.
+* **one money scale per report**: a report (and the verdict it quotes) is rendered inside
+  :func:`report_scale`, which pins the scale every money-per-unit figure takes (headline,
+  tables, charts, intervals, axes alike), chosen once from the report's magnitudes the way
+  :func:`pick_scale` chooses one. Inside it, :func:`pick_scale` and every ``money_per*``
+  without an explicit ``scale`` answer that one scale, so no figure or interval can drift
+  into another. A field that says otherwise passes its own ``scale`` (``per 1M output
+  tokens``, ``per training run``).
+* **declared values** (what a user typed: 100000000 requests a month, a 50 ms bound) are
+  shown as typed, grouped, never with an exponent (:func:`plain`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal
 
@@ -119,6 +130,19 @@ def si(v: float | None, unit: str, sig: int = 3) -> str:
     return f"{number(v, sig)} {unit}"
 
 
+def plain(v: float | None) -> str:
+    """A declared value as it was typed, thousands grouped and never an exponent:
+    ``1e8`` -> ``100,000,000``, ``2400.0`` -> ``2,400``, ``0.05`` -> ``0.05``."""
+    if _missing(v):
+        return NOT_MEASURED
+    assert v is not None
+    if math.isinf(v):
+        return INFINITY if v > 0 else f"-{INFINITY}"
+    d = _decimal(v).normalize(context=_CTX)
+    places = max(0, -d.as_tuple().exponent)  # type: ignore[operator]
+    return _fixed(d, places) if d != 0 else "0"
+
+
 # --- money ------------------------------------------------------------------------------------
 
 def _money_decimals(exp: int) -> int:
@@ -173,10 +197,46 @@ SCALES: tuple[MoneyScale, ...] = (
 )
 
 
+_REPORT_SCALE: ContextVar[MoneyScale | None] = ContextVar("acceval_report_scale",
+                                                         default=None)
+
+
+def scale_of(factor: int | None) -> MoneyScale | None:
+    """The scale whose factor is ``factor`` (as a result stores it), None if unknown."""
+    return next((s for s in SCALES if s.factor == factor), None)
+
+
+@contextmanager
+def report_scale(scale: MoneyScale) -> Iterator[MoneyScale]:
+    """Render one report (or one verdict) inside this: every money-per-unit figure that does
+    not pin a scale of its own takes ``scale``."""
+    token = _REPORT_SCALE.set(scale)
+    try:
+        yield scale
+    finally:
+        _REPORT_SCALE.reset(token)
+
+
+def active_scale() -> MoneyScale | None:
+    """The scale of the report being rendered, None outside :func:`report_scale`."""
+    return _REPORT_SCALE.get()
+
+
+def choose_scale(usd_per_unit: Iterable[float | None]) -> MoneyScale:
+    """The scale for a whole report, from all of its money-per-unit magnitudes (the rule of
+    :func:`pick_scale`, ignoring any active report scale)."""
+    return _pick(usd_per_unit)
+
+
 def pick_scale(usd_per_unit: Iterable[float | None]) -> MoneyScale:
     """One scale for all of ``usd_per_unit``: the smallest at which every finite nonzero
     amount shows at least $0.10 (the largest scale if none does; one unit if none is finite
-    and nonzero)."""
+    and nonzero). Inside :func:`report_scale`, the report's one scale."""
+    active = _REPORT_SCALE.get()
+    return active if active is not None else _pick(usd_per_unit)
+
+
+def _pick(usd_per_unit: Iterable[float | None]) -> MoneyScale:
     finite = [abs(v) for v in usd_per_unit if v is not None and math.isfinite(v) and v != 0]
     if not finite:
         return SCALES[0]
@@ -305,10 +365,11 @@ def money_per_interval(low: float | None, high: float | None, unit: str = "corre
 
 def money_per_with_interval(usd_per_unit: float | None,
                             ci: tuple[float | None, float | None] | None,
-                            unit: str = "correct task") -> str:
+                            unit: str = "correct task", *,
+                            scale: MoneyScale | None = None) -> str:
     """A figure and its interval at one scale: ``$0.266 per 1K correct workflows
     [$0.0658–$1.49]``; the interval is left out when an end is unknown."""
-    scale = pick_scale([usd_per_unit, *(ci or ())])
+    scale = scale or pick_scale([usd_per_unit, *(ci or ())])
     text = money_per(usd_per_unit, unit, scale=scale)
     bounds = usd_interval(ci, scale=scale)
     return f"{text} {bounds}" if bounds else text

@@ -12,8 +12,9 @@ This is the only module that ranks targets. Its rules, each tested:
    prices, the eligible point with the highest throughput.
 4. When no target qualifies, no format names a cheapest target. A study with no inference
    targets (only agents or training) has no inference ranking, and says so.
-5. A **winner** is named only when its cost interval (from its accuracy interval) lies wholly
-   below the runner-up's; otherwise the targets whose intervals overlap the cheapest's
+5. A **winner** is named only when its cost interval (from its accuracy interval, widened by
+   its operating point's throughput spread over repeats when the study repeats points) lies
+   wholly below the runner-up's; otherwise the targets whose intervals overlap the cheapest's
    **tie**. The ratio quoted is runner-up cost / winner cost, at the operating points.
 
 6. **Agent workflows** get their own lines: the cost per correct workflow of each agent
@@ -30,12 +31,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from pydantic import Field
+
 from acceval.agents.result import AgentsResult, AgentTargetResult
+from acceval.capacity.apply import CapacityResult
 from acceval.capacity.availability import AvailabilityResult
 from acceval.economics.apply import PointCost, TargetEconomics
 from acceval.economics.sensitivity import SensitivityResult
 from acceval.quality import Gate
-from acceval.results.section import PointResult, Section
+from acceval.results.section import PointResult, RepeatsResult, Section
 from acceval.training.result import (
     PlatformTrainingResult,
     TrainingStanding,
@@ -43,6 +47,8 @@ from acceval.training.result import (
 )
 from acceval.units import (
     ONE,
+    MoneyScale,
+    choose_scale,
     money_per,
     money_per_with_interval,
     number,
@@ -66,6 +72,13 @@ class Standing(Section):
     cost_basis: Literal["under demand", "declared utilization"] | None
     cost_per_mtok_output_usd: float | None = None
     rank: int | None  # 1 = cheapest among the qualified; None when not qualified
+    # What the cost interval covers ("accuracy", "throughput over 3 runs") and which
+    # inputs it takes as exact (prices, utilization, throughput of one run).
+    interval_covers: list[str] = Field(default_factory=list)
+    taken_as_exact: list[str] = Field(default_factory=list)
+    # The max rate under the SLO when it is only a lower bound (no trusted point failed) and
+    # the cost is under demand: the fleet, and so the cost, are then upper bounds.
+    capacity_at_least_rps: float | None = None
 
 
 class Verdict(Section):
@@ -79,6 +92,9 @@ class Verdict(Section):
     standings: list[Standing]  # qualified by rank first, then the rest
     rules: list[str]  # the rules as applied (minimum requests, interval separation)
     ratio_to_runner_up: float | None = None
+    # The one scale (1, 1K, 1M or 1B units) every money-per-unit figure of this result is
+    # shown at, chosen once from its magnitudes (acceval.units.report_scale).
+    money_scale: int | None = None
 
     def standing(self, target: str) -> Standing | None:
         return next((s for s in self.standings if s.target == target), None)
@@ -128,6 +144,9 @@ class RankedTarget(Protocol):
     def gate(self) -> Gate: ...
     @property
     def availability(self) -> AvailabilityResult | None: ...
+    @property
+    def capacity(self) -> CapacityResult | None: ...
+    def repeats_of(self, label: str) -> RepeatsResult | None: ...
 
 
 def cheapest(costs: Mapping[str, float]) -> str | None:
@@ -190,20 +209,97 @@ def standings(targets: Sequence[RankedTarget], rules: Rules) -> list[Standing]:
         if pc is not None and t.economics is not None:
             basis = ("under demand" if t.economics.utilization_under_demand is not None
                      else "declared utilization")
+        ci = pc.cost_per_correct_ci_usd if pc is not None else None
+        spread = throughput_spread(t, op)
+        covers = ["accuracy"] if ci is not None else []
+        exact = ["prices", "utilization" if basis != "under demand" else
+                 "the demand profile"]
+        if spread is not None and ci is not None:
+            ci, covers = _widen(ci, spread), [*covers, f"throughput over {spread.runs} runs"]
+        elif pc is not None:
+            exact.append("throughput (one run of each point)")
         rows.append(Standing(
             target=t.name, qualified=not reasons, reasons=reasons,
             operating_point=op.label if op is not None else None,
             operating_rate_rps=op.summary.request_throughput_rps if op is not None else None,
-            cost_per_correct_usd=cost,
-            cost_per_correct_ci_usd=pc.cost_per_correct_ci_usd if pc is not None else None,
+            cost_per_correct_usd=cost, cost_per_correct_ci_usd=ci,
             cost_basis=basis, rank=None,
-            cost_per_mtok_output_usd=pc.bill.cost_per_mtok_output_usd if pc else None))
+            cost_per_mtok_output_usd=pc.bill.cost_per_mtok_output_usd if pc else None,
+            interval_covers=covers, taken_as_exact=exact if pc is not None else [],
+            capacity_at_least_rps=_lower_bound(t) if basis == "under demand" else None))
     qualified = sorted((s for s in rows if s.qualified),
                        key=lambda s: (math.inf if s.cost_per_correct_usd is None
                                       else s.cost_per_correct_usd, s.target))
     for i, s in enumerate(qualified, 1):
         s.rank = i
     return qualified + [s for s in rows if not s.qualified]
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """The throughput of the operating point over its repeats, against the run used."""
+
+    runs: int
+    used_rps: float
+    low_rps: float
+    high_rps: float
+
+
+def throughput_spread(t: RankedTarget, op: PointResult | None) -> Spread | None:
+    """The operating point's throughput interval over its repeats (None without repeats)."""
+    if op is None or op.summary.request_throughput_rps is None:
+        return None
+    rep = t.repeats_of(op.label)
+    if rep is None:
+        return None
+    iv = rep.request_throughput_rps
+    if iv.low is None or iv.high is None or iv.low <= 0:
+        return None
+    return Spread(rep.runs, op.summary.request_throughput_rps, iv.low, iv.high)
+
+
+def _widen(ci: tuple[float | None, float | None], s: Spread
+           ) -> tuple[float | None, float | None]:
+    """The accuracy interval widened by the throughput's: a cost per correct task scales
+    as one over throughput (the bill is paid per hour), so the slowest repeat raises the
+    high end and the fastest lowers the low end."""
+    lo, hi = ci
+    return (None if lo is None else lo * s.used_rps / s.high_rps,
+            None if hi is None else hi * s.used_rps / s.low_rps)
+
+
+def _lower_bound(t: RankedTarget) -> float | None:
+    cap = t.capacity
+    if cap is None or cap.max_rate_under_slo.method != "never-failed":
+        return None
+    return cap.max_rate_under_slo.rate_rps
+
+
+def money_amounts(targets: Sequence[RankedTarget],
+                  agents: AgentsResult | None = None) -> list[float | None]:
+    """Every money-per-unit amount a report of these targets shows: each point's cost per
+    attempt and per correct task (at the measured rate and under demand), the spare what-if's
+    cost per request saved, and each agent's cost per correct workflow."""
+    out: list[float | None] = []
+    for t in targets:
+        for pc in t.economics.points if t.economics is not None else []:
+            out += [pc.bill.cost_per_correct_usd, pc.bill.cost_per_attempt_usd]
+        cap = t.capacity
+        if cap is not None and cap.cost is not None:
+            out += [cap.cost.cost_per_correct_usd, cap.cost.cost_per_correct_at_slo_rate_usd,
+                    cap.cost.cost_per_correct_at_saturation_usd]
+        if cap is not None and cap.what_if is not None:
+            out.append(cap.what_if.usd_per_request_saved)
+    for a in agents.targets if agents is not None else []:
+        if a.cost is not None:
+            out.append(a.cost.cost_per_correct_usd)
+    return out
+
+
+def money_scale(targets: Sequence[RankedTarget],
+                agents: AgentsResult | None = None) -> MoneyScale:
+    """The one scale a report of these targets shows money per unit at."""
+    return choose_scale(money_amounts(targets, agents))
 
 
 def _separates(win: Standing, other: Standing) -> bool:
@@ -216,9 +312,29 @@ def _separates(win: Standing, other: Standing) -> bool:
     return w_high < o_low
 
 
+BASIS_WORDS = {"under demand": "whole bill at the utilization under demand",
+               "declared utilization": "whole bill at the declared utilization"}
+
+
+def basis_words(s: Standing) -> str:
+    """How the verdict names its cost, the same words the capacity section uses."""
+    return BASIS_WORDS.get(s.cost_basis or "", "whole bill")
+
+
 def _where(s: Standing) -> str:
-    basis = f", {s.cost_basis}" if s.cost_basis else ""
-    return f"({s.operating_point}{basis})"
+    return f"({s.operating_point}, {basis_words(s)})"
+
+
+def _at(s: Standing) -> str:
+    """``at $0.49 per correct task`` or ``at most $0.49 per correct task``."""
+    said = _cost_said(s)
+    return said if said.startswith("at most") else f"at {said}"
+
+
+def _cost_said(s: Standing) -> str:
+    """The cost, worded ``at most`` when it rests on a capacity that is only a lower bound."""
+    text = money_per(s.cost_per_correct_usd, "correct task")
+    return f"at most {text}" if s.capacity_at_least_rps is not None else text
 
 
 def decide(targets: Sequence[RankedTarget], rules: Rules,
@@ -234,9 +350,6 @@ def decide(targets: Sequence[RankedTarget], rules: Rules,
         f"An operating point is trusted, meets the SLO and has at least "
         f"{rules.min_point_requests} measured requests; it is the cheapest such point.",
         "A winner is named only when its cost interval lies below the runner-up's.",
-        "The interval covers the accuracy's uncertainty only: the throughput of one run is "
-        "taken as measured, so a close margin can move between runs; repeat the study to "
-        "see that spread.",
     ]
     lines: list[str] = []
     for s in rows:
@@ -266,27 +379,32 @@ def decide(targets: Sequence[RankedTarget], rules: Rules,
         if not rest:
             status = "winner"
             winner = best.target
-            headline = (f"Cheapest correct task: {best.target} at "
-                        f"{money_per(best.cost_per_correct_usd, 'correct task')} {_where(best)}"
+            headline = (f"Cheapest correct task: {best.target} {_at(best)} {_where(best)}"
                         f"; the only target that qualifies.")
         elif _separates(best, rest[0]):
             status = "winner"
             winner = best.target
-            headline = (f"Cheapest correct task: {best.target} at "
-                        f"{money_per(best.cost_per_correct_usd, 'correct task')} {_where(best)}"
-                        f", {times(ratio)} cheaper than {rest[0].target}.")
+            headline = (f"Cheapest correct task: {best.target} {_at(best)} {_where(best)}"
+                        f", {_ratio_said(ratio, best, rest[0])} than {rest[0].target}.")
         else:
             status = "tie"
             tied = [best.target] + [s.target for s in rest if not _separates(best, s)]
             headline = (f"Tie on the cheapest correct task: {', '.join(tied)} (cost intervals "
                         f"overlap; {best.target} is lowest at "
-                        f"{money_per(best.cost_per_correct_usd, 'correct task')}, "
-                        f"{times(ratio)} below {rest[0].target}).")
+                        f"{_cost_said(best)}, "
+                        f"{_ratio_said(ratio, best, rest[0], 'below')} {rest[0].target}).")
         for s in priced:
-            lines.append(f"{s.target}: {money_per(s.cost_per_correct_usd, 'correct task')} "
+            lines.append(f"{s.target}: {_cost_said(s)} "
                          f"{usd_interval(s.cost_per_correct_ci_usd)} {_where(s)}.")
+            if s.capacity_at_least_rps is not None:
+                lines.append(
+                    f"{s.target}'s capacity is at least {number(s.capacity_at_least_rps)} "
+                    "req/s per replica (no trusted load point failed the SLO), so its fleet and "
+                    "its cost under demand are upper bounds; add higher load points to measure "
+                    "them.")
         lines += _per_token_line(rows, best)
         lines += _sensitivity_lines(priced, sensitivity)
+        lines += _certainty_lines(rows)
     return Verdict(status=status, winner=winner, tied=tied, headline=headline, lines=lines,
                    standings=rows, rules=rule_lines, ratio_to_runner_up=ratio)
 
@@ -317,11 +435,41 @@ def _sensitivity_lines(priced: list[Standing], sens: SensitivityResult | None) -
     if len(priced) == 1:
         return ["Only one target qualifies, so no assumption can change the winner; the "
                 "sensitivity ranges move its cost only."]
+    bounded = [s.target for s in priced if s.capacity_at_least_rps is not None]
+    caveat = ("; the ranges do not cover capacity, and the capacity of "
+              + ", ".join(bounded) + " is only a lower bound" if bounded else "")
     if sens.flips:
         names = sorted({f"{f.input} ({f.scope}, {f.side})" for f in sens.flips})
         return ["The ranking FLIPS within the sensitivity ranges when these move: "
-                + ", ".join(names) + "."]
+                + ", ".join(names) + caveat + "."]
+    if bounded:
+        return ["The ranking holds across every declared sensitivity range" + caveat
+                + ", so it is not established beyond those bounds."]
     return ["The ranking holds across every declared sensitivity range."]
+
+
+def _ratio_said(ratio: float | None, best: Standing, other: Standing,
+                word: str = "cheaper") -> str:
+    """``2.9× cheaper``; a ratio between bounds (either side's capacity only a lower bound)
+    is no measurement, and says so."""
+    if best.capacity_at_least_rps is not None or other.capacity_at_least_rps is not None:
+        return f"{times(ratio)} {word} (a ratio of bounds)"
+    return f"{times(ratio)} {word}"
+
+
+def _certainty_lines(rows: list[Standing]) -> list[str]:
+    """What the cost intervals cover and which inputs they take as exact, said once."""
+    priced = [s for s in rows if s.cost_per_correct_usd is not None]
+    if not priced:
+        return []
+    covers = sorted({c for s in priced for c in s.interval_covers})
+    exact = list(dict.fromkeys(x for s in priced for x in s.taken_as_exact))
+    line = ("The cost interval covers " + (" and ".join(covers) if covers else "nothing")
+            + "; taken as exact: " + ", ".join(exact) + ".")
+    if any("throughput (one run" in x for x in exact):
+        line += (" A close margin can move between runs: measure each point more than once "
+                 "(load[].repeats) to put throughput's spread in the interval.")
+    return [line]
 
 
 def workflow_lines(agents: AgentsResult | None) -> list[str]:
@@ -419,7 +567,7 @@ def decide_training(platforms: Sequence[PlatformTrainingResult]) -> TrainingVerd
                     "per run to target (no price declared).")
     else:
         best, rest = priced[0], priced[1:]
-        per = money_per(best.cost_per_run_usd, "training run")
+        per = money_per(best.cost_per_run_usd, "training run", scale=ONE)
         if rest:
             ratio = _training_ratio(rest[0], best)
         if not rest:
@@ -438,7 +586,8 @@ def decide_training(platforms: Sequence[PlatformTrainingResult]) -> TrainingVerd
                         f"(the run-to-run spreads overlap; {best.platform} is lowest at {per}, "
                         f"{times(ratio)} below {rest[0].platform}).")
         for s in priced:
-            said = money_per_with_interval(s.cost_per_run_usd, s.interval_usd, "training run")
+            said = money_per_with_interval(s.cost_per_run_usd, s.interval_usd, "training run",
+                                           scale=ONE)
             lines.append(f"Training {s.platform}: {said} to target (time to "
                          f"target {number(s.time_to_target_s)} s, MLPerf scoring; the "
                          "interval spans its fastest and slowest converged run).")
@@ -453,5 +602,6 @@ def _training_ratio(other: TrainingStanding, best: TrainingStanding) -> float | 
     return a / b
 
 
-__all__ = ["Rules", "decide", "decide_training", "eligible_points", "operating_point",
-           "point_problems", "standings", "workflow_lines"]
+__all__ = ["BASIS_WORDS", "Rules", "Spread", "basis_words", "decide", "decide_training",
+           "eligible_points", "money_amounts", "money_scale", "operating_point",
+           "point_problems", "standings", "throughput_spread", "workflow_lines"]

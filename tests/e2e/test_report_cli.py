@@ -34,7 +34,13 @@ def test_runs_query_and_compare(tmp_path: Path) -> None:
     res = run_cli("runs", "--dir", str(root), cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert "fixture-a" in res.stdout and "fixture-b" in res.stdout
+    assert f"runs in {root.resolve()}:" in res.stdout  # says where it looked
     assert (root / "catalog.duckdb").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = run_cli("runs", "--dir", str(empty), cwd=tmp_path)
+    assert res.returncode == 0 and f"no runs in {empty.resolve()}" in res.stdout
+    assert "--dir" in res.stdout
 
     res = run_cli("query", "SELECT run_id, count(*) AS n FROM records GROUP BY 1 ORDER BY 1",
                   "--dir", str(root), "--format", "json", cwd=tmp_path)
@@ -54,3 +60,16 @@ def test_runs_query_and_compare(tmp_path: Path) -> None:
 
     res = run_cli("compare", str(root / "fixture-a"), cwd=tmp_path)
     assert res.returncode == 2
+
+
+def test_report_console_shows_the_verdict_and_a_what_if_says_so(tmp_path: Path) -> None:
+    root = _runs(tmp_path)
+    res = run_cli("report", str(root / "fixture-a"), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "Verdict: Cheapest correct task: fast at $" in res.stdout
+    assert "cost per correct task (the verdict's figures)" in res.stdout
+    res = run_cli("report", str(root / "fixture-a"), "--set",
+                  "targets.fast.price.usd_per_hour=8", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert ("Verdict: What-if (targets.fast.price.usd_per_hour=8), not measured as such: "
+            "Cheapest correct task: fast at $") in res.stdout

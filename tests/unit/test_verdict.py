@@ -29,7 +29,7 @@ def test_a_separated_winner_is_named_with_one_ratio(tmp_path: Path) -> None:
         assert v.headline in text.replace("&#x27;", "'"), name
     assert "e-0" not in v.headline  # money never in scientific notation
     table = render(r, "console")
-    assert "±" not in table and "100.0% [" in table  # intervals as [low–high]
+    assert "±" not in table and "100% [" in table  # intervals as [low–high]
 
 
 def test_overlapping_intervals_are_a_tie_in_every_format(tmp_path: Path) -> None:

@@ -57,6 +57,15 @@ class Intent:
 Check = Callable[[ShopState], str | None]  # None: the state is right; else why not
 
 
+def _basket(items: dict[str, int]) -> str:
+    """``cirrus ×1, nimbus ×2`` (a reason a reader reads, not a Python repr)."""
+    return ", ".join(f"{k} ×{n}" for k, n in items.items()) or "empty"
+
+
+def _orders(orders: tuple[dict[str, int], ...] | list[dict[str, int]]) -> str:
+    return "; ".join(f"({_basket(o)})" for o in orders) or "none"
+
+
 @dataclass(frozen=True, slots=True)
 class Want:
     """The final state a scenario asks for; what it leaves ``None`` it does not check."""
@@ -72,9 +81,9 @@ class Want:
         if s.email != self.email:
             problems.append(f"e-mail is {s.email!r}, expected {self.email!r}")
         if s.orders != self.orders:
-            problems.append(f"orders are {list(s.orders)}, expected {list(self.orders)}")
+            problems.append(f"orders are {_orders(s.orders)}, expected {_orders(self.orders)}")
         if self.cart is not None and s.cart != self.cart:
-            problems.append(f"cart is {s.cart}, expected {self.cart}")
+            problems.append(f"cart is {_basket(s.cart)}, expected {_basket(self.cart)}")
         if self.signed_in is not None and s.signed_in != self.signed_in:
             problems.append("not signed in" if self.signed_in else "still signed in")
         if self.language is not None and s.language != self.language:

@@ -17,9 +17,9 @@ from acceval.capacity.availability import AvailabilityCheck, AvailabilityResult,
 from acceval.capacity.curve import (
     MaxRateResult,
     curve_from_points,
-    max_rate_under_slo,
     trusted_only,
 )
+from acceval.capacity.family import capacity_rate
 from acceval.capacity.fleet import (
     DemandCostResult,
     FleetPlan,
@@ -37,6 +37,7 @@ from acceval.errors import AccevalError
 from acceval.metrics import Accuracy
 from acceval.results.runlog import LocalServerInfo
 from acceval.results.section import PointResult, Section
+from acceval.units import number
 
 
 class CapacityResult(Section):
@@ -112,7 +113,7 @@ class TargetCapacity:
             return None
         return SourcedValue(value=min(u, 1.0), origin="derived",
                             source=f"demand / provisioned capacity: {self.plan.replica_hours:g} "
-                            f"replica-hours at {self.plan.per_replica_rps:.4g} rps each "
+                            f"replica-hours at {number(self.plan.per_replica_rps)} rps each "
                             f"({self.max_rate.method}; docs/capacity.md)")
 
     def result(self) -> CapacityResult:
@@ -150,7 +151,7 @@ def capacity_for(study: CapacityStudy, target: MeasuredTarget, *, catalog: Catal
         raise KeyError(f"target {target.name!r} is not in the study")
     prof = profile if profile is not None else load_profile(demand, base_dir)
     curve = curve_from_points(target.points)
-    mr = max_rate_under_slo(curve)
+    mr = capacity_rate(curve)  # one load family, open-loop arrivals first
     # Saturation from trusted points only: an untrusted point measured the client.
     sat = max((c.throughput_rps for c in trusted_only(curve) if c.throughput_rps is not None),
               default=None)

@@ -22,6 +22,7 @@ from pydantic import Field
 
 from acceval.loadgen.spec import family
 from acceval.results.section import PointResult, Section
+from acceval.units import number
 
 
 class ExcludedPoint(Section):
@@ -52,6 +53,10 @@ class MaxRateResult(Section):
     method: Method
     note: str
     excluded: list[ExcludedPoint] = Field(default_factory=list)
+    # The one load family the rate came from (open-loop arrivals first; capacity.family),
+    # and its loop ("open" or "closed").
+    family: str | None = None
+    loop: str | None = None
 
 
 
@@ -76,6 +81,7 @@ class CurvePoint:
     label: str = ""
     trusted: bool = True
     untrusted_reason: str | None = None
+    kind: str = ""  # the load family (poisson, concurrency, ...); "" when not known
 
 
 def trusted_only(curve: Iterable[CurvePoint]) -> list[CurvePoint]:
@@ -121,7 +127,8 @@ def curve_from_points(points: Iterable[PointResult], *,
         trusted = bool(getattr(s, "trusted", getattr(s, "degraded", None) is not True))
         out.append(CurvePoint(float(r), s.meets_slo, ratio, latency, metric,
                               s.request_throughput_rps, p.label, trusted,
-                              None if trusted else (s.untrusted_reason or "not trusted")))
+                              None if trusted else (s.untrusted_reason or "not trusted"),
+                              str(p.kind)))
     return sorted(out, key=lambda c: c.rate_rps)
 
 
@@ -141,7 +148,7 @@ def max_rate_under_slo(curve: Sequence[CurvePoint]) -> MaxRateResult:
     mr = _max_rate(trusted_only(ordered), untrusted=bool(excluded))
     if not excluded:
         return mr
-    left_out = "; ".join(f"{e.label or f'{e.rate_rps:.4g} rps'} ({e.reason})"
+    left_out = "; ".join(f"{e.label or f'{number(e.rate_rps)} rps'} ({e.reason})"
                          for e in excluded)
     return mr.model_copy(update={
         "excluded": excluded,
@@ -168,14 +175,14 @@ def _max_rate(pts: list[CurvePoint], *, untrusted: bool) -> MaxRateResult:
         return MaxRateResult(rate_rps=top.rate_rps, low_rps=top.rate_rps, high_rps=None,
                              n_points=n, method="never-failed",
                              note=f"all {len(judged)} judged points met the SLO; "
-                             f"{top.rate_rps:.4g} rps is a lower bound (add higher load points "
+                             f"{number(top.rate_rps)} rps is a lower bound (add higher load points "
                              "to find the limit)")
     fail = judged[first_fail]
     if first_fail == 0:
         return MaxRateResult(rate_rps=None, low_rps=0.0, high_rps=fail.rate_rps, n_points=n,
                              method="never-passed",
-                             note=f"the lowest load point ({fail.rate_rps:.4g} rps) already misses "
-                             "the SLO")
+                             note=f"the lowest load point ({number(fail.rate_rps)} rps) "
+                             "already misses the SLO")
     ok = judged[first_fail - 1]
     later = sum(1 for c in judged[first_fail + 1:] if c.meets_slo)
     noise = (f"; {later} point(s) above the first failure passed and were ignored"
@@ -186,14 +193,15 @@ def _max_rate(pts: list[CurvePoint], *, untrusted: bool) -> MaxRateResult:
         rate = ok.rate_rps + frac * (fail.rate_rps - ok.rate_rps)
         return MaxRateResult(rate_rps=rate, low_rps=ok.rate_rps, high_rps=fail.rate_rps,
                              n_points=n, method="interpolated",
-                             note=f"linear in the SLO ratio between {ok.rate_rps:.4g} rps (ratio "
-                             f"{lo_r:.3g}, pass) and {fail.rate_rps:.4g} rps (ratio "
-                             f"{hi_r:.3g}, fail), {n} points{noise}")
+                             note=f"linear in the SLO ratio between {number(ok.rate_rps)} rps "
+                             f"(ratio {number(lo_r)}, pass) and {number(fail.rate_rps)} rps (ratio "
+                             f"{number(hi_r)}, fail), {n} points{noise}")
     rate = (ok.rate_rps + fail.rate_rps) / 2
     return MaxRateResult(rate_rps=rate, low_rps=ok.rate_rps, high_rps=fail.rate_rps, n_points=n,
                          method="midpoint",
-                         note=f"midpoint of {ok.rate_rps:.4g} rps (pass) and {fail.rate_rps:.4g} "
-                         f"rps (fail); no SLO ratio to interpolate, {n} points{noise}")
+                         note=f"midpoint of {number(ok.rate_rps)} rps (pass) and "
+                         f"{number(fail.rate_rps)} rps (fail); no SLO ratio to interpolate, "
+                         f"{n} points{noise}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,9 +33,9 @@ from typing import Literal
 from acceval.capacity.curve import (
     CurvePoint,
     MaxRateResult,
-    max_rate_under_slo,
     trusted_only,
 )
+from acceval.capacity.family import capacity_rate, chosen_family
 from acceval.results.runlog import SweepStep
 from acceval.results.section import Section
 
@@ -71,8 +71,12 @@ def next_rate(curve: Sequence[CurvePoint], *, rel_tol: float = 0.05,
     """Where the search goes next, from the curve measured so far (pure). Untrusted points
     are ignored, except that a rate already measured untrusted ``MAX_UNTRUSTED_TRIES`` times
     is not tried again."""
-    mr = max_rate_under_slo(curve)
-    rates = [c.rate_rps for c in trusted_only(curve)]
+    mr = capacity_rate(curve)
+    # The search moves within the family capacity reads (open-loop first, where it adds its
+    # own Poisson points): a closed-loop pass says nothing about a rate of arrivals.
+    kind = chosen_family(curve)
+    own = [c for c in curve if kind is None or c.kind == kind]
+    rates = [c.rate_rps for c in trusted_only(own)]
     untrusted = [c.rate_rps for c in curve if not c.trusted]
 
     def near(rate: float, r: float) -> bool:
@@ -86,6 +90,9 @@ def next_rate(curve: Sequence[CurvePoint], *, rel_tol: float = 0.05,
             return Decision(None, "untrusted")
         return Decision(rate, why)
 
+    if mr.method == "no-data" and untrusted:
+        # Nothing trusted to start from: the sweep cannot start, and says why.
+        return Decision(None, "untrusted")
     if mr.method in ("no-slo", "no-data"):
         return Decision(None, mr.method)
     if mr.method == "never-failed":
@@ -154,7 +161,7 @@ async def search(measure: Callable[[float], Awaitable[CurvePoint | None]],
         d = next_rate(curve, rel_tol=rel_tol, max_rate_rps=max_rate_rps)
         out.stopped_by = "max_steps" if d.rate_rps is not None else d.why  # type: ignore[assignment]
     out.elapsed_s = clock() - start
-    out.max_rate = max_rate_under_slo(curve)
+    out.max_rate = capacity_rate(curve)
     return out
 
 

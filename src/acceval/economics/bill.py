@@ -16,6 +16,7 @@ from acceval.economics.compile_time import COMPILE_RULE
 from acceval.economics.formulas import HOURS_PER_MONTH, J_PER_KWH, cost_of_pass
 from acceval.economics.provenance import MISSING
 from acceval.results.section import Section, SourcedValue
+from acceval.units import number
 
 
 class BillItemResult(Section):
@@ -186,10 +187,10 @@ def _compile_note(ci: CostInputs, volume: float | None) -> str:
     if used.value is None:
         return ("needs compile_s (declared, a compile log, or a local server's measured "
                 "start-up) and costs.expected_requests_per_month")
-    beside = [f"{name} {s.value:g} s" for name, s in (("compile log", ci.compile_s_from_log),
+    beside = [f"{name} {number(s.value)} s" for name, s in (("compile log", ci.compile_s_from_log),
                                                       ("measured start-up", ci.compile_s_measured))
               if s.value is not None and s != used]
-    note = f"compile_s {used.value:g} s ({used.source})"
+    note = f"compile_s {number(used.value)} s ({used.source})"
     if beside:
         note += "; beside it: " + ", ".join(beside) + f" (rule: {COMPILE_RULE})"
     if not volume:

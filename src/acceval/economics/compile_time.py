@@ -25,6 +25,7 @@ from pydantic import Field, computed_field
 
 from acceval.economics.provenance import MISSING, SourcedValue, assumed, measured
 from acceval.results.section import Section
+from acceval.units import number
 
 Basis = Literal["declared", "log", "measured", "missing"]
 
@@ -73,9 +74,11 @@ class CompileTime(Section):
             text = "no compile time: declare compile_s, point portability.compile_log at a " \
                    "log, or run a local server (its start-up is measured)"
         else:
-            text = f"{_LABELS[self.basis]} {self.chosen.value:g} s used ({self.chosen.source})"
+            text = (f"{_LABELS[self.basis]} {number(self.chosen.value)} s used "
+                    f"({self.chosen.source})")
             if self.beside:
-                text += "; beside it: " + ", ".join(f"{n} {s.value:g} s" for n, s in self.beside)
+                text += "; beside it: " + ", ".join(f"{n} {number(s.value)} s"
+                                                    for n, s in self.beside)
         text += f". Rule: {COMPILE_RULE}."
         return " ".join((text, *self.notes))
 

@@ -15,6 +15,7 @@ from typing import Literal
 from acceval.economics.formulas import J_PER_KWH, tokens_per_s_per_mw
 from acceval.probes.spec import BOUNDARY_LEVELS, Boundary
 from acceval.results.section import Section
+from acceval.units import number
 
 EnergyOrigin = Literal["measured", "estimated", "declared"]
 
@@ -133,11 +134,11 @@ _NEEDS: dict[str, str] = {"node": "node_overhead_w", "wall": "psu_efficiency",
 def _step(level: str, joules: float, c: BoundaryComponents,
           duration_s: float) -> tuple[float, str] | None:
     if level == "node" and c.node_overhead_w is not None:
-        return c.node_overhead_w * duration_s, f"{c.node_overhead_w} W x {duration_s:.3g} s"
+        return c.node_overhead_w * duration_s, f"{c.node_overhead_w} W x {number(duration_s)} s"
     if level == "wall" and c.psu_efficiency is not None:
         return joules / c.psu_efficiency - joules, f"/ PSU efficiency {c.psu_efficiency}"
     if level == "cluster" and c.network_w is not None:
-        return c.network_w * duration_s, f"{c.network_w} W x {duration_s:.3g} s"
+        return c.network_w * duration_s, f"{c.network_w} W x {number(duration_s)} s"
     if level == "facility" and c.pue is not None:
         return joules * (c.pue - 1.0), f"x PUE {c.pue}"
     return None

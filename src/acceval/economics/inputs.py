@@ -39,6 +39,7 @@ from acceval.economics.provenance import (
 from acceval.economics.spec import Platform, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
 from acceval.probes.spec import Boundary, Energy
+from acceval.units import number
 
 
 class DeclaredCompile(Protocol):
@@ -266,7 +267,7 @@ def estimate_energy(
             watts, source = tdp
             device_j, origin = device_energy_from_power(watts, chips, duration_s), "estimated"
             name = "tdp"
-            detail = (f"{watts:g} W x {chips} chip(s) x {duration_s:.3g} s, an upper bound: "
+            detail = (f"{watts:g} W x {chips} chip(s) x {number(duration_s)} s, an upper bound: "
                       f"{source}")
     return energy_at_boundary(device_j, "device", spec.boundary, components_of(spec),
                               duration_s=duration_s, measured_origin=origin,

@@ -25,6 +25,7 @@ from acceval.engines.base import GenerationRequest, engine_class, load_engine
 from acceval.errors import MissingExtra, UsageError
 from acceval.models import MANIFEST, build_manifest, resolve_model
 from acceval.portability.evidence import Verdict
+from acceval.units import number
 
 LogitsFn = Callable[[Path, list[list[int]]], list[list[float]]]
 
@@ -293,7 +294,8 @@ def check_artifact(path: str | Path, *, runtime_a: str = "ortgenai",
             reasons.append("non-finite logits (NaN/inf) in one runtime")
         elif logit_diff is not None and max_logit_diff is not None \
                 and logit_diff > max_logit_diff:
-            reasons.append(f"max |logit difference| {logit_diff:.3g} > {max_logit_diff:.3g}")
+            reasons.append(f"max |logit difference| {number(logit_diff)} > "
+                           f"{number(max_logit_diff)}")
     if reasons:
         verdict: Verdict = "fail"
     elif missing:

@@ -25,6 +25,7 @@ from acceval.portability.ledger import MigrationLedger
 from acceval.portability.spec import ArtifactSpec, Contract
 from acceval.results.runlog import EndpointLog, LocalServerInfo
 from acceval.results.section import PointResult, Section
+from acceval.units import number
 
 
 class PortableTarget(Protocol):
@@ -194,7 +195,7 @@ def performance_level(t: PortableTarget, contract: Contract,
     failed = [c for c in checks if c["ok"] is False]
     unknown = [c for c in checks if c["ok"] is None]
     if failed:
-        text = "; ".join(f"{c['name']} {c['measured']:.4g} > {c['bound']:.4g}"
+        text = "; ".join(f"{c['name']} {number(c['measured'])} > {number(c['bound'])}"
                          if c["name"] != "accuracy" else
                          f"accuracy {c['measured']:.3f} < {c['bound']:.3f}" for c in failed)
         return LevelResult(level="performance", verdict="fail",

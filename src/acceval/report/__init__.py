@@ -9,7 +9,17 @@ from acceval.run_result import RunResult
 
 
 def render(result: RunResult, fmt: str, *, run_dir: Path | None = None) -> str:
-    """Render ``result`` in ``fmt`` (console, md, json, html)."""
+    """Render ``result`` in ``fmt`` (console, md, json, html), every money-per-unit figure in
+    the one scale the result's verdict was written in."""
+    from acceval.units import report_scale, scale_of
+    from acceval.verdict import money_scale
+
+    scale = scale_of(result.verdict.money_scale) or money_scale(result.targets, result.agents)
+    with report_scale(scale):
+        return _render(result, fmt, run_dir)
+
+
+def _render(result: RunResult, fmt: str, run_dir: Path | None) -> str:
     if fmt == "json":
         return result.model_dump_json(indent=2)
     if fmt == "md":

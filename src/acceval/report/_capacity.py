@@ -20,7 +20,7 @@ from acceval.report._fmt import NOT_MEASURED, num, pct
 from acceval.results.section import PointResult
 from acceval.run_result import RunResult, TargetResult
 from acceval.units import ONE, PERIODS, MoneyScale, money_per, money_rate, pick_scale, times
-from acceval.verdict import Standing
+from acceval.verdict import Standing, basis_words
 
 DAY = PERIODS[1]  # a fleet is planned over days: its cost reads per day
 
@@ -28,7 +28,7 @@ DAY = PERIODS[1]  # a fleet is planned over days: its cost reads per day
 METHOD_WORDS = {
     "interpolated": "interpolated where the SLO ratio crosses 1",
     "midpoint": "middle of the bracket (no ratio to follow)",
-    "never-failed": "lower bound: every load point met the SLO",
+    "never-failed": "lower bound: every trusted load point met the SLO",
     "never-passed": "none: the lowest load point already fails the SLO",
     "no-slo": "highest measured throughput (the study sets no SLO bound)",
     "no-data": "no load point with a rate",
@@ -177,10 +177,25 @@ def bracket(m: MaxRateResult) -> str:
     if lo is not None and hi is not None:
         return f"{num(lo, 1)} – {num(hi, 1)}"
     if lo is not None:
-        return f"≥ {num(lo, 1)} (no point failed)"
+        return f"≥ {num(lo, 1)} (no trusted point failed)"
     if hi is not None:
         return f"< {num(hi, 1)} (no point passed)"
     return NOT_MEASURED
+
+
+def rate_text(m: MaxRateResult) -> str:
+    """The max rate, worded ``at least`` when no point failed (it is only a lower bound)."""
+    text = num(m.rate_rps)
+    return f"at least {text}" if m.method == "never-failed" and m.rate_rps is not None \
+        else text
+
+
+def family_text(m: MaxRateResult) -> str:
+    """``poisson (open loop)``: the one load family the rate came from."""
+    if m.family is None:
+        return ("none (no trusted point)" if m.method == "no-data"
+                else "every point (no family judged)")
+    return f"{m.family} ({m.loop} loop)" if m.loop else m.family
 
 
 def _nm_row(name: str, width: int) -> list[str]:
@@ -199,13 +214,14 @@ def intro(v: CapacityView) -> str:
             f"{d.days} {'day' if d.days == 1 else 'days'}, headroom "
             f"{pct(d.headroom, 0)}, {d.spares} {spares}, {d.scaling} scaling{day}. Each "
             "target's fleet is sized hour by hour at the highest rate one replica serves "
-            "within the SLO, from its trusted load points only (docs/capacity.md).")
+            "within the SLO, from its trusted load points of one load family only "
+            "(open-loop arrivals first; docs/capacity.md).")
 
 
 def fleet_table(v: CapacityView) -> Table:
     head = ["target", "max rate under SLO req/s per replica", "bracket req/s", "how found",
-            "replicas min – peak", "average utilization (declared)", "idle chip-hours per day",
-            "availability"]
+            "from load family", "replicas min – peak", "average utilization (declared)",
+            "idle chip-hours per day", "availability"]
     rows = []
     for name, c in v.targets.items():
         if c is None:
@@ -222,8 +238,9 @@ def fleet_table(v: CapacityView) -> Table:
             avail += f": {len(av.blockers)} blocker(s)"
         elif av.warnings:
             avail += f": {len(av.warnings)} warning(s)"
-        rows.append([name, num(c.rate_rps, 1), bracket(c.max_rate),
-                     method_words(c.max_rate.method) or NOT_MEASURED, reps, util,
+        rows.append([name, rate_text(c.max_rate), bracket(c.max_rate),
+                     method_words(c.max_rate.method) or NOT_MEASURED,
+                     family_text(c.max_rate), reps, util,
                      num(c.idle_chip_hours_per_day, 1), avail])
     return head, rows
 
@@ -243,14 +260,21 @@ def _cost_scale(v: CapacityView) -> MoneyScale:
     return pick_scale([min(finite)]) if finite else ONE
 
 
+def _bound(s: Standing | None) -> str:
+    """``at most `` when the verdict's cost rests on a capacity that is only a lower bound."""
+    return "at most " if s is not None and s.capacity_at_least_rps is not None else ""
+
+
 def cost_table(v: CapacityView) -> Table:
     # The fleet columns price replica-hours only, at the target's overall accuracy; the
     # verdict's column is the whole bill (compile, storage, energy...) at its operating point.
-    head = ["target", "fleet cost", "fleet compute per correct task under demand",
+    head = ["target", "fleet cost", "fleet compute only, per correct task under demand",
             "at the SLO rate (every replica busy)", "at saturation",
-            "under demand ÷ at the SLO rate", "bill at the declared utilization",
-            "verdict: whole bill per correct task"]
+            "under demand ÷ at the SLO rate", "whole bill at the declared utilization",
+            "the verdict's cost per correct task (whole bill at the utilization under "
+            "demand)"]
     verdict = {s.target: s.cost_per_correct_usd for s in v.standings}
+    bounded = {s.target: _bound(s) for s in v.standings}
     scale = _cost_scale(v)
 
     def per(usd: float | None) -> str:
@@ -270,7 +294,8 @@ def cost_table(v: CapacityView) -> Table:
                      per(k.cost_per_correct_usd),
                      per(k.cost_per_correct_at_slo_rate_usd),
                      per(k.cost_per_correct_at_saturation_usd), times(k.ratio),
-                     per(c.cost_at_declared_utilization_usd), per(verdict.get(name))])
+                     per(c.cost_at_declared_utilization_usd),
+                     bounded.get(name, "") + per(verdict.get(name))])
     return head, rows
 
 
@@ -334,8 +359,8 @@ def ranking_line(v: CapacityView) -> str | None:
     ranked = sorted((s for s in v.standings if s.rank is not None), key=lambda s: s.rank or 0)
     if not ranked:
         return None
-    parts = [f"{s.rank}. {s.target} ({money_per(s.cost_per_correct_usd, 'correct task')}"
-             f"{', ' + s.cost_basis if s.cost_basis else ''}"
+    parts = [f"{s.rank}. {s.target} ({_bound(s)}{money_per(s.cost_per_correct_usd)}, "
+             f"{basis_words(s)}"
              f"{', at ' + s.operating_point if s.operating_point else ''})" for s in ranked]
     line = "The verdict's order, cheapest correct task first: " + "; ".join(parts) + "."
     out = [s for s in v.standings if not s.qualified]

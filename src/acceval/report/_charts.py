@@ -148,7 +148,7 @@ def pareto(result: RunResult) -> Chart:
     title = "Throughput per chip vs interactivity (Pareto view)"
     data: list[dict[str, Any]] = []
     everything: list[tuple[float, float]] = []
-    untrusted_drawn = False
+    untrusted_drawn = gate_failed = False
     for i, t in enumerate(result.targets):
         xs, ys, text = [], [], []
         bad: list[PointResult] = []
@@ -168,11 +168,19 @@ def pareto(result: RunResult) -> Chart:
             xs.append(1000.0 / tpot)
             ys.append(tps / t.chips)
             text.append(_e(p.label))
-        everything += list(zip(xs, ys, strict=True))
+        failed = t.gate.passed is False
+        if failed:
+            # A target below the quality level is drawn, marked, and kept off the frontier:
+            # its throughput buys wrong answers.
+            gate_failed = True
+        else:
+            everything += list(zip(xs, ys, strict=True))
         if xs:
             data.append({"type": "scatter", "mode": "markers", "x": xs, "y": ys, "text": text,
-                         "name": _e(t.name), "legendgroup": _e(t.name),
-                         "marker": {"size": 10, "color": _colour(i)},
+                         "name": _e(t.name + (" (fails the quality gate)" if failed else "")),
+                         "legendgroup": _e(t.name),
+                         "marker": {"size": 10, "color": _colour(i),
+                                    "symbol": "circle-open" if failed else "circle"},
                          "hovertemplate": f"{_e(t.name)} %{{text}}<br>%{{x:.3g}} tok/s/user, "
                                           "%{y:.4g} tok/s/chip<extra></extra>"})
         if bad:
@@ -192,6 +200,9 @@ def pareto(result: RunResult) -> Chart:
     note = "up and to the right is better; chips from each target's platform.chips"
     if untrusted_drawn:
         note += "; crosses: load points not trusted, left out of the frontier"
+    if gate_failed:
+        note += ("; open circles: a target that fails the quality gate, left out of the "
+                 "frontier")
     return Chart("chart-pareto", title, {"data": data, "layout": layout}, note)
 
 
@@ -217,6 +228,7 @@ def cost_stack(result: RunResult) -> Chart:
                      "no target has a priced operating point (declare a price, meet the SLO) "
                      "or nothing was answered correctly")
     scale = pick_scale([min(b.cost_per_correct_usd for _, _, b, _ in bills)])
+    failed = {t.name for t in result.targets if t.gate.passed is False}
     names: list[str] = []
     for _, _, bill, _ in bills:
         names += [i.name for i in bill.items if i.usd is not None and i.name not in names]
@@ -228,7 +240,7 @@ def cost_stack(result: RunResult) -> Chart:
             if item is None or item.usd is None:
                 continue
             share = item.usd / counted * bill.cost_per_correct_usd
-            xs.append(_e(target))
+            xs.append(_e(target + (" (fails the quality gate)" if target in failed else "")))
             ys.append(share * scale.factor)
             text.append(_e(f"{item_name} at {label}: "
                            f"{money_per(share, 'correct task', scale=scale)}"))

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from acceval.claims.against import ClaimsResult
 from acceval.claims.plan import PlanContextResult, PlanResult
-from acceval.report._fmt import NOT_MEASURED, num, pct, sig, usd
+from acceval.report._fmt import NOT_MEASURED, num, pct
 from acceval.run_result import RunResult
+from acceval.units import money_per, number
 
 Table = tuple[list[str], list[list[str]]]
 
@@ -80,7 +81,7 @@ def check_points_table(claims: ClaimsResult) -> Table | None:
 
 
 def inputs_table(plan: PlanResult) -> Table:
-    rows = [[_NAMES.get(k, k), sig(v.value, 4), v.origin, v.source or "—", v.date or "—"]
+    rows = [[_NAMES.get(k, k), _figure(k, v.value), v.origin, v.source or "—", v.date or "—"]
             for k, v in plan.inputs.items()]
     return ["figure", "value", "origin", "source", "date"], rows
 
@@ -89,11 +90,19 @@ _HUMAN = {"peak_flops": ("FLOP/s", "peak"), "memory_bandwidth": ("B/s", "memory 
           "memory": ("B", "memory"), "link_bandwidth": ("B/s", "chip-to-chip")}
 
 
+def _figure(key: str, v: float | None) -> str:
+    """A chip figure with an SI prefix where it has a unit (``989 TFLOP/s``)."""
+    if v is None:
+        return NOT_MEASURED
+    unit = _HUMAN.get(key)
+    return _si(v, unit[0]) if unit is not None else number(v)
+
+
 def _si(v: float, unit: str) -> str:
     for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(v) >= factor:
-            return f"{v / factor:.3g} {prefix}{unit}"
-    return f"{v:.3g} {unit}"
+            return f"{number(v / factor)} {prefix}{unit}"
+    return f"{number(v)} {unit}"
 
 
 def figures_line(plan: PlanResult) -> str:
@@ -106,7 +115,7 @@ def figures_line(plan: PlanResult) -> str:
 
 def _fits(c: PlanContextResult) -> str:
     need = c.weights_gb + c.kv_gb_per_sequence + c.activations_gb
-    return ("yes" if c.fits else "NO") + f" ({need:,.3g} of {c.usable_gb:,.3g} GB)"
+    return ("yes" if c.fits else "NO") + f" ({number(need)} of {number(c.usable_gb)} GB)"
 
 
 def calibration_text(c: PlanContextResult) -> str:
@@ -148,12 +157,12 @@ def contexts_table(plan: PlanResult) -> Table:
         pre = (f"{num(c.prefill_tps_chip, 0)} ({c.prefill_bound}-bound)"
                if c.prefill_tps_chip is not None else "—")
         cost = "—" if c.cost_per_attempt_usd is None else (
-            f"{usd(c.cost_per_attempt_usd)} per attempt" + (
-                f", {usd(c.cost_per_correct_usd)} per correct task (accuracy "
+            f"{money_per(c.cost_per_attempt_usd, 'attempt')}" + (
+                f", {money_per(c.cost_per_correct_usd)} (accuracy "
                 f"{pct(c.accuracy)}, {c.accuracy_origin})"
                 if c.cost_per_correct_usd is not None else ", no accuracy yet"))
         rows.append([f"{c.input_tokens} / {c.output_tokens}", str(c.chips), _fits(c),
-                     f"{c.weights_gb:,.3g} GB + {c.kv_gb_per_sequence:,.3g} GB per sequence",
+                     f"{number(c.weights_gb)} GB + {number(c.kv_gb_per_sequence)} GB per sequence",
                      str(c.max_batch) if c.max_batch is not None else "—",
                      str(c.batch) if c.batch is not None else "—", dec, pre,
                      "none (one chip)" if c.chips == 1 else

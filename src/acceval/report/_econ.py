@@ -13,8 +13,10 @@ from typing import Any
 
 from acceval.economics.apply import PointCost as StoredCost
 from acceval.economics.sensitivity import FlipResult, TornadoBarResult
+from acceval.report._fmt import fact
 from acceval.results.section import PointResult
 from acceval.run_result import RunResult, TargetResult
+from acceval.units import number, plain
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,21 @@ class Assumption:
     origin: str          # measured / catalog / assumption / derived / study file
     source: str | None
     date: str | None
+
+    @property
+    def shown(self) -> str:
+        """The value as a reader reads it: a measured or derived number to three significant
+        digits, a declared one as typed."""
+        if self.value is None:
+            return "not declared"
+        if isinstance(self.value, float) and self.origin in _COMPUTED:
+            return number(self.value)
+        if isinstance(self.value, int | float) and not isinstance(self.value, bool):
+            return plain(self.value)
+        return fact(self.value)
+
+
+_COMPUTED = frozenset({"measured", "derived", "estimated"})
 
 
 @dataclass(frozen=True, slots=True)

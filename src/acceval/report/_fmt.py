@@ -9,33 +9,27 @@ from acceval.loadgen.spec import family
 from acceval.metrics.spec import SLO
 from acceval.results.section import PointResult
 from acceval.run_result import RunResult
-from acceval.units import money
+from acceval.units import money, number, plain
 
 NOT_MEASURED = "not measured"
 
 
 def num(v: float | None, digits: int = 1, unit: str = "") -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return NOT_MEASURED
-    if isinstance(v, float) and math.isinf(v):
-        return "∞"
-    if v and abs(v) < 0.5 * 10 ** -digits:
-        # Too small for the fixed decimals: keep two significant digits instead of "0.0".
-        return f"{v:.2g}{unit}"
-    return f"{v:,.{digits}f}{unit}"
+    """A measured number to three significant digits (:func:`acceval.units.number`);
+    ``digits`` is kept for callers and no longer widens it (one number style)."""
+    text = number(v)
+    return text if text == NOT_MEASURED else f"{text}{unit}"
 
 
 def sig(v: float | None, digits: int = 3, unit: str = "") -> str:
     """Significant digits, for quantities that span orders of magnitude (joules, dollars)."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return NOT_MEASURED
-    if isinstance(v, float) and math.isinf(v):
-        return "∞"
-    return f"{v:.{digits}g}{unit}"
+    text = number(v, digits)
+    return text if text == NOT_MEASURED else f"{text}{unit}"
 
 
 def pct(v: float | None, digits: int = 1) -> str:
-    return NOT_MEASURED if v is None else f"{100 * v:.{digits}f}%"
+    """A share as a percentage to three significant digits (``98.1%``, ``0.5%``)."""
+    return NOT_MEASURED if v is None or math.isnan(v) else f"{number(100 * v)}%"
 
 
 def usd(v: float | None) -> str:
@@ -82,10 +76,10 @@ def selfcheck_table(result: RunResult) -> tuple[list[str], list[list[str]]]:
 
 def slo_text(slo: SLO) -> str:
     """``ttft_ms ≤ 50, e2e_ms ≤ 100 at p95; errors ≤ 1.0%`` (the bounds the study set)."""
-    bounds = ", ".join(f"{k} ≤ {v:g}" for k, v in (("ttft_ms", slo.ttft_ms),
+    bounds = ", ".join(f"{k} ≤ {plain(v)}" for k, v in (("ttft_ms", slo.ttft_ms),
                                                    ("tpot_ms", slo.tpot_ms),
                                                    ("e2e_ms", slo.e2e_ms)) if v is not None)
-    return (f"{bounds or 'no latency bound'} at p{slo.percentile:g}; "
+    return (f"{bounds or 'no latency bound'} at p{plain(slo.percentile)}; "
             f"errors ≤ {pct(slo.max_error_rate)}")
 
 
@@ -96,3 +90,52 @@ def not_assessed(a: Any, requests: int) -> str | None:
     if requests <= 0 or (a is not None and (a.n or not a.unscored)):
         return None
     return "not assessed (the tasks have no checker)"
+
+
+def fact(v: Any) -> str:
+    """One value of a fingerprint or a platform as a reader reads it: lists joined, nested
+    mappings as ``key value``, numbers in the report's style, missing as "not reported"."""
+    if v is None:
+        return "not reported"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int | float):
+        return number(v) if isinstance(v, float) else f"{v:,}" if abs(v) >= 10_000 else str(v)
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {fact(x)}" for k, x in sorted(v.items()) if x is not None) \
+            or "none"
+    if isinstance(v, list | tuple):
+        return ", ".join(fact(x) for x in v) or "none"
+    return str(v)
+
+
+def facts(d: dict[str, Any]) -> str:
+    """``base_url: http://…; models: tiny-fp32; version: engine ortgenai, version 0.1.0``;
+    keys whose value is missing or empty are left out."""
+    return "; ".join(f"{k}: {fact(v)}" for k, v in sorted(d.items())
+                     if v is not None and v != [] and v != {})
+
+
+def as_typed(v: Any) -> Any:
+    """A study dump with integral floats as integers (``100000000.0`` -> ``100000000``), the
+    way the user typed them, for the study-as-run listing."""
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e18:
+        return int(v)
+    if isinstance(v, dict):
+        return {k: as_typed(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [as_typed(x) for x in v]
+    return v
+
+
+def when(iso: str | None) -> str:
+    """A stored UTC timestamp to the second: ``2026-12-02 06:12:42 UTC``."""
+    if not iso:
+        return NOT_MEASURED
+    from datetime import UTC, datetime
+
+    try:
+        t = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    return t.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from acceval.metrics.repeats import RepeatInterval
 from acceval.report._fmt import NOT_MEASURED
 from acceval.run_result import RunResult
+from acceval.units import number
 
 PEER_HEAD = ["target", "load", "tool", "file", "kind", "peer-computed figure", "value"]
 REPEATS_HEAD = ["target", "load", "runs", "TTFT p50 ms", "TTFT p95 ms", "TTFT p99 ms",
@@ -33,7 +34,7 @@ def peer_rows(result: RunResult) -> list[list[str]]:
             tool = p.peer.tool + (f" {p.peer.version}" if p.peer.version else "")
             for name, value in p.peer.figures.items():
                 out.append([t.name, p.label, tool, p.peer.file, kind, name,
-                            NOT_MEASURED if value is None else f"{value:.4g}"])
+                            NOT_MEASURED if value is None else f"{number(value)}"])
     return out
 
 
@@ -41,8 +42,8 @@ def _ci(i: RepeatInterval) -> str:
     if i.mean is None:
         return NOT_MEASURED
     if i.low is None or i.high is None:
-        return f"{i.mean:.4g}"
-    return f"{i.mean:.4g} [{i.low:.4g}, {i.high:.4g}]"
+        return f"{number(i.mean)}"
+    return f"{number(i.mean)} [{number(i.low)}, {number(i.high)}]"
 
 
 def repeats_rows(result: RunResult) -> list[list[str]]:

@@ -13,6 +13,7 @@ from acceval.portability.exit import ExitResult
 from acceval.report._fmt import NOT_MEASURED, usd
 from acceval.results.section import Section
 from acceval.run_result import RunResult
+from acceval.units import number
 
 Table = tuple[list[str], list[list[str]]]
 
@@ -22,7 +23,7 @@ INTRO = ("Three levels: source (the same client and study ran unchanged), artifa
 
 
 def short(v: Any) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
+    return f"{number(v)}" if isinstance(v, float) else str(v)
 
 
 def has_portability(result: RunResult) -> bool:
@@ -47,11 +48,30 @@ def ledger_table(result: RunResult) -> Table:
             continue
         for e in t.portability.ledger.entries:
             value: Any = e.value
-            if isinstance(value, Section):  # a structured measurement: its fields in a row
-                value = ", ".join(f"{k}={short(v)}" for k, v in value.model_dump().items())
+            if isinstance(value, Section):  # a structured measurement: its fields
+                value = value.model_dump()
+            if e.item == "first_request" and isinstance(value, dict):
+                value = warmup_text(value)
+            elif isinstance(value, dict):
+                value = ", ".join(f"{k}={short(v)}" for k, v in value.items())
             rows.append([t.name, e.item, short(value), e.unit or "",
                          f"{e.evidence.kind}: {e.evidence.detail}"])
     return ["target", "item", "value", "unit", "evidence"], rows
+
+
+def warmup_text(v: dict[str, Any]) -> str:
+    """The first request against the steady state, in words: a negative penalty means the
+    first request was the faster one (no warm-up cost), and says so."""
+    first, median = v.get("first_e2e_ms"), v.get("median_e2e_ms")
+    penalty = v.get("penalty_ms")
+    if not isinstance(first, int | float) or not isinstance(median, int | float) \
+            or not isinstance(penalty, int | float):
+        return "not measured"
+    head = (f"first request E2E {number(first)} against a median of {number(median)}: ")
+    if penalty > 0:
+        return head + f"a warm-up penalty of {number(penalty)}"
+    return head + (f"no warm-up penalty (the first request was {number(-penalty)} faster "
+                   "than the median)")
 
 
 def exit_total(ex: ExitResult) -> str:

@@ -24,7 +24,7 @@ from acceval.training.result import (
     TimeToTargetResult,
     TrainingResult,
 )
-from acceval.units import MoneyScale, money_per, pick_scale, si, usd_interval
+from acceval.units import MoneyScale, money_per, number, pick_scale, si, usd_interval
 
 
 def _e(s: object) -> str:
@@ -86,7 +86,7 @@ def curves(tr: TrainingResult) -> Chart:
                                         "color": colour},
                              "hovertemplate": f"{group}: grad-norm spike %{{text}}"
                                               "<extra></extra>",
-                             "text": [f"{g.value:.3g} (z={g.z:.1f})" for _, g in gspikes]})
+                             "text": [f"{number(g.value)} (z={g.z:.1f})" for _, g in gspikes]})
             for it in r.restarts.interruptions:
                 shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": it.t_s,
                                "x1": it.t_s, "y0": 0, "y1": 1,
@@ -318,7 +318,7 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
         gs = sum(len(r.stability.grad_norm_spikes) for r in p.runs)
         nan = sum(r.stability.nan_steps for r in p.runs)
         div = sum(1 for r in p.runs if r.stability.diverged)
-        return f"{ls} loss / {gs} grad-norm spikes; {nan} NaN steps; {div} diverged"
+        return f"{ls} loss / {gs} grad-norm spikes; {nan} non-finite-loss steps; {div} diverged"
 
     def restarts(p: PlatformTrainingResult) -> str:
         its = [i for r in p.runs for i in r.restarts.interruptions]

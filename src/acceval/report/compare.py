@@ -31,7 +31,7 @@ from acceval.metrics.repeats import RepeatInterval
 from acceval.report._fmt import NOT_MEASURED
 from acceval.results.section import PointResult, RepeatsResult
 from acceval.run_result import RunResult, TargetResult
-from acceval.units import ONE, MoneyScale, money, money_per, pick_scale
+from acceval.units import ONE, MoneyScale, money, money_per, number, pick_scale
 
 N_BOOT = 1000
 _CHUNK = 100
@@ -134,7 +134,7 @@ def _compare_point(base: RunResult, other: RunResult, target: str, pa_: PointRes
               if va is not None and vb is not None else None)
         beyond = None if ci is None else not (ci[0] <= 0 <= ci[1])
         rule = ("bootstrap 95% CI of the p95 difference: "
-                f"[{ci[0]:.3g}, {ci[1]:.3g}] ms" if ci else "no records: unknown")
+                f"[{number(ci[0])}, {number(ci[1])}] ms" if ci else "no records: unknown")
         add(f"{metric[:4]}_p95_ms", a, b, beyond, rule)
     ra = base.target(target).repeats_of(pa_.label)
     rb = other.target(target).repeats_of(pb.label)
@@ -168,7 +168,7 @@ _REPEATED = (("ttft_p50_ms", "ttft_p50_ms"), ("ttft_p95_ms", "ttft_p95_ms"),
 def _interval_text(i: RepeatInterval) -> str:
     if i.low is None or i.high is None:
         return f"n={i.n}, no interval"
-    return f"[{i.low:.4g}, {i.high:.4g}] (n={i.n})"
+    return f"[{number(i.low)}, {number(i.high)}] (n={i.n})"
 
 
 def _compare_repeats(base: RunResult, other: RunResult, target: str, label: str,
@@ -209,7 +209,7 @@ def compare_runs(runs: list[RunResult], records: list[pa.Table | None], *,
 
 
 def _fmt(v: float | None) -> str:
-    return NOT_MEASURED if v is None else f"{v:.4g}"
+    return NOT_MEASURED if v is None else f"{number(v)}"
 
 
 def _signed_money(v: float | None, scale: MoneyScale) -> str:

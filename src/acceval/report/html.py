@@ -41,6 +41,9 @@ from acceval.report._econ import (
 )
 from acceval.report._fmt import (
     NOT_MEASURED,
+    as_typed,
+    fact,
+    facts,
     gate,
     not_assessed,
     num,
@@ -49,11 +52,13 @@ from acceval.report._fmt import (
     sig,
     slo_text,
     usd,
+    when,
 )
 from acceval.report._points import point_table
 from acceval.report._training import training_html
 from acceval.run_result import RunResult, TargetResult
 from acceval.units import money_per, usd_interval
+from acceval.verdict import basis_words
 
 SAMPLES_PER_TARGET = 6
 _SAMPLE_CHARS = 800
@@ -126,10 +131,15 @@ def _target_line(result: RunResult, t: TargetResult, c: TargetEcon) -> str:
     st = result.verdict.standing(t.name)
     if t.failure:
         return f"<li><b>{esc(t.name)}</b>: {_nm()} — {esc(t.failure)}</li>"
-    if c.at_slo is not None:
-        cost = (f"<b>{esc(_usd_ci(c))}</b> at {esc(c.at_slo.label)}"
-                + esc(" (interval from the accuracy interval; prices taken as exact)"
-                      if c.at_slo.ci_from else ""))
+    if st is not None and st.cost_per_correct_usd is not None and st.operating_point:
+        # The verdict's own figure, named as the verdict and the capacity section name it.
+        ci = usd_interval(st.cost_per_correct_ci_usd)
+        bound = "at most " if st.capacity_at_least_rps is not None else ""
+        cost = (f"<b>{esc(bound + money_per(st.cost_per_correct_usd))}</b>"
+                f"{' ' + esc(ci) if ci else ''} at {esc(st.operating_point)} "
+                f"({esc(basis_words(st))})")
+    elif c.at_slo is not None:
+        cost = f"<b>{esc(_usd_ci(c))}</b> at {esc(c.at_slo.label)}"
     else:
         cost = _nm("no operating point")
     g = t.gate.passed
@@ -155,9 +165,8 @@ def _flips_html(run: RunEcon) -> str:
     if not run.sensitivity_present:
         return f"<p>Sensitivity of the ranking: {_nm()}.</p>"
     if not run.flips:
-        return (f"<p>The ranking holds across every declared sensitivity range "
-                f"({len({(b.target, b.input) for b in run.bars})} input swings, each target "
-                "at its operating point).</p>")
+        # The verdict's own line says it holds (and what the ranges leave out).
+        return ""
     items = "".join(
         f"<li>with <b>{esc(f.input)}</b> ({esc(f.scope)}) at its {esc(f.side)} end "
         f"({esc(num(f.value, 3))}): <b>{esc(f.winner or 'no target')}</b> wins instead of "
@@ -185,7 +194,14 @@ def _estimated_html(result: RunResult, econ: dict[str, TargetEcon]) -> str:
 
 
 def _verdict(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon) -> str:
-    extra = "".join(f"<li>{esc(v)}</li>" for v in result.verdict.lines)
+    # The per-target lines below already say each target's cost and why it does not
+    # qualify; the verdict's own lines for them are not repeated.
+    said = tuple(f"{t.name}{end}" for t in result.targets for end in (": ", " does not qualify"))
+    # The training section lists each platform's line under the training headline.
+    trained = set(result.training.verdict.lines) if result.training is not None \
+        and result.training.verdict is not None else set()
+    extra = "".join(f"<li>{esc(v)}</li>" for v in result.verdict.lines
+                    if not v.startswith(said) and v not in trained)
     if not result.targets:
         return ('<section id="verdict"><h2>1. Verdict</h2>'
                 f"{_winner_html(result)}{'<ul>' + extra + '</ul>' if extra else ''}</section>")
@@ -253,6 +269,22 @@ def _charts_html(charts: list[Chart]) -> str:
 
 
 # --- capacity under demand ----------------------------------------------------------------------
+
+def _demand_html(result: RunResult) -> str:
+    """Load sweep, demand replay and interruption: the same tables as the Markdown's."""
+    from acceval.report import _demand
+
+    blocks = _demand.blocks(result)
+    if not blocks:
+        return ""
+    parts = []
+    for b in blocks:
+        tag = "h3"
+        parts.append(f"<{tag}>{esc(b.heading)}</{tag}><p>{esc(b.intro)}</p>"
+                     f'<div class="scroll">{_table(b.head, b.rows)}</div>')
+    return ('<section id="demand-and-faults"><h2>Demand replay and interruption</h2>'
+            + "".join(parts) + "</section>")
+
 
 def _capacity_html(view: cap.CapacityView | None, chart: Chart) -> str:
     head = '<section id="capacity"><h2>Capacity under demand</h2>'
@@ -472,7 +504,7 @@ def _portability_html(result: RunResult) -> str:
 # --- 4. provenance ------------------------------------------------------------------------------
 
 def _kv(d: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(d.items()) if v is not None)
+    return facts(d)
 
 
 def _provenance(result: RunResult) -> str:
@@ -487,10 +519,10 @@ def _provenance(result: RunResult) -> str:
                         _kv(t.platform.model_dump(mode="json")) or "—",
                         _kv(t.fingerprint) or NOT_MEASURED, local])
     assume = [[a.target or "study", a.name,
-               "not declared" if a.value is None else str(a.value), a.origin, a.source or "—",
+               a.shown, a.origin, a.source or "—",
                a.date or "—"] for a in assumptions(result)]
     warn = "".join(f"<li>{esc(w)}</li>" for w in result.warnings)
-    study_yaml = yaml.safe_dump(result.study, sort_keys=False)
+    study_yaml = yaml.safe_dump(as_typed(result.study), sort_keys=False)
     t_targets = ('<h3>Targets</h3><div class="scroll">' + _table(
         ["target", "endpoint", "model", "client", "platform", "fingerprint", "local server"],
         targets) + "</div>") if targets else ""
@@ -509,7 +541,7 @@ def _provenance(result: RunResult) -> str:
                ) if result.targets else ""
     t_assume = _table(["target", "input", "value", "origin", "source", "date"], assume)
     t_soft = _table(["package", "version"], sorted([k, v] for k, v in result.software.items()))
-    t_env = _table(["key", "value"], [[k, str(v)] for k,
+    t_env = _table(["key", "value"], [[k, fact(v)] for k,
                                       v in result.environment.model_dump().items()])
     return (
         f'<section id="provenance"><h2>{"4. " if result.targets else ""}Provenance</h2>'
@@ -568,14 +600,14 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
         f"<title>{esc(result.study_name)} — acceval report</title>",
         f"<style>{_asset('report.css')}</style></head><body><main>",
         f"<header><h1>{esc(result.study_name)}</h1><p class=\"meta\">run "
-        f"<code>{esc(result.run_id)}</code>, started {esc(result.created_utc)}"
-        f"{', finished ' + esc(result.finished_utc) if result.finished_utc else ''}; "
+        f"<code>{esc(result.run_id)}</code>, started {esc(when(result.created_utc))}"
+        f"{', finished ' + esc(when(result.finished_utc)) if result.finished_utc else ''}; "
         f"acceval {esc(__version__)}</p>{banner}"
         f"{'<p>' + esc(desc) + '</p>' if desc else ''}</header>",
         _verdict(result, econ, run),
         *((_decision(result, econ), _charts_html(charts), _capacity_html(capacity, cap_chart),
-           _batching_html(result), _turns_html(result), _telemetry_html(result),
-           _accelerator_html(result))
+           _demand_html(result), _batching_html(result), _turns_html(result),
+           _telemetry_html(result), _accelerator_html(result))
           if inference else ()),
         _repeats_peers_html(result), _claims_html(result), _plan_html(result), training,
         _portability_html(result), agents_html(result),

@@ -15,8 +15,11 @@ from acceval.report import _peers as peers
 from acceval.report import _portability as port
 from acceval.report import _telemetry as tm
 from acceval.report._agents import agents_markdown
+from acceval.report._econ import assumptions
 from acceval.report._fmt import (
     NOT_MEASURED,
+    as_typed,
+    facts,
     gate,
     not_assessed,
     num,
@@ -24,14 +27,13 @@ from acceval.report._fmt import (
     selfcheck_table,
     sig,
     slo_text,
-    usd,
-    yesno,
+    when,
 )
 from acceval.report._points import point_table
 from acceval.report._training import training_markdown
 from acceval.results.section import PointResult
 from acceval.run_result import RunResult, TargetResult
-from acceval.units import ONE, money_per, pick_scale, usd_interval
+from acceval.units import ONE, money_column, money_per, pick_scale, usd_interval
 
 
 def _acc(t: TargetResult | PointResult) -> str:
@@ -80,7 +82,8 @@ def _verdict(result: RunResult) -> list[str]:
 
 
 def render_markdown(result: RunResult) -> str:
-    lines = [f"# {result.study_name}", "", f"Run `{result.run_id}`, started {result.created_utc}"]
+    lines = [f"# {result.study_name}", "",
+             f"Run `{result.run_id}`, started {when(result.created_utc)}"]
     if result.interrupted:
         lines += ["", "**This run was interrupted; the numbers cover what was measured.**"]
     desc = result.description
@@ -163,7 +166,7 @@ def _provenance(result: RunResult) -> list[str]:
     lines = ["## Provenance", ""]
     rows = []
     for t in result.targets:
-        fp = ", ".join(f"{k}={v}" for k, v in sorted(t.fingerprint.items())) or NOT_MEASURED
+        fp = _esc(facts(t.fingerprint)) or NOT_MEASURED
         local = "—"
         if t.local_server:
             ls = t.local_server
@@ -181,12 +184,19 @@ def _provenance(result: RunResult) -> list[str]:
     if load_from is not None:
         lines += ["", "Where the load came from: " + _esc(load_from), ""]
         lines += _table(execution.HEAD, [[_esc(c) for c in r] for r in execution.rows(result)])
+    assumed = [[a.target or "study", a.name, a.shown, a.origin, a.source or "—",
+                a.date or "—"] for a in assumptions(result)]
+    if assumed:
+        lines += ["", "Assumptions and their sources:", ""]
+        lines += _esc_table((["target", "input", "value", "origin", "source", "date"],
+                             assumed))
     lines += ["", "Software: " + ", ".join(f"{k} {v}" for k, v in sorted(result.software.items())),
-              "", f"Seeds: {result.seeds}", ""]
+              "", "Seeds: " + (facts(result.seeds) or "none"), ""]
     if result.warnings:
         lines += ["Warnings:", ""] + [f"- {_esc(w)}" for w in result.warnings] + [""]
     lines += ["<details><summary>Study as run</summary>", "", "```yaml",
-              yaml.safe_dump(result.study, sort_keys=False).rstrip(), "```", "", "</details>", ""]
+              yaml.safe_dump(as_typed(result.study), sort_keys=False).rstrip(), "```", "",
+              "</details>", ""]
     return lines
 
 
@@ -230,11 +240,16 @@ def _economics(result: RunResult) -> list[str]:
                      "cost per attempt", "cost per 1M output tokens", "energy per correct task",
                      "inputs not measured"], rows)
     lines.append("")
-    rows = [[name, item.name, usd(item.usd), item.note or "—"]
-            for name, bill in bills for item in bill.items]
+    shares = [None if item.usd is None or not bill.correct else item.usd / bill.correct
+              for _, bill in bills for item in bill.items]
+    col = money_column(shares)
+    rows = [[name, item.name, "not counted" if item.usd is None else cell, item.note or "—"]
+            for (name, bill, item), cell in zip(
+                [(n, b, i) for n, b in bills for i in b.items], col.cells, strict=True)]
     if rows:
-        lines += ["Bill of the measured window at the operating point, by item:", ""]
-        lines += _table(["target", "item", "cost", "note"], rows)
+        lines += ["The bill at the operating point, by item: each item's share of the cost "
+                  "per correct task.", ""]
+        lines += _table(["target", "item", f"share ({col.header})", "note"], rows)
         lines.append("")
     lines += _sensitivity(result)
     return lines
@@ -361,73 +376,14 @@ def _esc_table(table: tuple[list[str], list[list[str]]]) -> list[str]:
 
 def _demand_and_faults(result: RunResult) -> list[str]:
     """Load sweep, demand replay and interruption (docs/demand-and-faults.md); empty when the
-    study asked for none of them."""
+    study asked for none of them. The tables are report._demand's, shared with HTML."""
+    from acceval.report import _demand
+
     lines: list[str] = []
-    sweeps = [t for t in result.targets if t.sweep]
-    if sweeps:
-        lines += ["## Load sweep", "",
-                  "Bisection for the highest Poisson rate meeting the SLO, after the fixed "
-                  "points; the rate interpolates in the SLO ratio inside the last bracket.", ""]
-        rows = []
-        for t in sweeps:
-            sw = t.sweep
-            assert sw is not None
-            lo, hi = sw.bracket_rps
-            steps = ", ".join(f"{num(s.rate_rps)} {'✓' if s.meets_slo else '✗'}"
-                              + ("" if s.trusted is not False else " (not trusted)")
-                              for s in sw.steps)
-            rows.append([t.name, str(sw.runs), steps or "—", f"{num(lo)} – {num(hi)}",
-                         num(sw.max_rate.rate_rps), sw.max_rate.method, sw.stopped_by])
-        lines += _table(["target", "runs", "rates tried (req/s, meets SLO)", "bracket req/s",
-                         "max rate under SLO", "method", "stopped by"], rows)
-        lines.append("")
-    replays = [(t.name, t.replay) for t in result.targets if t.replay is not None]
-    if replays:
-        r0 = replays[0][1]
-        lines += ["## Demand replay", "",
-                  f"The {r0.profile} profile compressed into {num(r0.compress_to_s)}"
-                  f" s ({num(r0.bucket_s, 3)} s per hour, rates unchanged), sent as a "
-                  "seeded non-homogeneous Poisson process. z is (sent − expected) / √expected "
-                  "per hour.", ""]
-        rows = []
-        for name, r in replays:
-            rows.append([name, str(r.sent), num(r.expected_requests_replayed, 1),
-                         num(r.chi2, 1) + f" (dof {r.chi2_dof}, p {num(r.chi2_p, 3)})",
-                         num(r.max_abs_z, 2), pct(r.point.summary.error_rate),
-                         f"{r.hours_meeting_slo}/{r.hours_judged}",
-                         num(r.schedule_lag_p99_ms, 3)])
-        lines += _table(["target", "sent", "expected", "chi-square", "max |z|", "errors",
-                         "hours meeting SLO", "lag p99 ms"], rows)
-        lines.append("")
-        rows = []
-        for h in r0.hours:
-            cells = [str(h.hour), num(h.intended_rps, 1)]
-            for _, r in replays:
-                th = r.hours[h.hour]
-                cells.append(f"{num(th.achieved_rps, 1)} ({yesno(th.meets_slo)})")
-            rows.append(cells)
-        lines += _table(["hour", "profile req/s"]
-                        + [f"{name} achieved req/s (meets SLO)" for name, _ in replays], rows)
-        lines.append("")
-    faults = [t for t in result.targets if t.interruption]
-    if faults:
-        lines += ["## Interruption", "",
-                  "Recovered: the start of the first rolling window (of send time) from which "
-                  "every later window meets the SLO; failed requests count as infinitely "
-                  "slow.", ""]
-        rows = []
-        for t in faults:
-            i = t.interruption
-            assert i is not None
-            kinds = ", ".join(f"{k}: {v}" for k, v in i.failed_by_kind.items())
-            rows.append([
-                t.name, i.point_label, f"{i.action} at {num(i.at_s)} s for {num(i.down_s)} s",
-                num(i.restart_s, 2), f"{i.failed_after_fault} of {i.requests} "
-                f"({kinds or 'none'})", yesno(i.accounted), num(i.time_to_first_success_s, 2),
-                num(i.slo_recovered_s, 2), num(i.slo_violation_s, 2), i.error or "—"])
-        lines += _table(["target", "point", "fault", "restart s", "failed", "all accounted",
-                         "first success s", "SLO recovered s", "SLO violated s", "problem"],
-                        rows)
+    for b in _demand.blocks(result):
+        heading = "###" if b.heading.endswith("hour by hour") else "##"
+        lines += [f"{heading} {b.heading}", "", _esc(b.intro), ""]
+        lines += _esc_table((b.head, b.rows))
         lines.append("")
     return lines
 

@@ -30,6 +30,7 @@ from acceval.results.store import read_records
 from acceval.run_result import RunResult, TargetResult
 from acceval.study import Study
 from acceval.units import money, money_per, times
+from acceval.verdict import basis_words
 from helpers import run_fixture
 
 DEMAND: dict[str, Any] = {"profile": "builtin:business-hours", "peak_rps": 150.0,
@@ -137,7 +138,7 @@ def test_view_reads_the_stored_capacity(run: RunResult) -> None:
 
 def _money_usd(cell: str, per: str) -> float:
     """The dollars per single unit a cell like ``$37.99 per 1M correct tasks`` states."""
-    m = re.fullmatch(r"\$([\d,.]+) per (1k|1M|1B) " + per + "s", cell)
+    m = re.fullmatch(r"(?:at most )?\$([\d,.]+) per (1k|1M|1B) " + per + "s", cell)
     assert m is not None, cell
     return float(m.group(1).replace(",", "")) / {"1k": 1e3, "1M": 1e6, "1B": 1e9}[m.group(2)]
 
@@ -160,9 +161,12 @@ def test_tables_render_numbers_and_not_measured_never_blank_or_zero(run: RunResu
     head, rows = cap.fleet_table(view)
     f = dict(zip(head, rows[0], strict=True))
     c = dict(zip(head, rows[1], strict=True))
-    assert f["max rate under SLO req/s per replica"] == num(stored.max_rate_under_slo.rate_rps, 1)
+    # fast passed at every load point: its rate is only a lower bound, and reads so.
+    assert f["max rate under SLO req/s per replica"] == (
+        f"at least {num(stored.max_rate_under_slo.rate_rps, 1)}")
     assert f["bracket req/s"] == cap.bracket(stored.max_rate_under_slo)
-    assert f["bracket req/s"].startswith("≥ ")  # fast passed at every load point
+    assert f["bracket req/s"].startswith("≥ ")
+    assert f["from load family"] == "concurrency (closed loop)"
     assert f["how found"] == cap.METHOD_WORDS[stored.max_rate_under_slo.method]
     assert f["replicas min – peak"] == f"{plan.min_replicas} – {plan.peak_replicas}"
     assert f["average utilization (declared)"] == (
@@ -180,16 +184,16 @@ def test_tables_render_numbers_and_not_measured_never_blank_or_zero(run: RunResu
     f = dict(zip(head, rows[0], strict=True))
     assert f["fleet cost"] == f"{money(cost.fleet_usd)} a day"  # one day's fleet
     for col, usd_value in (
-            ("fleet compute per correct task under demand", cost.cost_per_correct_usd),
-            ("verdict: whole bill per correct task",
+            ("fleet compute only, per correct task under demand", cost.cost_per_correct_usd),
+            ("the verdict's cost per correct task (whole bill at the utilization under demand)",
              run.verdict.standing("fast").cost_per_correct_usd),  # type: ignore[union-attr]
             ("at the SLO rate (every replica busy)", cost.cost_per_correct_at_slo_rate_usd),
             ("at saturation", cost.cost_per_correct_at_saturation_usd),
-            ("bill at the declared utilization", fast.cost_at_declared_utilization_usd)):
+            ("whole bill at the declared utilization", fast.cost_at_declared_utilization_usd)):
         assert usd_value is not None
         assert _money_usd(f[col], "correct task") == pytest.approx(usd_value, rel=5e-3), col
     # one unit for the whole column set, so the figures compare by eye
-    assert len({re.sub(r"^\$[\d,.]+ ", "", v) for k, v in f.items()
+    assert len({re.sub(r"^(at most )?\$[\d,.]+ ", "", v) for k, v in f.items()
                 if k not in ("target", "fleet cost", "under demand ÷ at the SLO rate")}) == 1
     assert cost.ratio == pytest.approx(
         cost.cost_per_correct_usd / cost.cost_per_correct_at_slo_rate_usd)
@@ -217,8 +221,8 @@ def test_tables_render_numbers_and_not_measured_never_blank_or_zero(run: RunResu
 
 
 @pytest.mark.parametrize(("low", "high", "expected"), [
-    (10.0, 20.0, "10.0 – 20.0"), (10.0, None, "≥ 10.0 (no point failed)"),
-    (None, 5.0, "< 5.0 (no point passed)"), (0.0, 5.0, "< 5.0 (no point passed)"),
+    (10.0, 20.0, "10 – 20"), (10.0, None, "≥ 10 (no trusted point failed)"),
+    (None, 5.0, "< 5 (no point passed)"), (0.0, 5.0, "< 5 (no point passed)"),
     (None, None, NOT_MEASURED)])
 def test_bracket_text(low: float | None, high: float | None, expected: str) -> None:
     m = MaxRateResult(rate_rps=None, low_rps=low, high_rps=high, n_points=2,
@@ -240,8 +244,9 @@ def test_ranking_line_follows_the_verdict(run: RunResult) -> None:
     assert positions == sorted(positions)
     fast = ranked[0]
     assert fast.cost_per_correct_usd is not None and fast.cost_basis is not None
-    assert (f"1. fast ({money_per(fast.cost_per_correct_usd, 'correct task')}, "
-            f"{fast.cost_basis}, at {fast.operating_point})") in line
+    bound = "at most " if fast.capacity_at_least_rps is not None else ""
+    assert (f"1. fast ({bound}{money_per(fast.cost_per_correct_usd, 'correct task')}, "
+            f"{basis_words(fast)}, at {fast.operating_point})") in line
     assert not _scientific(line)
     # and says why each other target is not ranked, in the verdict's words
     cheap = out[0]

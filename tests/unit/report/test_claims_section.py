@@ -52,7 +52,7 @@ def test_markdown_shows_the_ledger_the_checks_and_the_plan(tmp_path: Path) -> No
     assert "planned decode tok/s per chip" in plan and "measured efficiency" in plan
     assert "5,191 (memory-bound" in plan  # 7B bf16 on one H200 (docs/planning.md)
     assert "5,323 (memory-bound" in plan  # on one Trainium3
-    assert "| peak FLOP/s | 9.89e+14 | catalog |" in plan
+    assert "| peak FLOP/s | 989 TFLOP/s | catalog |" in plan
 
 
 def test_html_has_the_two_sections_and_escapes_user_text(tmp_path: Path) -> None:

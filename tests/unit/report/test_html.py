@@ -75,7 +75,7 @@ def test_verdict_ranks_at_the_slo_and_says_what_it_excludes(page: str) -> None:
     # cheap fails the gate and the SLO: said plainly, not hidden.
     assert "does not qualify: fails the quality level" in v
     assert "Only one target qualifies, so no assumption can change the winner" in v
-    assert "interval from the accuracy interval" in v
+    assert "The cost interval covers accuracy; taken as exact: prices" in v
     assert "usd_per_chip_hour (assumption)" in v  # estimated, not measured
 
 
