@@ -1,38 +1,12 @@
-"""Suite-wide: which tests measure live timings.
+"""Suite-wide notes on the two phases of `make test` (tools/test-phases.sh, docs/testing.md).
 
-`make test` runs the suite in two phases: the unit, end-to-end and untimed integration tests
-on two worker processes (pytest-xdist), then the other integration tests and the timing
-files below alone, one at a time. Their millisecond bounds (client against server log,
-recovery windows, schedule lag, timer precision) and the load generator's self-check (a point
-whose client loop lagged is not trusted) must be measured on a machine that is not also
-running another test.
+A test that measures live timings is marked `timing`, by its own file (module-level
+``pytestmark = pytest.mark.timing``) or by its own decorator (``@pytest.mark.timing``):
+millisecond bounds (client against server log, recovery windows, schedule lag, timer
+precision), any bound on elapsed wall-clock time, and any assertion that needs the load
+generator's self-check to trust a point (a point whose client loop lagged is not trusted, so
+claims, the verdict and the plan's measured efficiency change on a busy host). `make test`
+runs those alone, after the rest; everything else runs on two worker processes and must pass
+on a loaded host. tests/unit/test_timing_marks.py fails when a test reads a clock and bounds
+it, or asserts on trust, without the mark.
 """
-
-from __future__ import annotations
-
-import pytest
-
-TIMING_FILES = frozenset({
-    "test_ground_truth.py", "test_transport_conformance.py", "test_interruption.py",
-    "test_trusted_capacity.py", "test_loadgen_runner.py", "test_loadgen_mock_server.py",
-    "test_demand_replay.py", "test_scaleout_ray.py", "test_telemetry.py", "test_timer.py",
-    "test_descriptors.py", "test_serve_wire.py", "test_serve_workers.py",
-})
-
-
-# Integration tests that assert no timing bound and no self-check verdict (files, counts,
-# accuracy, classified errors): they run with the unit tests.
-UNTIMED_INTEGRATION = frozenset({
-    "test_agents.py", "test_training_workload.py", "test_disk_full.py",
-    "test_artifact_check.py", "test_artifact_check_numpy.py", "test_shipped_model_served.py",
-    "test_repeats_and_vllm_roundtrip.py", "test_workloads_served.py", "test_serve_api.py",
-    "test_serve_process.py", "test_prompts_per_point.py", "test_local_transport.py",
-})
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        name = item.path.name
-        if name in TIMING_FILES or (item.path.parent.name == "integration"
-                                    and name not in UNTIMED_INTEGRATION):
-            item.add_marker(pytest.mark.timing)

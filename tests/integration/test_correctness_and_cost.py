@@ -11,8 +11,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
+
 from acceval.pipeline import execute
 from acceval.study import study_from_dict
+
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
 
 
 def _mock(name: str, price: float, **opts: object) -> dict[str, object]:

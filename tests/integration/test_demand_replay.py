@@ -8,11 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.compute as pc
+import pytest
 
 from acceval.capacity.replay import REPLAY_LABEL, plan_replay
 from acceval.pipeline import execute, load_result
 from acceval.results.store import read_records
 from acceval.study import study_from_dict
+
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
 
 STUDY = {
     "name": "replay", "seed": 5,

@@ -21,6 +21,8 @@ from acceval.serve import spawn_server
 from acceval.study import study_from_dict
 from acceval.targets.transport import TRANSPORTS
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 # The native transport stamps in the network callback. aiohttp hands data over one coroutine
 # wake-up later, when another thread (the records writer, a probe) may hold the interpreter
 # (docs/transports.md).

@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.compute as pc
+import pytest
 
 from acceval.interruption import Injector, Interruption
 from acceval.pipeline import execute
 from acceval.results.store import read_records
 from acceval.study import study_from_dict
+
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
 
 
 def _study(interruption: dict[str, Any], **extra: Any) -> dict[str, Any]:

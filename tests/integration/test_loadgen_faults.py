@@ -18,6 +18,8 @@ from acceval.targets import OpenAITarget
 from acceval.targets.transport import TRANSPORTS
 from helpers.sse_server import FAULT_KINDS, ServerConfig, SSEServer
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 # The conformance suite covers the others (a late bad chunk, answers without usage or SSE).
 _ELSEWHERE = {"fault:badchunk_late", "fault:nousage", "fault:json"}
 EXPECTED = {k: v for k, v in FAULT_KINDS.items() if k not in _ELSEWHERE}

@@ -20,6 +20,8 @@ from acceval.serve import start_server
 from acceval.study import Endpoint
 from acceval.targets import OpenAITarget
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 PROMPTS = [Prompt(f"t{i}", prompt=f"what is {i} + 1?", max_tokens=8) for i in range(5)]
 
 

@@ -21,6 +21,8 @@ from acceval.targets import OpenAITarget
 from acceval.targets.spec import Endpoint
 from helpers.sse_server import ServerConfig, SSEServer
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 PROMPTS = [Prompt(f"task-{i}", prompt=f"question {i}", max_tokens=4) for i in range(10)]
 
 

@@ -27,6 +27,8 @@ from acceval.results.store import PARTS_DIR, read_records
 from acceval.study import study_from_dict
 from helpers.cli import mock_target, write_study
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 ray = pytest.importorskip("ray", reason="the [ray] extra is part of make test")
 from ray.cluster_utils import Cluster  # noqa: E402
 

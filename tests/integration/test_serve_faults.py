@@ -13,6 +13,8 @@ from serve_support import json_events, mock_server, read_events, read_log, run
 from acceval.engines.mock import MockEngine
 from acceval.serve import start_server
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 STREAM = {"prompt": "p", "stream": True}
 
 

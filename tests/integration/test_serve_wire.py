@@ -12,6 +12,8 @@ from serve_support import RawAnswer, mock_server, raw_exchange, read_events, run
 
 from acceval.serve import spawn_server
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 BODY = b'{"prompt":"p","max_tokens":2}'
 POST = b"POST /v1/completions HTTP/1.1\r\nHost: t\r\n"
 HEAD_LIMIT = 64 * 1024  # docs/serve.md

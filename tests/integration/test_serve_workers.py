@@ -11,6 +11,9 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
+
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
 
 
 def test_workers_share_the_port_and_leave_with_the_server(tmp_path: Path) -> None:

@@ -18,6 +18,8 @@ from acceval.probes.prometheus import DcgmProbe, TelemetryProbe
 from acceval.report import render
 from acceval.study import study_from_dict
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 WATTS = 300.0
 
 

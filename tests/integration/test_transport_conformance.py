@@ -36,6 +36,8 @@ from acceval.targets.transport import TRANSPORTS
 from helpers.sse_server import FAULT_KINDS, ServerConfig, SSEServer
 from helpers.tls import self_signed, server_context
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 TOLERANCE_MS = 2.0
 
 FAULTS = FAULT_KINDS

@@ -27,6 +27,8 @@ from acceval.serve import spawn_server
 from acceval.study import SLO, Endpoint, Study
 from acceval.targets import OpenAITarget
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 # A request holds a slot for ~10 + 7 x 2 = 24 ms: two slots serve ~80 req/s at most, so
 # 40 req/s queues a little (utilization ~0.5) and 100 req/s overloads the server.
 MOCK = {"slots": 2, "ttft_ms": 10, "itl_ms": 2, "output_tokens": 8}

@@ -13,6 +13,8 @@ from acceval.checks import FD_MARGIN, _descriptors, check_runnable
 from acceval.errors import StudyError
 from acceval.study import study_from_dict
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 resource = pytest.importorskip("resource")  # POSIX only; this project's machines are Linux
 
 

@@ -188,8 +188,8 @@ def test_unknown_option_is_a_usage_error_listing_the_accepted_ones() -> None:
         load_engine("mock", ttft=50)
 
 
-def test_slots_queue_requests_first_come_first_served() -> None:
-    """Two slots, four requests at once, 30 ms each: the last two wait one service time."""
+def _four_requests_on_two_slots() -> list[float]:
+    """Two slots, four requests at once, 30 ms each: each request's time to done, in ms."""
     engine = MockEngine(slots=2, ttft_ms=30, output_tokens=1)
 
     async def one(i: int, t0: int) -> float:
@@ -202,9 +202,22 @@ def test_slots_queue_requests_first_come_first_served() -> None:
         t0 = time.perf_counter_ns()
         return list(await asyncio.gather(*(one(i, t0) for i in range(4))))
 
-    first, second, third, fourth = asyncio.run(run())
-    assert 29 <= first < 55 and 29 <= second < 55
-    assert 59 <= third < 110 and 59 <= fourth < 110
+    return asyncio.run(run())
+
+
+def test_slots_queue_requests_first_come_first_served() -> None:
+    """The last two wait one service time. A sleep is never early, so these lower bounds
+    hold on any host, however busy."""
+    first, second, third, fourth = _four_requests_on_two_slots()
+    assert min(first, second) >= 29
+    assert min(third, fourth) >= 59
+
+
+@pytest.mark.timing  # upper bounds on wall-clock time: a busy host stretches them
+def test_slots_serve_within_one_service_time_each() -> None:
+    first, second, third, fourth = _four_requests_on_two_slots()
+    assert first < 55 and second < 55
+    assert third < 110 and fourth < 110
 
 
 def test_a_stream_closed_early_gives_its_slot_back() -> None:

@@ -12,6 +12,8 @@ import pytest
 from acceval.loadgen._timer import LoopMonitor, SpinWaker, TimerFdWaker, Waker, make_waker
 from acceval.loadgen.runner import new_event_loop
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 
 async def _never_early(waker: Waker) -> list[int]:
     early = []

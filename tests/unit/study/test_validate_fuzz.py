@@ -6,6 +6,9 @@ The cases are random edits of a valid study (values replaced, deleted or inserte
 paths: extreme numbers, strings with control characters, wrong types, deep nesting), random
 bytes, and spliced YAML text; both commands run in process through the CLI entry, as a user
 would call them. Deterministic (derandomized, no example database) so CI is repeatable.
+
+`make test` runs each property at a fixed, small budget (the same examples every run);
+`make fuzz` (ACCEVAL_TEST_FUZZ=large) runs the large corpus, a nightly-style job.
 """
 
 from __future__ import annotations
@@ -225,8 +228,13 @@ def _dump(doc: Any) -> bytes:
     return yaml.safe_dump(doc, allow_unicode=True, sort_keys=False).encode("utf-8")
 
 
-def _fuzz(examples: int) -> settings:
-    return settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+# The suite's budget keeps this file to a few seconds of CPU; the large one is `make fuzz`.
+LARGE = os.environ.get("ACCEVAL_TEST_FUZZ") == "large"
+
+
+def _fuzz(suite: int, large: int) -> settings:
+    return settings(max_examples=large if LARGE else suite, deadline=None, derandomize=True,
+                    database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -238,13 +246,13 @@ def test_the_base_study_is_accepted_and_stops_at_the_preflight(folder: Path) -> 
     assert code == 2 and "target 'a'" in out and "target 'b'" in out, out
 
 
-@_fuzz(1400)
+@_fuzz(suite=200, large=5000)
 @given(doc=edited_studies())
 def test_edited_studies_are_refused_or_stop_at_the_preflight(folder: Path, doc: Any) -> None:
     _check(folder, _dump(doc))
 
 
-@_fuzz(300)
+@_fuzz(suite=300, large=2000)
 @given(content=st.binary(max_size=512))
 def test_random_bytes_are_refused(folder: Path, content: bytes) -> None:
     _check(folder, content)
@@ -255,7 +263,7 @@ YAML_BITS = st.sampled_from(["\n", " ", "  ", ":", "- ", "[", "]", "{", "}", ","
                              ".nan", ".inf", "-.inf", "1e308", "~", "\t", "\x00", "\xff"])
 
 
-@_fuzz(400)
+@_fuzz(suite=100, large=2000)
 @given(where=st.integers(0, len(_dump(BASE))), bits=st.lists(YAML_BITS | st.text(max_size=4),
                                                               max_size=6))
 def test_spliced_yaml_is_refused_or_stops_at_the_preflight(folder: Path, where: int,

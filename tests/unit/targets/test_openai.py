@@ -127,7 +127,8 @@ def test_retry_after_is_recorded_in_seconds_and_as_a_date(transport: str) -> Non
     recs, _ = run(_send_all(transport, ServerConfig(), ["fault:http429", "fault:http503", "ok"]))
     seconds, date, ok = recs
     assert seconds.retry_after_s == 1.0
-    assert date.retry_after_s is not None and 25.0 <= date.retry_after_s <= 30.0
+    # 30 s ahead at one-second precision; the time the request takes only shrinks it.
+    assert date.retry_after_s is not None and 10.0 <= date.retry_after_s <= 30.0
     assert ok.retry_after_s is None
     # Without a retry policy nothing is sent twice.
     assert [r.http_attempts for r in recs] == [1, 1, 1]
