@@ -19,7 +19,7 @@ phase() {  # phase NAME ARGS...: run pytest, print its status and wall time
 }
 
 results=()
-phase "parallel phase (not timing, $WORKERS workers)" -n "$WORKERS" --dist loadfile -m "not timing"
+phase "parallel phase (not timing, workers: $WORKERS)" -n "$WORKERS" --dist loadfile -m "not timing"
 first=$?
 phase "timing phase (alone)" -m timing
 second=$?

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from helpers.cli import mock_target, run_cli, write_study
+from helpers.cli import mock_target, run_cli, run_cli_in_process, write_study
 
 
 def _study(**over: Any) -> dict[str, Any]:
@@ -61,9 +61,10 @@ BAD: dict[str, tuple[Callable[[Path], dict[str, Any]], list[str]]] = {
 def test_validate_and_run_stop_on_what_run_would_find_late(cli_dir: Path, case: str) -> None:
     make, words = BAD[case]
     path = write_study(cli_dir / "s.yaml", make(cli_dir))
-    checked = run_cli("validate", str(path), cwd=cli_dir)
+    # In process: both stop before any load (the closed-port test below runs the command).
+    checked = run_cli_in_process("validate", str(path), cwd=cli_dir)
     assert checked.returncode == 2, checked.stdout + checked.stderr
-    ran = run_cli("run", str(path), "--no-progress", cwd=cli_dir)
+    ran = run_cli_in_process("run", str(path), "--no-progress", cwd=cli_dir)
     assert ran.returncode == 2, ran.stdout + ran.stderr
     for out in (checked.stderr, ran.stderr):
         for word in words:

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from acceval.results.runlog import JOURNAL_FILE
 from acceval.results.store import read_records
-from helpers.cli import mock_target, run_cli, write_study
+from helpers.cli import mock_target, run_cli, run_cli_in_process, write_study
 
 
 def _study(tmp_path: Path) -> Path:
@@ -154,12 +154,12 @@ def test_an_interrupted_run_resumes_from_its_result(tmp_path: Path) -> None:
 
 def test_resume_needs_a_run_folder_alone(tmp_path: Path) -> None:
     study = _study(tmp_path)
-    both = run_cli("run", str(study), "--resume", str(tmp_path), cwd=tmp_path)
+    both = run_cli_in_process("run", str(study), "--resume", str(tmp_path), cwd=tmp_path)
     assert both.returncode == 2 and "RUN_DIR alone" in both.stderr
-    neither = run_cli("run", cwd=tmp_path)
+    neither = run_cli_in_process("run", cwd=tmp_path)
     assert neither.returncode == 2 and "--resume RUN_DIR" in neither.stderr
-    not_a_run = run_cli("run", "--resume", str(tmp_path / "runs-nope"), cwd=tmp_path)
+    not_a_run = run_cli_in_process("run", "--resume", str(tmp_path / "runs-nope"), cwd=tmp_path)
     assert not_a_run.returncode == 2
     (tmp_path / "empty").mkdir()
-    empty = run_cli("run", "--resume", str(tmp_path / "empty"), cwd=tmp_path)
+    empty = run_cli_in_process("run", "--resume", str(tmp_path / "empty"), cwd=tmp_path)
     assert empty.returncode == 2 and "not a run folder" in empty.stderr
