@@ -23,6 +23,7 @@ from helpers.cli import run_cli, write_study
 UNTRUSTED_VERDICTS = ("none-qualify", "not-priced")
 
 
+@pytest.mark.timeout(900)  # the whole demo: a loaded host took over the suite's 300 s
 def test_demo_quick_runs_end_to_end(tmp_path: Path) -> None:
     res = run_cli("demo", "--quick", "--out", str(tmp_path / "runs"), "--no-progress",
                   cwd=tmp_path, timeout=600)
