@@ -18,6 +18,8 @@ from acceval.report import render
 from acceval.run_result import RunResult
 from acceval.study import study_from_dict
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 PAGES = {
     "/inf1/metrics": FIXTURES / "exporters" / "neuron-monitor-prometheus-inf1.txt",

@@ -12,6 +12,8 @@ import pytest
 from acceval.pipeline import execute
 from acceval.study import study_from_dict
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 
 def _target(name: str, itl_ms: float) -> dict[str, object]:
     return {"name": name, "serve": {"engine": "mock", "options": {

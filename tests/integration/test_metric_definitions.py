@@ -17,6 +17,8 @@ from acceval.targets import OpenAITarget
 from acceval.targets.transport import TRANSPORTS
 from helpers.sse_server import ServerConfig, SSEServer
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 TOKENS = 4  # a 4-digit answer
 
 

@@ -18,6 +18,8 @@ from acceval.pipeline import execute
 from acceval.probes.prometheus import fetch
 from acceval.study import study_from_dict
 
+pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+
 PAGE = Path(__file__).parents[1] / "fixtures" / "metrics" / "vllm-v1-page.txt"
 
 

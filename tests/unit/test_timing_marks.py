@@ -40,6 +40,8 @@ NOT_LOAD_DEPENDENT = {
     "unit/targets/test_openai.py::test_retry_after_is_recorded_in_seconds_and_as_a_date":
         "a date 30 s ahead: elapsed time only shrinks it, and only a 20 s stall takes it "
         "under the lower bound",
+    "unit/training/test_plausibility.py::test_a_plausible_mfu_has_no_flag":
+        "an MFU computed from a written training log; no clock",
     "e2e/test_demo.py::test_demo_quick_runs_end_to_end":
         "each trust-dependent assertion accepts the untrusted outcome beside the trusted one; "
         "the trusted ones are the timing test beside it",
