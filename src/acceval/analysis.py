@@ -78,9 +78,9 @@ from acceval.verdict import (
     cheapest,
     decide,
     decide_training,
+    decide_workflows,
     money_scale,
     standings,
-    workflow_lines,
 )
 
 _SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
@@ -332,7 +332,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     # every format renders the rest of the report in it (Verdict.money_scale).
     with report_scale(money_scale(targets, agents)) as scale:
         verdict = decide(targets, rules, _sensitivity(economics), rows=rows)
-        verdict.lines += workflow_lines(agents)
+        verdict.workflows = decide_workflows(agents)
     verdict.money_scale = scale.factor
     checks = artifact_checks or {}
     for t in targets:
@@ -360,7 +360,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
             study_costs=study.costs, catalog=catalog,
             host_fp32_tflops=log.host.peak_fp32_tflops if log.host is not None else None)
         training.verdict = decide_training(training.platforms)
-        verdict.lines += [training.verdict.headline, *training.verdict.lines]
+        verdict.training = training.verdict
         warnings += [f"training {n}" for n in training.notes]
     return RunResult(
         run_id=log.run_id, study_name=study.name, created_utc=log.created_utc,

@@ -95,6 +95,20 @@ class Verdict(Section):
     # The one scale (1, 1K, 1M or 1B units) every money-per-unit figure of this result is
     # shown at, chosen once from its magnitudes (acceval.units.report_scale).
     money_scale: int | None = None
+    # Each pillar's own decision, beside the inference ranking (never merged into it).
+    training: TrainingVerdict | None = None
+    workflows: WorkflowVerdict | None = None
+
+    @property
+    def sentences(self) -> list[str]:
+        """Every supporting sentence, the same in every format: the inference ranking's, then
+        each pillar's decision (agent workflows, training to target)."""
+        out = list(self.lines)
+        if self.workflows is not None:
+            out += self.workflows.lines
+        if self.training is not None:
+            out += [self.training.headline, *self.training.lines]
+        return out
 
     def standing(self, target: str) -> Standing | None:
         return next((s for s in self.standings if s.target == target), None)
@@ -470,6 +484,24 @@ def _certainty_lines(rows: list[Standing]) -> list[str]:
         line += (" A close margin can move between runs: measure each point more than once "
                  "(load[].repeats) to put throughput's spread in the interval.")
     return [line]
+
+
+class WorkflowVerdict(Section):
+    """Rule 6: each agent target's cost per correct workflow, and the cheapest one when its
+    interval lies below every other's. Workflows never enter the inference ranking."""
+
+    cheapest: str | None = None
+    lines: list[str] = Field(default_factory=list)
+
+
+def decide_workflows(agents: AgentsResult | None) -> WorkflowVerdict | None:
+    """Rule 6 as a typed part of the verdict (None: the study has no agents part)."""
+    if agents is None:
+        return None
+    lines = workflow_lines(agents)
+    cheapest = next((line.split(": ", 1)[1].split(" (", 1)[0] for line in lines
+                     if line.startswith("Cheapest correct workflow: ")), None)
+    return WorkflowVerdict(cheapest=cheapest, lines=lines)
 
 
 def workflow_lines(agents: AgentsResult | None) -> list[str]:

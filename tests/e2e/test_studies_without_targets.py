@@ -56,7 +56,7 @@ def test_a_training_only_study_ranks_its_platforms_and_no_inference(tmp_path: Pa
     assert a_time is not None and a_time.value_s == pytest.approx(2.6)
     assert b_time is not None and b_time.value_s == pytest.approx(2.0)
     assert any(line.startswith("Cheapest training run to target: cluster-b")
-               for line in result.verdict.lines)
+               for line in result.verdict.sentences)
     assert "## Training on equal terms" in md and "| cost per run to target |" in md
     assert 'id="training"' in page
 
@@ -72,7 +72,7 @@ def test_an_agents_only_study_compares_its_agents_and_no_inference(tmp_path: Pat
     assert (careful.completion.k, careful.completion.n) == (4, 4)
     assert careful.stray_actions is not None and careful.stray_actions.k == 0
     assert clumsy.stray_actions is not None and clumsy.stray_actions.n > 0
-    assert [line for line in result.verdict.lines if line.startswith("Agent workflows")]
+    assert [line for line in result.verdict.sentences if line.startswith("Agent workflows")]
     assert "## Agent workflows, end to end" in md and "stray actions" in md
     assert "careful (scripted policy) | 100% [51%–100%] (4/4)" in md
     assert 'id="agents"' in page

@@ -164,7 +164,7 @@ def run_econ(result: RunResult, per_target: dict[str, TargetEcon] | None = None)
     return RunEcon(winner=v.winner, ranking=ranked,
                    excluded=excluded, bars=bars, flips=flips,
                    sensitivity_present=sens is not None,
-                   verdict_lines=(v.headline, *v.lines))
+                   verdict_lines=(v.headline, *v.sentences))
 
 
 def assumptions(result: RunResult) -> list[Assumption]:

@@ -67,7 +67,7 @@ def verdict_text(result: RunResult) -> list[str]:
     """The verdict as plain lines (the same sentences as every format), then the warnings."""
     v = result.verdict
     out = [f"Verdict: {v.headline}"]
-    out += [f"  * {line}" for line in v.lines]
+    out += [f"  * {line}" for line in v.sentences]
     out += [f"warning: {w}" for w in result.warnings]
     return out
 

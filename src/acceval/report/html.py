@@ -200,7 +200,7 @@ def _verdict(result: RunResult, econ: dict[str, TargetEcon], run: RunEcon) -> st
     # The training section lists each platform's line under the training headline.
     trained = set(result.training.verdict.lines) if result.training is not None \
         and result.training.verdict is not None else set()
-    extra = "".join(f"<li>{esc(v)}</li>" for v in result.verdict.lines
+    extra = "".join(f"<li>{esc(v)}</li>" for v in result.verdict.sentences
                     if not v.startswith(said) and v not in trained)
     if not result.targets:
         return ('<section id="verdict"><h2>1. Verdict</h2>'

@@ -60,7 +60,7 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
 def _verdict(result: RunResult) -> list[str]:
     v = result.verdict
     lines = ["## Verdict", "", f"**{_esc(v.headline)}**", ""]
-    lines += [f"- {_esc(line)}" for line in v.lines]
+    lines += [f"- {_esc(line)}" for line in v.sentences]
     lines.append("")
     if not v.standings:
         return lines

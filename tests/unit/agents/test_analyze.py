@@ -72,4 +72,4 @@ def test_a_skipped_agents_part_is_a_note_in_the_section_and_the_verdict() -> Non
     result = _run(skipped)
     assert result.agents is not None and result.agents.targets == []
     assert result.agents.skipped == "agents part skipped: no Chromium"
-    assert "Agent workflows: agents part skipped: no Chromium." in result.verdict.lines
+    assert "Agent workflows: agents part skipped: no Chromium." in result.verdict.sentences

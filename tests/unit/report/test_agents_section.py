@@ -40,7 +40,7 @@ def test_markdown_and_verdict_carry_the_cost_per_correct_workflow() -> None:
     text = render_markdown(result)
     assert "## Agent workflows, end to end" in text
     assert agent_fixture.PAYLOAD not in text
-    lines = [line for line in result.verdict.lines if line.startswith("Agent workflows")]
+    lines = [line for line in result.verdict.sentences if line.startswith("Agent workflows")]
     assert len(lines) == 2
     assert "good (scripted policy): $0.50 per 1K correct workflows" in lines[0]
     assert "(4/4 workflows correct)" in lines[0]
@@ -51,7 +51,7 @@ def test_markdown_and_verdict_carry_the_cost_per_correct_workflow() -> None:
 def test_a_workflow_cost_and_its_interval_share_one_scale() -> None:
     import re
 
-    for line in _result().verdict.lines:
+    for line in _result().verdict.sentences:
         if not line.startswith("Agent workflows,") or "[" not in line:
             continue
         # "$X per 1K correct workflows [$a–$b]": the interval is in the figure's unit, so

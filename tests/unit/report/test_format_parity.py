@@ -82,7 +82,7 @@ def test_the_verdict_bullets_are_said_once_in_html(demo: RunResult,
     # The training headline heads its own section too; every other line is said once.
     training = demo.training.verdict.headline if demo.training and demo.training.verdict \
         else None
-    lines = [x for x in demo.verdict.lines if x != training]
+    lines = [x for x in demo.verdict.sentences if x != training]
     assert lines
     for line in lines:
         assert html.count(line) <= 1, line
@@ -125,6 +125,6 @@ def test_the_verdict_quotes_the_capacity_sections_cost(demo: RunResult,
         for s in priced:
             said = ("at most " if s.capacity_at_least_rps is not None else "") + money_per(
                 s.cost_per_correct_usd)
-            assert said in demo.verdict.headline or any(said in x for x in demo.verdict.lines)
+            assert said in demo.verdict.headline or any(said in x for x in demo.verdict.sentences)
             assert said in section, said
     assert again(demo, "console")  # the console renders the same result

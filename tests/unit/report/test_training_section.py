@@ -73,7 +73,7 @@ def test_the_training_verdict_adds_lines_and_leaves_the_inference_ranking(
     plain = run_fixture.build(tmp_path / "plain")
     assert with_training.verdict.headline == plain.verdict.headline
     assert with_training.training is not None and with_training.training.verdict is not None
-    assert with_training.training.verdict.headline in with_training.verdict.lines
+    assert with_training.training.verdict.headline in with_training.verdict.sentences
     assert plain.training is None
 
 
