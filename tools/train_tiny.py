@@ -61,6 +61,11 @@ def build_tokenizer() -> Tokenizer:
     return tok
 
 
+#: The user turns' text, concatenated, nothing added: the model was trained on bare prompts.
+CHAT_TEMPLATE = ("{% for message in messages %}{% if message['role'] == 'user' %}"
+                 "{{ message['content'] }}{% endif %}{% endfor %}")
+
+
 def tokenizer_config() -> dict[str, object]:
     return {
         "tokenizer_class": "GPT2Tokenizer",
@@ -72,6 +77,9 @@ def tokenizer_config() -> dict[str, object]:
         "add_prefix_space": False,
         "clean_up_tokenization_spaces": False,
         "model_max_length": 64,
+        # vLLM (and transformers' apply_chat_template) refuse /v1/chat/completions without
+        # one; this is the local engines' render_chat: the user turns' text, concatenated.
+        "chat_template": CHAT_TEMPLATE,
     }
 
 

@@ -139,3 +139,29 @@ def test_build_manifest_round_trips(tmp_path: Path) -> None:
         "sha256": "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", "size": 5}
     assert set(listed) == {"a", "sub/b"}
     assert verify_manifest(tmp_path) == []
+
+
+CHATS = [
+    [("user", "123+456=")],
+    [("system", "be brief"), ("user", "12+"), ("assistant", "ignored"), ("user", "34=")],
+    [("user", "")],
+]
+
+
+@pytest.mark.parametrize("name", ["tiny", "small"])
+@pytest.mark.parametrize("folder", ["", "ort-fp32", "ort-int8", "ort-int4"])
+def test_shipped_chat_template_renders_what_the_local_engines_render(
+        name: str, folder: str) -> None:
+    """vLLM answers /v1/chat/completions only with a template in tokenizer_config.json; it
+    must give the prompt acceval's own engines build for the same messages (the user turns'
+    text, nothing added), so a chat task gets one answer on every server."""
+    from transformers import AutoTokenizer
+
+    from acceval.engines.batching import BatchedEngine
+
+    tok = AutoTokenizer.from_pretrained(str(models_dir() / name / folder))
+    assert tok.chat_template
+    for chat in CHATS:
+        messages = [{"role": r, "content": c} for r, c in chat]
+        rendered = tok.apply_chat_template(messages, tokenize=False)
+        assert rendered == BatchedEngine.render_chat(None, chat)  # type: ignore[arg-type]
