@@ -45,10 +45,37 @@ class ArithmeticOptions(_Options):
     style: Literal["compact", "prose"] = Field(
         "compact", description="compact: '042+317=' (what the built-in tiny model knows); "
         "prose: a question asking for the number only.")
+    shared_prefix_examples: int = Field(
+        0, ge=0, le=64, description="Worked examples put before every prompt, one a line, the "
+        "same for every task and seed (like a system prompt): a shared prefix a server's prefix "
+        "cache can hold. 3 compact 3-digit examples are 39 tokens, which fill two of vLLM's "
+        "16-token blocks (its CPU default is 128: serve with --block-size 16).")
+
+
+#: The shared examples come from their own stream, so the tasks are the same with or without
+#: them and every seed shares one prefix.
+_PREFIX_SEED = 0
+
+
+def _solved(op: str, a: int, b: int, d: int, style: str) -> str:
+    if style == "prose":
+        return f"{a} {op} {b} = {_APPLY[op](a, b)}\n"
+    r = _APPLY[op](a, b)
+    # The tiny model's own answer format: a sum zero-padded to d + 1 digits.
+    answer = f"{r:0{d + 1}d}" if op == "+" else str(r)
+    return f"{a:0{d}d}{op}{b:0{d}d}={answer}\n"
+
+
+def _shared_prefix(o: ArithmeticOptions) -> str:
+    rng, hi = random.Random(_PREFIX_SEED), 10 ** o.digits
+    return "".join(_solved(o.ops[rng.randrange(len(o.ops))], rng.randrange(hi),
+                           rng.randrange(hi), o.digits, o.style)
+                   for _ in range(o.shared_prefix_examples))
 
 
 def arithmetic(rng: random.Random, count: int, o: ArithmeticOptions) -> list[Task]:
     d, hi = o.digits, 10 ** o.digits
+    prefix = _shared_prefix(o)
     tasks = []
     for i in range(count):
         op = o.ops[rng.randrange(len(o.ops))]
@@ -61,7 +88,7 @@ def arithmetic(rng: random.Random, count: int, o: ArithmeticOptions) -> list[Tas
         else:
             text = f"What is {a} {op} {b}? Answer with the number only."
             checker = NumericChecker(ref, pick="last")
-        tasks.append(_task(f"arithmetic-{i}", text, ref, checker,
+        tasks.append(_task(f"arithmetic-{i}", prefix + text, ref, checker,
                            difficulty=d, op=op, a=a, b=b))
     return tasks
 

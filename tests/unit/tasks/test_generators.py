@@ -52,6 +52,41 @@ def test_arithmetic_zero_padding_exact_text() -> None:
     assert t.prompt == f"{a:03d}+{b:03d}="
 
 
+@pytest.mark.parametrize("style", ["compact", "prose"])
+def test_arithmetic_shared_prefix_examples(style: str) -> None:
+    """Every prompt starts with the same solved examples, one a line, in the tasks' own
+    format; the tasks after them are those drawn without the option, for any seed."""
+    opts: dict[str, Any] = {"style": style, "ops": ["+", "-"]}
+    plain = generate("arithmetic", count=50, seed=4, options=opts)
+    shared = generate("arithmetic", count=50, seed=4,
+                      options={**opts, "shared_prefix_examples": 3})
+    other_seed = generate("arithmetic", count=5, seed=5,
+                          options={**opts, "shared_prefix_examples": 3})
+    prefix = shared[0].prompt[: len(shared[0].prompt) - len(plain[0].prompt)]  # type: ignore[index]
+    lines = prefix.splitlines(keepends=True)
+    assert len(lines) == 3 and all(line.endswith("\n") for line in lines)
+    for line in lines:  # each example is solved right
+        if style == "compact":
+            a, op, b, r = re.match(r"^(\d{3})([+-])(\d{3})=(-?\d+)\n$", line).groups()  # type: ignore[union-attr]
+        else:
+            a, op, b, r = re.match(r"^(\d+) ([+-]) (\d+) = (-?\d+)\n$", line).groups()  # type: ignore[union-attr]
+        assert int(r) == (int(a) + int(b) if op == "+" else int(a) - int(b))
+        if style == "compact" and op == "+":
+            assert len(r) == 4   # the tiny model's zero-padded answer
+    for p, s in zip(plain, shared, strict=True):
+        assert s.prompt == prefix + p.prompt and s.messages == (("user", s.prompt),)
+        assert s.reference == p.reference and s.checker.check(s.reference).correct  # type: ignore[union-attr]
+    assert all(t.prompt.startswith(prefix) for t in other_seed)  # type: ignore[union-attr]
+
+
+def test_arithmetic_shared_prefix_fills_vllm_blocks() -> None:
+    """3 compact 3-digit examples: 39 characters (one token each for the tiny model) before
+    an 8-token question, two full 16-token blocks for vLLM's prefix cache, and within the
+    tiny model's 64-token context with room for the answer."""
+    (t,) = generate("arithmetic", count=1, seed=1, options={"shared_prefix_examples": 3})
+    assert len(t.prompt or "") == 39 + 8
+
+
 def test_arithmetic_knobs() -> None:
     tasks = generate("arithmetic", count=300, seed=2,
                      options={"digits": 5, "ops": ["+", "-", "*"], "style": "prose"})
