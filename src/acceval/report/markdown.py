@@ -13,6 +13,7 @@ from acceval.report import _capacity as cap
 from acceval.report import _claims as cl
 from acceval.report import _peers as peers
 from acceval.report import _portability as port
+from acceval.report import _server_latency as sl
 from acceval.report import _telemetry as tm
 from acceval.report._agents import agents_markdown
 from acceval.report._econ import assumptions
@@ -436,4 +437,8 @@ def _telemetry(result: RunResult) -> list[str]:
     lines = ["## Server telemetry", "", _esc(tm.intro()), ""]
     lines += _table(tm.HEAD, tm.rows(result))
     lines += [""] + [f"- {_esc(n)}" for n in tm.notes(result)] + [""]
+    latency = sl.rows(result)
+    if latency:
+        lines += ["### Server-side latency beside the client's", "", _esc(sl.INTRO), ""]
+        lines += [*_table(sl.HEAD, [[_esc(c) for c in r] for r in latency]), ""]
     return lines

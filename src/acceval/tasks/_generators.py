@@ -48,8 +48,8 @@ class ArithmeticOptions(_Options):
     shared_prefix_examples: int = Field(
         0, ge=0, le=64, description="Worked examples put before every prompt, one a line, the "
         "same for every task and seed (like a system prompt): a shared prefix a server's prefix "
-        "cache can hold. 3 compact 3-digit examples are 39 tokens, which fill two of vLLM's "
-        "16-token blocks (its CPU default is 128: serve with --block-size 16).")
+        "cache can hold. 3 compact 3-digit examples are 39 tokens: two of vLLM's 16-token GPU "
+        "blocks, or one 32-token block (its CPU default is 128: serve with --block-size 32).")
 
 
 #: The shared examples come from their own stream, so the tasks are the same with or without

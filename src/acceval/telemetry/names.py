@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from acceval.telemetry import server_families as sf
+
 Kind = Literal["gauge", "counter"]
 Combine = Literal["sum", "mean"]
 
@@ -149,6 +151,27 @@ EXPORTER_FAMILIES: dict[str, Mapping] = {
     "hardware_ecc_events": _m("neuron", "ecc_events"),
 }
 FAMILIES.update(EXPORTER_FAMILIES)
+
+
+def _add_server_families() -> None:
+    """The latency histograms and token counters of acceval.telemetry.server_families: a
+    histogram's ``_sum`` and ``_count`` are two counters each."""
+    for quantity, meaning in sf.QUANTITIES.items():
+        CANONICAL[sf.sum_name(quantity)] = Canonical(
+            sf.sum_name(quantity), "s", "counter", "sum", f"server-side {meaning}, summed")
+        CANONICAL[sf.count_name(quantity)] = Canonical(
+            sf.count_name(quantity), "samples", "counter", "sum",
+            f"server-side {meaning}: how many were timed")
+    for name, (unit, meaning) in sf.COUNTERS.items():
+        CANONICAL[name] = Canonical(name, unit, "counter", "sum", meaning)
+    for source, family, quantity in sf.HISTOGRAMS:
+        FAMILIES[f"{family}_sum"] = _m(source, sf.sum_name(quantity))
+        FAMILIES[f"{family}_count"] = _m(source, sf.count_name(quantity))
+    for source, sample, canonical in sf.COUNTER_SAMPLES:
+        FAMILIES[sample] = _m(source, canonical)
+
+
+_add_server_families()
 
 
 def source_of(families: set[str]) -> str | None:

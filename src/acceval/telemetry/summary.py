@@ -12,7 +12,9 @@ from pydantic import Field
 
 from acceval.results.runlog import TelemetryLog
 from acceval.results.section import PointResult, Section
+from acceval.telemetry.latency import ServerLatency, server_latency
 from acceval.telemetry.names import CANONICAL
+from acceval.telemetry.server_families import rank_unmapped
 
 
 class TelemetryStat(Section):
@@ -32,6 +34,8 @@ class TelemetryPoint(Section):
     # The server's own generation tokens/s against what the client counted at this point
     # (1.0: they agree): a cross-check of the token counts.
     server_over_client_tokens: float | None = None
+    # The server's own latency means beside the client's (vLLM, SGLang, TGI histograms).
+    server_latency: ServerLatency | None = None
 
 
 class TelemetryResult(Section):
@@ -128,7 +132,8 @@ def telemetry_section(log: TelemetryLog | None, points: Sequence[PointResult],
     if log is None:
         return None
     out = TelemetryResult(url=log.url, source=log.source, scrapes=log.scrapes,
-                          failures=log.failures, note=log.note, unmapped=log.unmapped)
+                          failures=log.failures, note=log.note,
+                          unmapped=rank_unmapped(log.unmapped))
     if samples is None or samples.num_rows == 0 or not points or log.first_ns is None:
         return out
     # Only this target's scrapes: the previous target's server published the same names.
@@ -145,7 +150,8 @@ def telemetry_section(log: TelemetryLog | None, points: Sequence[PointResult],
         ratio = (gen.rate_per_s / client if gen is not None and gen.rate_per_s is not None
                  and client else None)
         out.points.append(TelemetryPoint(index=p.index, label=p.label, metrics=stats,
-                                         server_over_client_tokens=ratio))
+                                         server_over_client_tokens=ratio,
+                                         server_latency=server_latency(stats, p.summary)))
     out.series = {f"{name}{'@' + dev if dev else ''}": _downsample(t, v)
                   for (name, dev), (t, v) in sorted(series.items())
                   if CANONICAL[name].kind == "gauge"}

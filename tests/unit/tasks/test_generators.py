@@ -81,10 +81,18 @@ def test_arithmetic_shared_prefix_examples(style: str) -> None:
 
 def test_arithmetic_shared_prefix_fills_vllm_blocks() -> None:
     """3 compact 3-digit examples: 39 characters (one token each for the tiny model) before
-    an 8-token question, two full 16-token blocks for vLLM's prefix cache, and within the
+    an 8-token question: two full 16-token blocks for vLLM's prefix cache on GPU, one of
+    32 on CPU (the smallest its attention takes), and within the
     tiny model's 64-token context with room for the answer."""
+    from tokenizers import Tokenizer
+
+    from acceval.models import models_dir
+
+    tok = Tokenizer.from_file(str(models_dir() / "tiny" / "tokenizer.json"))
     (t,) = generate("arithmetic", count=1, seed=1, options={"shared_prefix_examples": 3})
-    assert len(t.prompt or "") == 39 + 8
+    (plain,) = generate("arithmetic", count=1, seed=1)
+    assert len(tok.encode(plain.prompt or "").ids) == 8
+    assert len(tok.encode(t.prompt or "").ids) == 39 + 8
 
 
 def test_arithmetic_knobs() -> None:
