@@ -4,8 +4,9 @@ The server's histograms (:mod:`acceval.telemetry.server_families`) give, over a 
 increase of each ``_sum`` and ``_count``; their ratio is the server's own mean for the
 requests that finished in the point's window. Set beside the client's mean of the same
 quantity, the difference is what the request spent outside the server's clock: the network,
-HTTP (the server's own API layer included: vLLM stamps arrival in its engine, after the
-HTTP server has parsed the request) and the client. The server's queue, prefill and decode
+HTTP (the server's own API layer included: vLLM stamps arrival once its API server has
+parsed the request, and a token when the engine's output reaches that process, before it is
+detokenized and written) and the client. The server's queue, prefill and decode
 means split a slow time to first token into waiting, computing the prompt and the rest.
 
 The window is the counters' (:func:`acceval.telemetry.summary.telemetry_section`): from the

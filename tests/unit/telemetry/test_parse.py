@@ -21,7 +21,9 @@ def _read(name: str) -> dict[tuple[str, str], float]:
     ("vllm", "vllm", {("running", ""): 12, ("waiting", ""): 3, ("kv_cache_usage", ""): 0.4375,
                       ("prefix_cache_hits", ""): 16179, ("prefix_cache_queries", ""): 20480,
                       ("preemptions", ""): 2, ("prompt_tokens", ""): 20480,
-                      ("generation_tokens", ""): 5120}),
+                      ("generation_tokens", ""): 5120,
+                      # a histogram's sum and count: two counters (telemetry.latency)
+                      ("server_ttft_s_sum", ""): 9.6, ("server_ttft_count", ""): 160}),
     ("sglang", "sglang", {("running", ""): 28, ("waiting", ""): 7, ("kv_cache_usage", ""): 0.28,
                           ("prefix_cache_hit_rate", ""): 0.007507552643049313,
                           ("prompt_tokens", ""): 8128902, ("generation_tokens", ""): 7557572}),
@@ -54,8 +56,9 @@ def test_each_servers_metrics_map_to_the_same_names(name: str, source: str,
 
 def test_families_it_does_not_know_are_counted_not_dropped() -> None:
     scrape = parse_metrics((FIXTURES / "vllm.txt").read_text())
-    assert "vllm:time_to_first_token_seconds" in scrape.unmapped
+    assert "vllm:cache_config_info" in scrape.unmapped
     assert "python_gc_objects_collected" in scrape.unmapped
+    assert "vllm:time_to_first_token_seconds" not in scrape.unmapped   # its sum and count
     assert not {r.family for r in scrape.readings} & set(scrape.unmapped)
 
 
