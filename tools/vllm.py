@@ -42,6 +42,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -163,39 +164,62 @@ def server_point(before: dict[str, float], after: dict[str, float]) -> dict[str,
 
 # --- the tasks, acceval and vllm bench ---------------------------------------------------------
 
-def task_options() -> dict[str, Any]:
-    return {"shared_prefix_examples": EXAMPLES}
+@dataclass(frozen=True)
+class Point:
+    """One load point: whose client, which tasks, how many requests at once."""
+
+    who: str            # a transport, or "vllm bench"
+    tasks: str          # "plain" (8-token prompts) or "shared" (EXAMPLES before each)
+    concurrency: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.tasks}/{self.who}/c{self.concurrency}"
+
+    @property
+    def examples(self) -> int:
+        return EXAMPLES if self.tasks == "shared" else 0
 
 
-def study(url: str, transport: str, concurrency: int, count: int, seed: int) -> dict[str, Any]:
+#: The latency points on the plain prompts, whose 5-token answers are right and stream token
+#: by token; then the prefix-cache points on the shared-prefix prompts, before which the tiny
+#: model answers with its end-of-sequence token alone (docs/tasks.md): no text, so no client
+#: TTFT, TPOT or ITL there, only counts, E2E and the cache.
+POINTS = (*(Point(who, "plain", c) for c in CONCURRENCY for who in (*TRANSPORTS, "vllm bench")),
+          *(Point(who, "shared", 4) for who in TRANSPORTS))
+
+
+def task_options(examples: int) -> dict[str, Any]:
+    return {"shared_prefix_examples": examples}
+
+
+def study(url: str, pt: Point, count: int, seed: int) -> dict[str, Any]:
     return {
-        "name": f"vllm-{transport}-c{concurrency}",
+        "name": f"vllm-{pt.tasks}-{pt.who}-c{pt.concurrency}",
         "description": "acceval against vLLM (tools/vllm.py)",
         "tasks": {"source": "builtin:arithmetic", "count": count, "seed": seed,
-                  "max_tokens": MAX_TOKENS, "options": task_options()},
-        "targets": [{"name": f"vllm-{transport}",
+                  "max_tokens": MAX_TOKENS, "options": task_options(pt.examples)},
+        "targets": [{"name": f"vllm-{pt.who}",
                      "endpoint": {"base_url": url + "/v1", "model": "tiny",
-                                  "api": "completions", "transport": transport},
+                                  "api": "completions", "transport": pt.who},
                      "telemetry": {"metrics_url": url + "/metrics", "interval_s": 0.2},
                      "price": {"usd_per_hour": 0.10, "source": "a 2-core CPU host (assumed)"}}],
-        "load": [{"concurrency": [concurrency], "warmup_requests": 0}],
+        "load": [{"concurrency": [pt.concurrency], "warmup_requests": 0}],
     }
 
 
-def prompts(count: int, seed: int) -> list[str]:
+def prompts(count: int, seed: int, examples: int) -> list[str]:
     from acceval.tasks import generate
 
     return [t.prompt or "" for t in generate("arithmetic", count=count, seed=seed,
-                                             options=task_options())]
+                                             options=task_options(examples))]
 
 
-def run_acceval(server: Server, folder: Path, transport: str, concurrency: int, count: int,
-                seed: int) -> Path:
+def run_acceval(server: Server, folder: Path, pt: Point, count: int, seed: int) -> Path:
     import yaml
 
     path = folder / "study.yaml"
-    path.write_text(yaml.safe_dump(study(server.url, transport, concurrency, count, seed),
-                                   sort_keys=False))
+    path.write_text(yaml.safe_dump(study(server.url, pt, count, seed), sort_keys=False))
     cmd = [sys.executable, "-m", "acceval", "run", str(path), "--out", str(folder / "out"),
            "--no-progress"]
     say("$ " + " ".join(cmd))
@@ -205,15 +229,16 @@ def run_acceval(server: Server, folder: Path, transport: str, concurrency: int, 
     return run_dir
 
 
-def run_bench(venv_py: Path, server: Server, folder: Path, concurrency: int, count: int,
+def run_bench(venv_py: Path, server: Server, folder: Path, pt: Point, count: int,
               seed: int) -> dict[str, Any]:
     data = folder / "prompts.jsonl"
-    data.write_text("".join(json.dumps({"prompt": p}) + "\n" for p in prompts(count, seed)))
+    data.write_text("".join(json.dumps({"prompt": p}) + "\n"
+                            for p in prompts(count, seed, pt.examples)))
     cmd = [str(venv_py.parent / "vllm"), "bench", "serve", "--backend", "openai",
            "--base-url", server.url, "--endpoint", "/v1/completions", "--model", "tiny",
            "--tokenizer", str(MODEL), "--dataset-name", "custom", "--dataset-path", str(data),
            "--skip-chat-template", "--disable-shuffle", "--custom-output-len", str(MAX_TOKENS),
-           "--num-prompts", str(count), "--max-concurrency", str(concurrency),
+           "--num-prompts", str(count), "--max-concurrency", str(pt.concurrency),
            "--request-rate", "inf", "--temperature", "0", "--num-warmups", "0",
            "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99",
            "--save-result", "--save-detailed", "--result-dir", str(folder),
@@ -226,7 +251,7 @@ def run_bench(venv_py: Path, server: Server, folder: Path, concurrency: int, cou
 
 
 def warm_up(server: Server) -> None:
-    for p in prompts(8, 999):
+    for p in [*prompts(4, 999, 0), *prompts(4, 999, EXAMPLES)]:
         server.post("/v1/completions", {"model": "tiny", "prompt": p, "max_tokens": MAX_TOKENS,
                                         "temperature": 0})
 
@@ -271,27 +296,27 @@ def bench_point(b: dict[str, Any]) -> dict[str, Any]:
 
 
 def measure(py: Path, server: Server, work: Path, count: int) -> list[dict[str, Any]]:
-    """Every point: (who, concurrency, client figures, the server's increases)."""
+    """Every point: its client's figures and the server's increases over it."""
     out = []
-    for k, conc in enumerate(CONCURRENCY):
-        seed = 100 + k    # the same tasks for both transports and vllm bench at this load
-        for who in (*TRANSPORTS, "vllm bench"):
-            folder = work / "runs" / f"{who.replace(' ', '-')}-c{conc}"
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir(parents=True)
-            before = totals(server.metrics())
-            t0 = time.monotonic()
-            if who == "vllm bench":
-                client = bench_point(run_bench(py, server, folder, conc, count * conc, seed))
-            else:
-                client = client_point(run_acceval(server, folder, who, conc, count * conc,
-                                                  seed))
-            after = totals(server.metrics())
-            (folder / "metrics-after.txt").write_text(server.metrics())
-            out.append({"who": who, "concurrency": conc, "client": client,
-                        "server": server_point(before, after),
-                        "wall_s": time.monotonic() - t0})
-            say(f"{who} at concurrency {conc}: {client['requests']} requests")
+    for pt in POINTS:
+        # The same tasks for both transports and vllm bench at one load and task kind.
+        seed = 100 + pt.concurrency + 10 * pt.examples
+        folder = work / "runs" / pt.name.replace("/", "-").replace(" ", "-")
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        n = count * pt.concurrency
+        before = totals(server.metrics())
+        t0 = time.monotonic()
+        if pt.who == "vllm bench":
+            client = bench_point(run_bench(py, server, folder, pt, n, seed))
+        else:
+            client = client_point(run_acceval(server, folder, pt, n, seed))
+        page = server.metrics()
+        (folder / "metrics-after.txt").write_text(page)
+        out.append({"who": pt.who, "tasks": pt.tasks, "concurrency": pt.concurrency,
+                    "client": client, "server": server_point(before, totals(page)),
+                    "wall_s": time.monotonic() - t0})
+        say(f"{pt.name}: {client['requests']} requests")
     return out
 
 
@@ -301,26 +326,31 @@ def _decode_ok(a: float, b: float) -> bool:
     return abs(a - b) <= max(DECODE_REL * abs(b), DECODE_ABS_MS)
 
 
+#: What is compared on each kind of tasks: the shared-prefix answers carry no text.
+TIMED = {"plain": (("ttft_ms", "e2e_ms"), ("tpot_ms", "itl_ms")), "shared": (("e2e_ms",), ())}
+
+
 def _compare(where: str, c: dict[str, Any], ref: dict[str, Any], ref_name: str,
-             server_clock: bool) -> list[str]:
-    """``c`` against ``ref``: counts equal, TTFT/E2E within the margin (and, against the
-    server's clock, not below it), TPOT/ITL within 2 % or 1 ms."""
+             tasks: str) -> list[str]:
+    """A client against the server's own counters and histograms: counts equal, TTFT/E2E
+    not below the server's and within the margin, TPOT/ITL within 2 % or 1 ms."""
     bad = []
+    latency, decode = TIMED[tasks]
     for k in ("requests", "prompt_tokens", "generation_tokens"):
-        if c.get(k) != ref.get(k):
+        if c.get(k) is None or c.get(k) != ref.get(k):
             bad.append(f"{where}: {k} {c.get(k)} against {ref.get(k)} ({ref_name})")
-    for k in ("ttft_ms", "e2e_ms"):
+    for k in latency:
         a, b = c.get(k), ref.get(k)
         if a is None or b is None:
             bad.append(f"{where}: {k} not measured ({a} against {b}, {ref_name})")
             continue
-        if server_clock and a < b:
+        if a < b:
             bad.append(f"{where}: client {k} mean {a:.2f} below the server's own {b:.2f} "
                        f"(by {b - a:.2f} ms)")
         if abs(a - b) > LATENCY_MARGIN_MS:
             bad.append(f"{where}: {k} mean {a:.2f} against {b:.2f} ({ref_name}): "
                        f"{a - b:+.2f} ms, beyond {LATENCY_MARGIN_MS:.0f} ms")
-    for k in ("tpot_ms", "itl_ms"):
+    for k in decode:
         a, b = c.get(k), ref.get(k)
         if a is None or b is None:
             bad.append(f"{where}: {k} not measured ({a} against {b}, {ref_name})")
@@ -331,15 +361,38 @@ def _compare(where: str, c: dict[str, Any], ref: dict[str, Any], ref_name: str,
     return bad
 
 
+def _against_bench(where: str, p: dict[str, Any], bench: dict[str, Any]) -> list[str]:
+    """acceval against vllm bench at the same load on the same server: the same counts, and
+    each client's distance from the server's own mean over its run alike (TTFT/E2E within
+    the margin, TPOT/ITL within 2 % or 1 ms). The runs follow each other, so the server's
+    own speed may drift between them on a shared machine; the distance does not."""
+    c, s, bc, bs = p["client"], p["server"], bench["client"], bench["server"]
+    bad = [f"{where}: {k} {c.get(k)} against vllm bench's {bc.get(k)}"
+           for k in ("requests", "prompt_tokens", "generation_tokens") if c.get(k) != bc.get(k)]
+    latency, decode = TIMED[p["tasks"]]
+    for k in (*latency, *decode):
+        if None in (c.get(k), s.get(k), bc.get(k), bs.get(k)):
+            bad.append(f"{where}: {k} not measured on one side (acceval {c.get(k)}, "
+                       f"vllm bench {bc.get(k)})")
+            continue
+        da, db = c[k] - s[k], bc[k] - bs[k]
+        limit = (LATENCY_MARGIN_MS if k in latency
+                 else max(DECODE_REL * abs(s[k]), DECODE_ABS_MS))
+        if abs(da - db) > limit:
+            bad.append(f"{where}: {k} acceval {da:+.3f} ms from the server's mean, vllm bench "
+                       f"{db:+.3f} ms: {da - db:+.3f} ms apart, beyond {limit:.3f} ms")
+    return bad
+
+
 def checks(points: list[dict[str, Any]]) -> list[str]:
     bad = []
-    by = {(p["who"], p["concurrency"]): p for p in points}
+    by = {(p["who"], p["tasks"], p["concurrency"]): p for p in points}
     for p in points:
-        where = f"{p['who']}/c{p['concurrency']}"
+        where = f"{p['tasks']}/{p['who']}/c{p['concurrency']}"
         c, s = p["client"], p["server"]
         if c.get("errors"):
             bad.append(f"{where}: {c['errors']} failed requests")
-        bad += _compare(where, c, s, "vLLM /metrics", server_clock=True)
+        bad += _compare(where, c, s, "vLLM /metrics", tasks=p["tasks"])
         if p["who"] == "vllm bench":
             continue
         ca, sa = c.get("cached_share"), s.get("cached_share")
@@ -349,12 +402,14 @@ def checks(points: list[dict[str, Any]]) -> list[str]:
         if c.get("telemetry_source") != "vllm":
             bad.append(f"{where}: /metrics read as {c.get('telemetry_source')!r}")
         rs = c.get("report_server_latency") or {}
-        if (rs.get("ttft") or {}).get("server_ms") is None:
-            bad.append(f"{where}: acceval's report shows no server-side TTFT")
-        bench = by.get(("vllm bench", p["concurrency"]))
+        if (rs.get("e2e") or {}).get("server_ms") is None:
+            bad.append(f"{where}: acceval's report shows no server-side E2E")
+        bench = by.get(("vllm bench", p["tasks"], p["concurrency"]))
         if bench is not None:
-            bad += _compare(f"{where} vs vllm bench", c, bench["client"], "vllm bench",
-                            server_clock=False)
+            bad += _against_bench(f"{where} vs vllm bench", p, bench)
+    if not any(p["tasks"] == "shared" and (p["server"].get("cached_share") or 0) > 0.5
+               for p in points):
+        bad.append("the shared-prefix points found no prefix-cache hits on the server")
     return bad
 
 
@@ -365,17 +420,18 @@ def _f(v: Any, fmt: str = "{:.2f}") -> str:
 
 
 def markdown(points: list[dict[str, Any]]) -> str:
-    lines = ["| client | conc. | requests (client / server) | gen. tokens (client / server) | "
-             "TTFT mean ms (client / server) | E2E mean ms (client / server) | "
+    lines = ["| tasks | client | conc. | requests (client / server) | gen. tokens (client / "
+             "server) | TTFT mean ms (client / server) | E2E mean ms (client / server) | "
              "TPOT mean ms (client / server) | ITL mean ms (client / server) | ITL samples "
              "(client / server) | queue / prefill / decode ms (server) | cached share "
-             "(usage / server) | report: server TTFT ms |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "(usage / server) | acceval's report: server E2E ms |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for p in points:
         c, s = p["client"], p["server"]
-        rs = ((c.get("report_server_latency") or {}).get("ttft") or {}).get("server_ms")
+        rs = ((c.get("report_server_latency") or {}).get("e2e") or {}).get("server_ms")
         lines.append(
-            f"| {p['who']} | {p['concurrency']} | {c['requests']} / {s['requests']:.0f} | "
+            f"| {p['tasks']} | {p['who']} | {p['concurrency']} | "
+            f"{c['requests']} / {s['requests']:.0f} | "
             f"{c['generation_tokens']} / {s['generation_tokens']:.0f} | "
             f"{_f(c['ttft_ms'])} / {_f(s['ttft_ms'])} | {_f(c['e2e_ms'])} / {_f(s['e2e_ms'])} | "
             f"{_f(c['tpot_ms'], '{:.3f}')} / {_f(s['tpot_ms'], '{:.3f}')} | "
