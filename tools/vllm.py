@@ -17,7 +17,8 @@ venv, vLLM's compile cache, the runs) is kept under ``.vllm/`` and reused by the
    solved examples before every question (47-token prompts: one full 32-token block of
    shared prefix). The server's ``/metrics`` is read right before and right after each
    point, so its counters' and histograms' increases are exactly that point's requests.
-4. **Check**, and fail naming what and by how much, unless for every point: the requests and
+4. **Check**, and fail naming what and by how much, unless ``api: chat`` answers as the
+   completions API does (the shipped chat template), and for every point: the requests and
    the prompt and generation tokens the client counted equal the server's counters; the
    client's TTFT and E2E means are not below the server's histogram means and within
    ``LATENCY_MARGIN_MS`` of them; its TPOT and ITL means are within 2 % (or 1 ms) of the
@@ -47,6 +48,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# This tree's acceval, in this process and in the runs it starts, whatever is installed.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(Path(__file__).resolve().parents[1] / "src"), *filter(None, [os.environ.get(
+        "PYTHONPATH")])])
 
 import vllm_install  # this folder's own module
 
@@ -256,6 +262,33 @@ def warm_up(server: Server) -> None:
                                         "temperature": 0})
 
 
+def chat_check(server: Server) -> list[str]:
+    """``api: chat`` as a user would send it: vLLM answers /v1/chat/completions only with a
+    chat template in the tokenizer config; with the shipped one, a chat answer is the
+    completion answer of the same text (the template renders the user's text alone)."""
+    import urllib.error
+
+    from acceval.tasks import generate
+
+    bad = []
+    for t in generate("arithmetic", count=8, seed=7):
+        prompt = t.prompt or ""
+        try:
+            comp = server.post("/v1/completions", {"model": "tiny", "prompt": prompt,
+                                                   "max_tokens": MAX_TOKENS, "temperature": 0})
+            chat = server.post("/v1/chat/completions", {
+                "model": "tiny", "messages": [{"role": "user", "content": prompt}],
+                "max_tokens": MAX_TOKENS, "temperature": 0})
+        except urllib.error.HTTPError as exc:
+            return [f"api: chat: HTTP {exc.code} on {prompt!r}: {exc.read()[:200]!r}"]
+        a = comp["choices"][0]["text"]
+        b = chat["choices"][0]["message"]["content"]
+        if a != b or t.checker is None or not t.checker.check(b).correct:
+            bad.append(f"api: chat answered {b!r} to {prompt!r}, completions {a!r}, "
+                       f"reference {t.reference}")
+    return bad
+
+
 # --- what each side said -----------------------------------------------------------------------
 
 def client_point(run_dir: Path) -> dict[str, Any]:
@@ -287,12 +320,19 @@ def client_point(run_dir: Path) -> dict[str, Any]:
 
 
 def bench_point(b: dict[str, Any]) -> dict[str, Any]:
+    """vllm bench's own figures; its ITL per token too. Its ``mean_itl_ms`` is per chunk
+    gap: when vLLM sends two tokens in one chunk (it does under load) that is one gap for two
+    steps, and the mean is no longer the server's per-step one. Its per-request gaps summed,
+    over the tokens after the first (``output_lens``), is; it is what is compared."""
+    gaps = [g for request in b.get("itls") or [] for g in request]
+    after_first = sum(max(n - 1, 0) for n in b.get("output_lens") or [])
     return {"requests": b.get("completed"), "errors": b.get("failed"),
             "prompt_tokens": b.get("total_input_tokens"),
             "generation_tokens": b.get("total_output_tokens"),
             "ttft_ms": b.get("mean_ttft_ms"), "e2e_ms": b.get("mean_e2el_ms"),
-            "tpot_ms": b.get("mean_tpot_ms"), "itl_ms": b.get("mean_itl_ms"),
-            "itl_samples": sum(len(x) for x in b.get("itls") or [])}
+            "tpot_ms": b.get("mean_tpot_ms"),
+            "itl_ms": sum(gaps) * 1e3 / after_first if after_first else None,
+            "itl_per_chunk_ms": b.get("mean_itl_ms"), "itl_samples": len(gaps)}
 
 
 def measure(py: Path, server: Server, work: Path, count: int) -> list[dict[str, Any]]:
@@ -457,11 +497,12 @@ def main(argv: list[str] | None = None) -> int:
     server = Server(py, work, work / "server.log")
     try:
         warm_up(server)
+        chat = chat_check(server)
         (work / "metrics-recorded.txt").write_text(server.metrics())
         points = measure(py, server, work, args.count)
     finally:
         server.stop()
-    bad = checks(points)
+    bad = chat + checks(points)
     report = {"vllm": vllm_install.VERSION, "install_s": install_s,
               "server_start_s": server.start_s, "total_s": time.monotonic() - t0,
               "margins": {"latency_ms": LATENCY_MARGIN_MS, "decode_rel": DECODE_REL,

@@ -48,6 +48,7 @@ def server() -> Iterator[SSEServer]:
         asyncio.run_coroutine_threadsafe(srv.close(), loop).result()
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
+        loop.close()
 
 
 def test_the_report_sets_the_servers_latency_beside_the_clients(tmp_path: Path,

@@ -1,8 +1,8 @@
 """Server-side latency from a real vLLM's /metrics: the histograms' sums and counts are
 mapped, two recorded pages' increases give the server's exact means, and the report sets
 them beside the client's. The pages were recorded from vLLM 0.32.0 (CPU) serving the shipped
-tiny model (tools/vllm.py): ``vllm-before.txt`` after the warm-up, ``vllm-after.txt`` after a
-load point (tests/fixtures/metrics/README.md)."""
+tiny model (tools/vllm.py): ``vllm-before.txt`` after the warm-up, ``vllm-after.txt`` after
+its load points (tests/fixtures/metrics/README.md)."""
 
 from __future__ import annotations
 
