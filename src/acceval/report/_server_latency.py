@@ -17,11 +17,12 @@ HEAD = ["target", "load", "TTFT ms client / server", "TTFT outside ms",
 INTRO = ("The server's own latency, from the increase of its histograms' sums and counts over "
          "each point (means: the buckets are too coarse for percentiles), beside the "
          "client's means of the same requests. \"Outside\" is client less server: the "
-         "network, the HTTP layer (vLLM stamps a request's arrival once its API server has parsed "
-         "it, and a token before it is detokenized and written) and the client itself. The server's queue, prefill and decode means "
-         "split its time to first token and its E2E into waiting, computing the prompt and "
-         "generating. The window is the scrapes', so a request at a point's edge may be "
-         "counted in its neighbour (docs/telemetry.md).")
+         "network, the HTTP layer (vLLM stamps a request's arrival once its API server has "
+         "parsed it, and a token before it is detokenized and written) and the client "
+         "itself. The server's queue, prefill and decode means split its time to first token "
+         "and its E2E into waiting, computing the prompt and generating. The window is the "
+         "scrapes', so a request at a point's edge may be counted in its neighbour "
+         "(docs/telemetry.md).")
 
 
 def _pair(p: LatencyPair, digits: int = 2) -> str:
