@@ -48,13 +48,15 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-# This tree's acceval, in this process and in the runs it starts, whatever is installed.
+# This tree's acceval, in this process and in the runs it starts (ACCEVAL_ENV), whatever is
+# installed; never in vLLM's venv, whose pip would take this tree for an installed package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(Path(__file__).resolve().parents[1] / "src"), *filter(None, [os.environ.get(
-        "PYTHONPATH")])])
 
 import vllm_install  # this folder's own module
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+ACCEVAL_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    [SRC, *filter(None, [os.environ.get("PYTHONPATH")])])}
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "src" / "acceval" / "data" / "models" / "tiny"
@@ -229,7 +231,7 @@ def run_acceval(server: Server, folder: Path, pt: Point, count: int, seed: int) 
     cmd = [sys.executable, "-m", "acceval", "run", str(path), "--out", str(folder / "out"),
            "--no-progress"]
     say("$ " + " ".join(cmd))
-    subprocess.run(cmd, check=True, stdout=(folder / "acceval.log").open("w"),
+    subprocess.run(cmd, check=True, env=ACCEVAL_ENV, stdout=(folder / "acceval.log").open("w"),
                    stderr=subprocess.STDOUT)
     (run_dir,) = [p for p in (folder / "out").iterdir() if p.is_dir()]
     return run_dir
