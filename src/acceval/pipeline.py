@@ -47,7 +47,7 @@ from acceval.probes import ProbeSampler, make_probe, read_samples
 from acceval.probes.base import compact_samples
 from acceval.probes.prometheus import ExporterProbe, TelemetryProbe
 from acceval.results.files import write_text_durable
-from acceval.results.records import Record
+from acceval.results.records import RECORD_SCHEMA, Record
 from acceval.results.runlog import (
     JOURNAL_FILE,
     ExecutionLog,
@@ -66,8 +66,10 @@ from acceval.results.store import (
     RECORDS_FILE,
     RecordWriter,
     read_records,
+    read_stream,
+    rewrite_stream,
+    stream_sources,
     write_file,
-    write_grouped,
 )
 from acceval.run_result import RESULT_FILE, RunResult, schema_version_of
 from acceval.scaleout.ray_backend import RemoteClients, connected
@@ -302,9 +304,11 @@ def resume(run_dir: Path, *, progress: bool = True,
                            source=f"{run_dir}/study.yaml",
                            launch_browser=_agents_only(study)).tasks
     plan = resume_plan(study, prior, run_dir=run_dir)
-    if not plan.remeasure:
+    if not plan.remeasure and (run_dir / RESULT_FILE).exists():
         raise UsageError(f"{run_dir}: every point finished; nothing to resume "
                          f"(`acceval report {run_dir}` renders it)")
+    if not plan.remeasure:
+        return _finish_measured(study, prior, run_dir=run_dir, base_dir=base_dir)
     if preflight:
         preflight_study(study)
     session = len(prior.resumes) + 1
@@ -315,6 +319,27 @@ def resume(run_dir: Path, *, progress: bool = True,
                                  set_aside=set_aside))
     return _measure_run(study, log, tasks, run_dir=run_dir, base_dir=base_dir,
                         progress=progress, session=session)
+
+
+def _finish_measured(study: Study, log: RunLog, *, run_dir: Path,
+                     base_dir: Path) -> tuple[RunResult, Path]:
+    """A run killed after it measured everything (inside the compaction of its records or
+    the analysis): compact what it kept and write the result, measuring nothing again."""
+    RecordWriter(run_dir).finalize()
+    compact_samples(run_dir)
+    log.interrupted = False
+    log.finished_utc = log.finished_utc or _utc_now().isoformat()
+    problems: list[str] = []
+    result = with_problems(
+        analyze(study, log, analysis_records(run_dir, problems), read_samples(run_dir),
+                base_dir=base_dir, agent_records=read_agent_records(run_dir),
+                run_dir=run_dir), problems)
+    result.warnings.insert(0, "the run ended after it measured every point, before it wrote "
+                           "result.json; `--resume` compacted its records and wrote it, "
+                           "measuring nothing again")
+    result.save(run_dir)
+    _write_outputs(result, run_dir)
+    return result, run_dir
 
 
 def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
@@ -627,7 +652,9 @@ def _set_aside(run_dir: Path, keep: dict[str, set[int]], session: int) -> int:
     points a resume measures again) to ``superseded/``, where nothing reads them but
     nothing is lost. Returns how many were moved."""
     problems: list[str] = []
-    table = read_records(run_dir, problems=problems)
+    sources = stream_sources(run_dir, RECORDS_FILE, PARTS_DIR)
+    table = read_stream(run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA, problems=problems,
+                        sources=sources)
     mask = pa.array(np.zeros(table.num_rows, dtype=bool))
     for name, indexes in keep.items():
         if indexes:
@@ -639,11 +666,8 @@ def _set_aside(run_dir: Path, keep: dict[str, set[int]], session: int) -> int:
         folder = run_dir / SUPERSEDED_DIR
         folder.mkdir(exist_ok=True)
         write_file(aside, folder / f"records-before-resume-{session}.parquet")
-    write_grouped(table.filter(mask), run_dir / RECORDS_FILE, "target")
-    parts = run_dir / PARTS_DIR
-    if parts.is_dir():
-        for part in parts.glob("part-*.parquet"):
-            part.unlink()
+    # Crash-safe as compaction is: the kept records' file covers the parts it replaces.
+    rewrite_stream(run_dir, RECORDS_FILE, PARTS_DIR, table.filter(mask), sources, "target")
     return int(aside.num_rows)
 
 
