@@ -12,10 +12,11 @@ import asyncio
 import datetime as dt
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -71,7 +72,13 @@ from acceval.results.store import (
     stream_sources,
     write_file,
 )
-from acceval.run_result import RESULT_FILE, RunResult, schema_version_of
+from acceval.run_result import (
+    RESULT_FILE,
+    DamagedResult,
+    RunResult,
+    quarantine_result,
+    schema_version_of,
+)
 from acceval.scaleout.ray_backend import RemoteClients, connected
 from acceval.scaleout.spec import overridden
 from acceval.scenarios import TargetRun, run_all
@@ -334,9 +341,9 @@ def _finish_measured(study: Study, log: RunLog, *, run_dir: Path,
         analyze(study, log, analysis_records(run_dir, problems), read_samples(run_dir),
                 base_dir=base_dir, agent_records=read_agent_records(run_dir),
                 run_dir=run_dir), problems)
-    result.warnings.insert(0, "the run ended after it measured every point, before it wrote "
-                           "result.json; `--resume` compacted its records and wrote it, "
-                           "measuring nothing again")
+    result.warnings.insert(0, "every point was measured but result.json was missing or "
+                           "damaged; `--resume` rebuilt it from the run's journal and "
+                           "records, measuring nothing again")
     result.save(run_dir)
     _write_outputs(result, run_dir)
     return result, run_dir
@@ -436,7 +443,7 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
                 f"could not write result.json and report.html ({exc}). {kept}. Once there is "
                 f"room, `acceval report {run_dir}` rebuilds the result from them and "
                 f"`acceval run --resume {run_dir}` measures what is missing") from exc
-        (run_dir / JOURNAL_FILE).unlink(missing_ok=True)
+        _keep_final_journal(run_dir, base_dir, log)
     if disk is not None:
         raise AccevalError(f"{disk}. Once there is room, `acceval run --resume {run_dir}` "
                            "measures the unfinished points")
@@ -518,17 +525,33 @@ def _journal(run_dir: Path, base_dir: Path, log: RunLog, writer: RecordWriter,
     return save
 
 
+def _keep_final_journal(run_dir: Path, base_dir: Path, log: RunLog) -> None:
+    """The journal, kept with the run's final log once result.json is written: a damaged
+    result.json is rebuilt from it and the records exactly (analysis.rebuild_damaged)."""
+    with suppress(OSError):  # result.json is written; the journal is only its spare
+        write_text_durable(run_dir / JOURNAL_FILE, Journal(
+            study_dir=str(base_dir.resolve()), log=log).model_dump_json())
+
+
 def _prior_log(run_dir: Path) -> tuple[RunLog, Path]:
     """What an earlier session of ``run_dir`` logged, and the folder its study came from."""
     if not (run_dir / "study.yaml").exists():
         raise UsageError(f"{run_dir}: not a run folder (no study.yaml); --resume takes the "
                          "folder an interrupted `acceval run` wrote")
     if (run_dir / RESULT_FILE).exists():
-        if schema_version_of(run_dir) < 2:
-            raise UsageError(f"{run_dir}: written by acceval 0.1, which kept no run log to "
-                             "resume from; run the study again")
-        stored = RunResult.load(run_dir)
-        return stored.log, Path(stored.environment.study_dir or run_dir)
+        try:
+            if schema_version_of(run_dir) < 2:
+                raise UsageError(f"{run_dir}: written by acceval 0.1, which kept no run log "
+                                 "to resume from; run the study again")
+            stored = RunResult.load(run_dir)
+            return stored.log, Path(stored.environment.study_dir or run_dir)
+        except DamagedResult as exc:
+            # Its journal knows what finished: resume from it (a finished run's result is
+            # then written again, measuring nothing).
+            moved = quarantine_result(run_dir)
+            print(f"acceval: {RESULT_FILE} was damaged ({exc.problem}); moved to "
+                  f"{moved.relative_to(run_dir)}, resuming from the run's journal and "
+                  "records", file=sys.stderr)
     if (run_dir / JOURNAL_FILE).exists():
         try:
             journal = Journal.model_validate_json(

@@ -32,7 +32,7 @@ from acceval.capacity.spec import Availability, Demand
 from acceval.claims.spec import Claims, PlanSpec
 from acceval.economics.spec import Platform, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
-from acceval.input_files import read_yaml
+from acceval.input_files import YAML_MAX_DEPTH, load_yaml, read_yaml
 from acceval.interruption.spec import Interruption, check_interruption
 from acceval.loadgen.spec import ArrivalKind, Concurrency, LoadFamily, LoadPoint, Sweep
 from acceval.metrics.spec import SLO, Quality
@@ -387,14 +387,22 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             raise StudyError(f"override '{item}': expected path=value",
                              [(item, "missing '='", "e.g. slo.ttft_ms=300")])
         try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            problem = getattr(exc, "problem", None) or "not a YAML value"
-            raise StudyError(f"override '{item}': the value is not valid YAML ({problem})",
-                             [(path, f"cannot parse {raw!r}",
+            # The study's own limits: depth, aliases expanded (an alias bomb), characters.
+            value = load_yaml(raw, source=f"--set {path}")
+        except StudyError as exc:
+            problem = str(exc).split(": ", 1)[-1]
+            raise StudyError(f"override '{item[:200]}': the value is not valid YAML "
+                             f"({problem})",
+                             [(path, f"cannot parse {raw[:80]!r}",
                                "quote it, or write a number, a list [1, 2] or a mapping "
                                "{a: 1}")]) from None
-        _set_path(out, path.split("."), value, path)
+        parts = path.split(".")
+        if len(parts) > YAML_MAX_DEPTH:
+            raise StudyError(f"override '{path[:200]}': the path is more than "
+                             f"{YAML_MAX_DEPTH} fields deep",
+                             [(path[:200], "too deep", "a study is about six levels deep; "
+                               "check the path")])
+        _set_path(out, parts, value, path)
     return out
 
 

@@ -13,6 +13,7 @@ from pydantic import Field, ValidationError
 
 from acceval.claims.spec import AXES, KIND_MEANING, Claim, Claims
 from acceval.errors import StudyError
+from acceval.input_files import read_yaml
 from acceval.results.section import Section
 
 
@@ -83,17 +84,9 @@ def shipped_claims() -> list[Claim]:
 
 
 def claims_file(path: Path) -> list[Claim]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise StudyError(f"claims.file: cannot read {path} ({exc.strerror})",
-                         [("claims.file", f"cannot read {path}",
-                           "give a path relative to the study file")]) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise StudyError(f"{path}: not valid YAML: {exc}") from None
-    return _parse(data, str(path))
+    """The claims of a user's ledger file, read within the bounded reader's limits (a
+    regular file of a few MiB, UTF-8, YAML depth and aliases bounded)."""
+    return _parse(read_yaml(path, where="claims.file", what="claims file"), str(path))
 
 
 def gather(spec: Claims, base_dir: Path | None) -> list[tuple[Claim, str]]:

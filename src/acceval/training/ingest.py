@@ -10,13 +10,14 @@ are counted by name in ``unused``. Formats and mappings: docs/training.md.
 from __future__ import annotations
 
 import csv
-import json
+import io
 import math
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from acceval.errors import StudyError
+from acceval.input_files import DATA_MAX_BYTES, loads_json, read_text
 from acceval.training.log import Eval, Event, MlperfStamps, RunLog, Step
 from acceval.training.mlperf import rule_for
 from acceval.training.spec import Columns, LogFormat, LogRun, Logs, TraceFormat, Units
@@ -34,14 +35,23 @@ def _num(v: Any) -> float | None:
         return None
     if isinstance(v, bool):
         raise _Bad(f"{v!r} is not a number")
-    if isinstance(v, int | float):
-        return float(v)
-    if isinstance(v, str):
+    if isinstance(v, int | float | str):
         try:
-            return float(v)
-        except ValueError:
+            x = float(v)
+        except (ValueError, OverflowError):
             raise _Bad(f"{v!r} is not a number") from None
+        if not math.isfinite(x):  # a NaN loss is a line to count, never a number to chart
+            raise _Bad(f"{v!r} is not a finite number")
+        return x
     raise _Bad(f"{type(v).__name__} is not a number")
+
+
+def _open_log(path: Path) -> io.StringIO:
+    """The log's text, read within the bounded reader's limits (a regular file, at most
+    :data:`~acceval.input_files.DATA_MAX_BYTES`; bad bytes replaced, as lines are counted)."""
+    return io.StringIO(read_text(path, max_bytes=DATA_MAX_BYTES, what="training log",
+                                 where="training.platforms[].logs", lenient=True),
+                       newline=None)
 
 
 def _int(v: Any) -> int | None:
@@ -112,13 +122,13 @@ def _rows(log: RunLog, rows: Iterable[tuple[str, Mapping[str, Any] | None]],
 
 
 def _jsonl_rows(path: Path) -> Iterable[tuple[str, Mapping[str, Any] | None]]:
-    with path.open(encoding="utf-8", errors="replace") as f:
+    with _open_log(path) as f:
         for line in f:
             line = line.strip()
             if not line:
                 continue
             try:
-                d = json.loads(line)
+                d = loads_json(line, non_finite="keep")
             except ValueError:
                 yield line, None
                 continue
@@ -133,12 +143,18 @@ def read_jsonl(path: Path, cols: Columns) -> RunLog:
 
 def read_csv(path: Path, cols: Columns) -> RunLog:
     log = RunLog(source=str(path), format="csv")
-    with path.open(encoding="utf-8", errors="replace", newline="") as f:
+    with _open_log(path) as f:
         reader = csv.DictReader(f)
         rows = ((",".join(str(v) for v in r.values()),
                  {k: v for k, v in r.items() if k is not None and v not in (None, "")})
                 for r in reader)
-        _rows(log, rows, cols, line_offset=1)   # the header is line 1
+        try:
+            _rows(log, rows, cols, line_offset=1)   # the header is line 1
+        except csv.Error as exc:  # a field over csv's limit, a NUL: the rest is unreadable
+            raise StudyError(f"{path}: not a CSV log acceval can read after line "
+                             f"{reader.line_num} ({exc})",
+                             [(str(path), f"CSV error: {exc}",
+                               "fix that line, or name a JSONL log instead")]) from None
     return log
 
 
@@ -189,7 +205,7 @@ def read_mllog(path: Path, cols: Columns) -> RunLog:
     raw_evals: list[tuple[int, float | None, float | None, bool, int]] = []
     eval_loss_key = cols.eval_loss if cols.eval_loss != "eval_loss" else None
     loss_key = cols.loss if cols.loss not in (None, "loss") else "train_loss"
-    with path.open(encoding="utf-8", errors="replace") as f:
+    with _open_log(path) as f:
         for line in f:
             line = line.strip()
             if not line:
@@ -200,7 +216,7 @@ def read_mllog(path: Path, cols: Columns) -> RunLog:
                 log.unread.add(line)
                 continue
             try:
-                d = json.loads(line[at + len(_MLLOG):])
+                d = loads_json(line[at + len(_MLLOG):], non_finite="keep")
                 key, t_ms = d["key"], _num(d.get("time_ms"))
                 meta = d.get("metadata") or {}
                 if not isinstance(key, str) or not isinstance(meta, dict):
