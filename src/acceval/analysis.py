@@ -548,7 +548,16 @@ def load_result(run_dir: Path, *, recompute: bool = False,
 
 
 def _from_v1(run_dir: Path, overrides: list[str]) -> RunResult:
-    """A result.json written by acceval 0.1: its log rebuilt from its points, re-analysed."""
+    """A result.json written by acceval 0.1: its log rebuilt from its points, re-analysed;
+    :class:`DamagedResult` when it lacks what 0.1 wrote."""
+    try:
+        return _v1_result(run_dir, overrides)
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise DamagedResult(run_dir, f"not a result acceval 0.1 wrote: no or bad {exc}") \
+            from None
+
+
+def _v1_result(run_dir: Path, overrides: list[str]) -> RunResult:
     data = json.loads(read_result_text(run_dir))
     study = study_from_dict(apply_overrides(data["study"], overrides),
                             source=f"{run_dir} (acceval 0.1 result)")

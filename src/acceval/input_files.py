@@ -331,6 +331,9 @@ def load_yaml(text: str, *, source: str) -> Any:
         raise StudyError(f"{source}: not valid YAML{where}: {problem}") from None
     except RecursionError:
         raise StudyError(f"{source}: not valid YAML: nested too deeply") from None
+    except (ValueError, OverflowError) as exc:  # a constructor's: an integer of 10,000 digits
+        raise StudyError(f"{source}: a value YAML cannot hold ({str(exc)[:120]})"
+                         "\n  hint: write the number in fewer digits, or quote it") from None
     finally:
         if loader is not None:
             loader.dispose()
