@@ -42,7 +42,7 @@ class _Echo(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:
         auth = self.headers.get("Authorization", "")
         if self.path.endswith("/models"):
             if type(self).refuse_models:
@@ -59,7 +59,7 @@ class _Echo(BaseHTTPRequestHandler):
         else:
             self._send(404, f"no {self.path} for {auth}".encode(), "text/plain")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         auth = self.headers.get("Authorization", "")
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         type(self).calls += 1
@@ -94,9 +94,9 @@ def _leaks(folder: Path) -> list[str]:
             table = pq.read_table(f)
             for name in table.column_names:
                 col = table[name]
-                if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-                    if any(KEY in (v or "") for v in col.to_pylist()):
-                        out.append(f"{f}:{name}")
+                text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+                if text and any(KEY in (v or "") for v in col.to_pylist()):
+                    out.append(f"{f}:{name}")
             continue
         if KEY.encode() in f.read_bytes():
             out.append(str(f))
