@@ -89,6 +89,7 @@ from acceval.targets.preflight import served_model
 from acceval.tasks import Task, TaskSets, score, to_prompt, write_answers_jsonl
 from acceval.training.execute import Execution as TrainingExecution
 from acceval.training.execute import read_execution, run_training
+from acceval.watchdog import orphan_guard
 
 
 def check_study(path: Path, *, out_dir: Path | None = None) -> tuple[Study, list[str]]:
@@ -376,7 +377,8 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
     journal()
     agents = read_agent_records(run_dir)  # a resumed run keeps the episodes it has
     together = study.execution.backend == "ray" and study.execution.parallel_targets
-    with _signals_stop_the_run() as saving, _execution(study, log):
+    # The guard first: a SIGKILL of this process still ends what the run starts below.
+    with orphan_guard(), _signals_stop_the_run() as saving, _execution(study, log):
         try:
             todo = []
             for t_index, tspec in enumerate(study.targets):

@@ -111,7 +111,9 @@ def connected(execution: Execution, *, clients: int) -> Iterator[Cluster]:
     notice.addFilter(_token_enabled_notice)
     try:
         ray.init(**kwargs)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
+    # Ray raises a bare Exception when its node does not come up in time (an overloaded
+    # host): named like the others rather than a traceback.
+    except Exception as exc:
         where = execution.address or "a private Ray on this host"
         raise AccevalError(f"execution: could not start or join {where}: {exc}. Start the "
                            "cluster first (`ray start --head`, docs/scale-out.md) or check "
