@@ -13,6 +13,7 @@ this module (tests/unit/test_layers.py).
 from __future__ import annotations
 
 import difflib
+import re
 import typing
 from pathlib import Path
 from typing import Any
@@ -243,6 +244,11 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return found
 
 
+#: Names pydantic gives validator and union wrappers in an error's location.
+_WRAPPER = re.compile(r"^(function-(after|before|wrap|plain)|tagged-union|union|nullable|"
+                      r"lax-or-strict|json-or-python|definition-ref|chain)(\[|$)")
+
+
 def _walk(loc: tuple[int | str, ...]) -> tuple[str, type[BaseModel] | None]:
     """The dotted path of an error location, and the model that owns its last field.
 
@@ -251,11 +257,13 @@ def _walk(loc: tuple[int | str, ...]) -> tuple[str, type[BaseModel] | None]:
     path, owner = "", None
     model: type[BaseModel] | None = Study
     members: list[type[BaseModel]] = []
-    for part in loc:
+    for i, part in enumerate(loc):
         if isinstance(part, int):
             path += f"[{part}]"
             continue
-        if part in ("function-after", "function-before") or "[" in part:
+        # A wrapper's name (``function-after[_one(), Training]``), never the last part: a
+        # key the user wrote may hold brackets too (``bad[0]``) and is kept.
+        if i < len(loc) - 1 and _WRAPPER.match(part):
             continue
         tagged = {getattr(m, "kind", None): m for m in members} if len(members) > 1 else {}
         if part in tagged:

@@ -31,14 +31,18 @@ def test_sigkill_of_a_ray_run_leaves_no_helper(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "acceval", "run", str(study), "--out", str(runs),
          "--no-progress", "--clients", "2"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     helpers: list[psutil.Process] = []
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and proc.poll() is None \
                 and len(list(runs.glob(f"*/{PARTS_DIR}/part-*.parquet"))) < 2:
             time.sleep(0.3)
-        assert proc.poll() is None, "the run ended before it could be killed"
+        if proc.poll() is not None:
+            err = proc.communicate()[1]
+            if "could not start or join a private Ray" in err:  # said, not a traceback
+                pytest.skip(f"Ray's node did not come up on this host: {err[-200:]}")
+            pytest.fail(f"the run ended before it could be killed: {err[-2000:]}")
         time.sleep(1.0)  # the watchdog's snapshot is half a second old at most
         watchdogs = [p for p in psutil.Process(proc.pid).children()
                      if "acceval.watchdog" in " ".join(p.cmdline())]
