@@ -57,7 +57,10 @@ def _mib(n: int) -> str:
 
 def _fail(path: Path, problem: str, hint: str, where: str | None,
           head: str | None = None) -> StudyError:
-    return StudyError(f"{path}: {head or problem}", [(where, problem, hint)] if where else None)
+    hint = hint or "check the path, and that this user may read it"
+    if where:
+        return StudyError(f"{path}: {head or problem}", [(where, problem, hint)])
+    return StudyError(f"{path}: {head or problem}", hint=hint)
 
 
 def read_bytes(path: str | Path, *, max_bytes: int, where: str | None = None,
@@ -226,9 +229,10 @@ def load_json(text: str, *, source: str, hint: str = "",
         return loads_json(text, non_finite=non_finite)
     except json.JSONDecodeError as exc:
         raise StudyError(f"{source}: not valid JSON at line {exc.lineno}, column {exc.colno} "
-                         f"({exc.msg})" + (f"\n  hint: {hint}" if hint else "")) from None
+                         f"({exc.msg})", hint=hint or "fix the JSON at that line") from None
     except ValueError as exc:
-        raise StudyError(f"{source}: {exc}" + (f"\n  hint: {hint}" if hint else "")) from None
+        raise StudyError(f"{source}: {exc}",
+                         hint=hint or "write finite numbers, nested less deeply") from None
 
 
 def read_json(path: str | Path, *, max_bytes: int = DATA_MAX_BYTES, where: str | None = None,
@@ -323,23 +327,32 @@ def load_yaml(text: str, *, source: str) -> Any:
     except yaml.reader.ReaderError as exc:
         line = text[: exc.position].count("\n") + 1
         raise StudyError(f"{source}: not valid YAML at line {line}: character "
-                         f"#x{exc.character:04x} is not allowed in YAML") from None
+                         f"#x{exc.character:04x} is not allowed in YAML",
+                         hint="remove that character, or quote the value") from None
+    except _Too as exc:
+        mark = exc.problem_mark
+        raise StudyError(f"{source}: not valid YAML at line {mark.line + 1}: {exc.problem}",
+                         hint="write it with fewer levels and fewer aliases") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or exc
-        raise StudyError(f"{source}: not valid YAML{where}: {problem}") from None
+        raise StudyError(f"{source}: not valid YAML{where}: {problem}",
+                         hint="fix the YAML at that line (indentation, a missing ':' or "
+                         "closing bracket, or quote the value)") from None
     except RecursionError:
-        raise StudyError(f"{source}: not valid YAML: nested too deeply") from None
+        raise StudyError(f"{source}: not valid YAML: nested too deeply",
+                         hint="write it with fewer levels") from None
     except (ValueError, OverflowError) as exc:  # a constructor's: an integer of 10,000 digits
-        raise StudyError(f"{source}: a value YAML cannot hold ({str(exc)[:120]})"
-                         "\n  hint: write the number in fewer digits, or quote it") from None
+        raise StudyError(f"{source}: a value YAML cannot hold ({str(exc)[:120]})",
+                         hint="write the number in fewer digits, or quote it") from None
     finally:
         if loader is not None:
             loader.dispose()
     problem = _shape_problem(data)
     if problem is not None:
-        raise StudyError(f"{source}: {problem}")
+        raise StudyError(f"{source}: {problem}",
+                         hint="write the repeated value out instead of an alias")
     return data
 
 

@@ -319,8 +319,8 @@ def study_from_dict(data: Any, *, source: str = "study") -> Study:
     """Validate a parsed study; raise :class:`StudyError` naming every bad field."""
     if not isinstance(data, dict):
         raise StudyError(
-            f"{source}: the top level must be a mapping of fields (name, targets, ...)"
-        )
+            f"{source}: the top level must be a mapping of fields (name, targets, ...)",
+            hint="start from `acceval demo --print-study`, or see docs/study-reference.md")
     try:
         return Study.model_validate(data)
     except ValidationError as exc:

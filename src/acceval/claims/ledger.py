@@ -65,7 +65,8 @@ AGREE_WITHIN = 0.05
 def _parse(data: Any, where: str) -> list[Claim]:
     items = data.get("claims") if isinstance(data, dict) else data
     if not isinstance(items, list):
-        raise StudyError(f"{where}: a claims file holds a `claims:` list")
+        raise StudyError(f"{where}: a claims file holds a `claims:` list",
+                         hint="see docs/planning.md for a claim's fields")
     out = []
     for i, raw in enumerate(items):
         try:
@@ -73,7 +74,8 @@ def _parse(data: Any, where: str) -> list[Claim]:
         except ValidationError as exc:
             first = exc.errors()[0]
             path = ".".join(str(p) for p in first["loc"])
-            raise StudyError(f"{where}: claims[{i}].{path}: {first['msg']}") from None
+            raise StudyError(f"{where}: claims[{i}].{path}: {first['msg']}",
+                             hint="fix that claim; docs/planning.md lists its fields") from None
     return out
 
 
