@@ -52,7 +52,7 @@ def test_a_sigkilled_parent_takes_its_children_and_grandchildren_with_it() -> No
 
 
 def test_a_normal_exit_leaves_the_others_alone() -> None:
-    proc, (kid, grandchild) = _start("live")
+    proc, (_, grandchild) = _start("live")
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "left"
     assert proc.wait(timeout=30) == 0

@@ -20,7 +20,7 @@ def _problems(extra_target: dict[str, object]) -> list[tuple[str, str, str]]:
 
 
 def test_a_key_with_brackets_is_kept_in_the_path() -> None:
-    ((path, msg, hint),) = _problems({"bad[0]": 1})
+    ((path, _, hint),) = _problems({"bad[0]": 1})
     assert path == "targets[0].bad[0]"
     assert "allowed: name, endpoint, serve" in hint
 
