@@ -331,7 +331,8 @@ def load_yaml(text: str, *, source: str) -> Any:
                          hint="remove that character, or quote the value") from None
     except _Too as exc:
         mark = exc.problem_mark
-        raise StudyError(f"{source}: not valid YAML at line {mark.line + 1}: {exc.problem}",
+        raise StudyError(f"{source}: not valid YAML at line {mark.line + 1}, column "
+                         f"{mark.column + 1}: {exc.problem}",
                          hint="write it with fewer levels and fewer aliases") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
