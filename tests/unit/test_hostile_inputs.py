@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import math
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -169,18 +170,23 @@ def test_a_gzip_bomb_stops_at_the_cap(tmp_path: Path) -> None:
             trace_mod.DATA_MAX_BYTES = saved
 
 
-def test_non_finite_numbers_are_never_kept(tmp_path: Path) -> None:
+def test_non_finite_times_and_counts_make_the_line_unread(tmp_path: Path) -> None:
+    """A NaN loss is data (the stability metrics count it); a NaN time, token count or step
+    time is not, and used to reach the HTML report's charts as a crash."""
     log = tmp_path / "steps.jsonl"
     log.write_text('{"step": 1, "loss": NaN}\n{"step": 2, "loss": 2.5}\n'
-                   '{"step": 3, "loss": "inf"}\n{"step": 4, "loss": 1e999}\n')
+                   '{"step": 3, "loss": 1.0, "t_s": NaN}\n'
+                   '{"step": 4, "loss": 1.0, "tokens": Infinity}\n'
+                   '{"step": 5, "loss": 1.0, "step_s": 1e999}\n')
     got = read_log(log, "jsonl", Columns())
-    assert [(s.step, s.loss) for s in got.steps] == [(2, 2.5)]
+    assert [s.step for s in got.steps] == [1, 2]
+    assert got.steps[0].loss is not None and math.isnan(got.steps[0].loss)
     assert got.unread.count == 3
-    assert any("not a finite number" in e for e in got.unread.examples)
+    assert all("not a finite number" in e for e in got.unread.examples)
     csv = tmp_path / "steps.csv"
-    csv.write_text("step,loss\n1,nan\n2,3.0\n3,-inf\n")
+    csv.write_text("step,loss,t_s\n1,nan,0.5\n2,3.0,inf\n3,2.0,1.0\n")
     got = read_log(csv, "csv", Columns())
-    assert [(s.step, s.loss) for s in got.steps] == [(2, 3.0)]
+    assert [s.step for s in got.steps] == [1, 3]
 
 
 @pytest.mark.parametrize("value", [

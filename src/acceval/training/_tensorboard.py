@@ -47,7 +47,9 @@ def read_tensorboard(path: Path, cols: Columns) -> RunLog:
             log.unused[tag] = len(events)
             continue
         for e in events:
-            if not (math.isfinite(e.value) and math.isfinite(e.wall_time)):
+            # NaN is data for a loss or gradient norm (a diverged run), not for the rest.
+            if not math.isfinite(e.wall_time) or (
+                    field not in ("loss", "grad_norm") and not math.isfinite(e.value)):
                 log.unread.add(f"{tag!r} step {e.step}: {e.value!r} is not a finite number")
                 continue
             first_wall = e.wall_time if first_wall is None else min(first_wall, e.wall_time)

@@ -26,11 +26,18 @@ from acceval.training.units import apply_units
 _MLLOG = ":::MLLOG"
 
 
+#: Fields where NaN or infinity is data (a diverged run), not a bad line.
+_MAY_DIVERGE = frozenset({"loss", "grad_norm"})
+
+
 class _Bad(ValueError):
     """A mapped field holds something that is not a number."""
 
 
-def _num(v: Any) -> float | None:
+def _num(v: Any, *, finite: bool = True) -> float | None:
+    """A number, or None when missing; ``finite``: NaN and infinities make the line unread
+    (a time, a count, a duration). A loss or gradient norm is read with ``finite=False``:
+    the stability metrics count a NaN there (nan_steps, diverged)."""
     if v is None or v == "":
         return None
     if isinstance(v, bool):
@@ -40,7 +47,7 @@ def _num(v: Any) -> float | None:
             x = float(v)
         except (ValueError, OverflowError):
             raise _Bad(f"{v!r} is not a number") from None
-        if not math.isfinite(x):  # a NaN loss is a line to count, never a number to chart
+        if finite and not math.isfinite(x):
             raise _Bad(f"{v!r} is not a finite number")
         return x
     raise _Bad(f"{type(v).__name__} is not a number")
@@ -80,7 +87,7 @@ def _record(d: Mapping[str, Any], cols: Columns, log: RunLog) -> bool:
                                 _num(d.get("value")), str(d.get("detail") or "")))
         return True
     ev_loss, ev_acc = _num(_get(d, cols.eval_loss)), _num(_get(d, cols.eval_accuracy))
-    fields = {name: _num(_get(d, getattr(cols, name)))
+    fields = {name: _num(_get(d, getattr(cols, name)), finite=name not in _MAY_DIVERGE)
               for name in ("loss", "grad_norm", "tokens", "step_s", "data_s")}
     understood = False
     if step is not None and (ev_loss is not None or ev_acc is not None):
@@ -240,7 +247,8 @@ def read_mllog(path: Path, cols: Columns) -> RunLog:
                     step = _mllog_step(meta, cols)
                     if step is None:
                         raise _Bad("a train loss without a step")
-                    log.steps.append(Step(step, t, loss=_num(d.get("value")), line=log.lines))
+                    log.steps.append(Step(step, t, loss=_num(d.get("value"), finite=False),
+                                          line=log.lines))
                 elif key not in ("run_start", "init_start", "init_stop"):
                     log.unused[key] = log.unused.get(key, 0) + 1
             except (ValueError, KeyError, TypeError) as exc:
