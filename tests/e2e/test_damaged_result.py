@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from acceval.results.result import RESULT_FILE
+from acceval.run_result import RESULT_FILE
 from helpers.cli import mock_target, run_cli, write_study
 
 DAMAGE = {

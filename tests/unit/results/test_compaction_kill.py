@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from acceval.results.catalog import connect
 from acceval.results.store import PARTS_DIR, RECORDS_FILE, RecordWriter, read_records
+from acceval.runs_catalog import connect
 
 HELPERS = Path(__file__).resolve().parents[2] / "helpers"
 N = 35
