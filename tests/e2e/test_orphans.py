@@ -63,3 +63,5 @@ def test_sigkill_of_a_ray_run_leaves_no_helper(tmp_path: Path) -> None:
         for p in helpers:
             if p.is_running():
                 p.kill()
+        if proc.stderr is not None:
+            proc.stderr.close()
