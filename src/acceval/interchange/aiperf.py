@@ -88,8 +88,8 @@ def _whole_json(text: str) -> dict[str, Any] | None:
     """The file as one JSON object when it is AIPerf's summary (``profile_export_aiperf.json``
     given instead of the per-request lines): a dict without per-request ``metadata``."""
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
+        obj = loads(text)  # bounded like every line: too deep is not a summary either
+    except ValueError:
         return None
     return obj if isinstance(obj, dict) and "metadata" not in obj else None
 
