@@ -65,7 +65,16 @@ from acceval.results.runlog import (
 )
 from acceval.results.section import SourcedValue
 from acceval.results.store import ANALYSIS_COLUMNS, read_records
-from acceval.run_result import RESULT_FILE, Environment, RunResult, TargetResult, schema_version_of
+from acceval.run_result import (
+    RESULT_FILE,
+    DamagedResult,
+    Environment,
+    RunResult,
+    TargetResult,
+    quarantine_result,
+    read_result_text,
+    schema_version_of,
+)
 from acceval.scenarios import point_result, repeats_section, scenario_sections
 from acceval.study import Study, apply_overrides, load_study, study_from_dict
 from acceval.targets.spec import Endpoint
@@ -505,9 +514,13 @@ def load_result(run_dir: Path, *, recompute: bool = False,
             return _rebuild_killed(run_dir)
         raise AccevalError(f"{run_dir}: no {RESULT_FILE} and no study.yaml; is this a run "
                            "folder?")
-    if schema_version_of(run_dir) < 2:
-        return _from_v1(run_dir, overrides or [])
-    stored = RunResult.load(run_dir)
+    try:
+        if schema_version_of(run_dir) < 2:
+            return _from_v1(run_dir, overrides or [])
+        stored = RunResult.load(run_dir)
+    except DamagedResult as exc:
+        stored = rebuild_damaged(run_dir, exc)
+        recompute = False  # the rebuild just analysed the records with this version's rules
     if not recompute and not overrides:
         return stored
     study = study_from_dict(apply_overrides(stored.study, overrides or []),
@@ -524,6 +537,7 @@ def load_result(run_dir: Path, *, recompute: bool = False,
                                   run_dir=run_dir), problems)
     fresh.environment = stored.environment
     fresh.software = stored.software
+    fresh.warnings[:0] = [w for w in stored.warnings if w.startswith(f"{RESULT_FILE} was damaged")]
     if overrides:
         fresh.warnings.insert(0, "what-if: recomputed from the stored records with "
                               + ", ".join(overrides))
@@ -534,8 +548,17 @@ def load_result(run_dir: Path, *, recompute: bool = False,
 
 
 def _from_v1(run_dir: Path, overrides: list[str]) -> RunResult:
-    """A result.json written by acceval 0.1: its log rebuilt from its points, re-analysed."""
-    data = json.loads((run_dir / RESULT_FILE).read_text(encoding="utf-8"))
+    """A result.json written by acceval 0.1: its log rebuilt from its points, re-analysed;
+    :class:`DamagedResult` when it lacks what 0.1 wrote."""
+    try:
+        return _v1_result(run_dir, overrides)
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise DamagedResult(run_dir, f"not a result acceval 0.1 wrote: no or bad {exc}") \
+            from None
+
+
+def _v1_result(run_dir: Path, overrides: list[str]) -> RunResult:
+    data = json.loads(read_result_text(run_dir))
     study = study_from_dict(apply_overrides(data["study"], overrides),
                             source=f"{run_dir} (acceval 0.1 result)")
     targets = []
@@ -617,6 +640,20 @@ def _resume_note(r: ResumeLog) -> str:
             f"point(s) kept from before, measured again: {again}{aside}")
 
 
+def rebuild_damaged(run_dir: Path, exc: DamagedResult) -> RunResult:
+    """A run whose result.json is damaged: move it to ``quarantine/``, rebuild the result
+    from the journal and records, and save it in its place; say so in its warnings."""
+    if not (run_dir / "study.yaml").exists():
+        raise AccevalError(f"{exc}; but {run_dir} has no study.yaml to rebuild it from"
+                           "\n  hint: restore result.json from a copy") from None
+    moved = quarantine_result(run_dir)
+    result = _rebuild_killed(run_dir)
+    result.warnings[0] = (f"{RESULT_FILE} was damaged ({exc.problem}): moved to "
+                          f"{moved.relative_to(run_dir)}; " + result.warnings[0])
+    result.save(run_dir)
+    return result
+
+
 def _rebuild_killed(run_dir: Path) -> RunResult:
     """A run killed before it wrote result.json: rebuild what its records support.
 
@@ -631,15 +668,17 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
     rows_of = analysis_records(run_dir, problems)
     journal = _journal(run_dir)
     if journal is not None:
-        log = journal.log.model_copy(update={"interrupted": True})
+        # A journal kept after the run finished holds its final log (pipeline._measure_run).
+        finished = journal.log.finished_utc is not None
+        log = journal.log if finished else journal.log.model_copy(update={"interrupted": True})
         result = with_problems(analyze(study, log, rows_of, read_samples(run_dir),
                                        base_dir=Path(journal.study_dir),
                                        agent_records=read_agent_records(run_dir),
                                        run_dir=run_dir), problems)
-        result.warnings.insert(0, "rebuilt from the run's journal and records: the run ended "
-                               "before writing result.json (killed, or its disk was full); "
-                               f"`acceval run --resume {run_dir}` measures what it did not "
-                               "finish")
+        result.warnings.insert(0, "rebuilt from the run's journal and records" + (
+            "" if finished else
+            ": the run ended before writing result.json (killed, or its disk was full); "
+            f"`acceval run --resume {run_dir}` measures what it did not finish"))
         return result
     created = dt.datetime.fromtimestamp((run_dir / "study.yaml").stat().st_mtime, dt.UTC)
     log = RunLog(run_id=run_dir.name, created_utc=created.isoformat(), interrupted=True,

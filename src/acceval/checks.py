@@ -133,6 +133,35 @@ def _claims(study: Study, base_dir: Path) -> list[Problem]:
             for i, c in enumerate(study.claims.check) if c.claim not in ids]
 
 
+def _training_inputs(study: Study, base_dir: Path) -> list[Problem]:
+    """Every training log and trace the analysis would read opens and parses, within the
+    bounded reader's limits (a device, a FIFO, a bomb or a deep document is named here,
+    before anything runs)."""
+    from acceval.training.ingest import read_log
+    from acceval.training.trace import read_trace
+
+    if study.training is None:
+        return []
+    out: list[Problem] = []
+    for i, p in enumerate(study.training.platforms):
+        if p.logs is None:
+            continue
+        for j, r in enumerate(p.logs.runs):
+            where = f"training.platforms[{i}].logs.runs[{j}]"
+            try:
+                read_log(base_dir / r.path, p.logs.format, p.logs.columns)
+            except StudyError as exc:
+                out.append((f"{where}.path", str(exc).splitlines()[0],
+                            "name a regular, UTF-8 log file of the declared format"))
+            if r.trace is not None:
+                try:
+                    read_trace(base_dir / r.trace, r.trace_format)
+                except (OSError, ValueError) as exc:
+                    out.append((f"{where}.trace", str(exc).splitlines()[0],
+                                "name a Kineto JSON(.gz) or Neuron profiler JSON trace"))
+    return out
+
+
 def _plan(study: Study, catalog: Catalog) -> list[Problem]:
     """Every target's plan can be made: its model resolves and its precisions are known
     (the plan is computed here without a run, so the analysis cannot fail on it later)."""
@@ -357,6 +386,7 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _guarded("demand.profile", lambda: _demand(study, base_dir),
                          "a CSV has the header hour,rps or hour,weight (docs/capacity.md)")
     problems += _interruption(study)
+    problems += _training_inputs(study, base_dir)
     problems += _engines(study)
     problems += _report()
     problems += _keys(study)

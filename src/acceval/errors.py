@@ -39,12 +39,18 @@ class StudyError(AccevalError):
 
     exit_code = 2
 
-    def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
+    def __init__(self, message: str, problems: list[Problem] | None = None, *,
+                 hint: str | None = None) -> None:
         super().__init__(message)
         self.problems = problems or []
+        # A whole-file error (no field to name) says what to do on a line of its own.
+        self.hint = hint
 
     def __str__(self) -> str:
-        return _with_problems(super().__str__(), self.problems)
+        text = _with_problems(super().__str__(), self.problems)
+        if self.hint and not self.problems:
+            text += f"\n  hint: {self.hint}"
+        return text
 
 
 class TargetError(AccevalError):
@@ -63,12 +69,18 @@ class PreflightError(TargetError):
 
     exit_code = 2
 
-    def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
+    def __init__(self, message: str, problems: list[Problem] | None = None, *,
+                 hint: str | None = None) -> None:
         super().__init__(message)
         self.problems = problems or []
+        # A whole-file error (no field to name) says what to do on a line of its own.
+        self.hint = hint
 
     def __str__(self) -> str:
-        return _with_problems(super().__str__(), self.problems)
+        text = _with_problems(super().__str__(), self.problems)
+        if self.hint and not self.problems:
+            text += f"\n  hint: {self.hint}"
+        return text
 
 
 class GateFailed(AccevalError):

@@ -12,10 +12,11 @@ import asyncio
 import datetime as dt
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -47,7 +48,7 @@ from acceval.probes import ProbeSampler, make_probe, read_samples
 from acceval.probes.base import compact_samples
 from acceval.probes.prometheus import ExporterProbe, TelemetryProbe
 from acceval.results.files import write_text_durable
-from acceval.results.records import Record
+from acceval.results.records import RECORD_SCHEMA, Record
 from acceval.results.runlog import (
     JOURNAL_FILE,
     ExecutionLog,
@@ -66,10 +67,18 @@ from acceval.results.store import (
     RECORDS_FILE,
     RecordWriter,
     read_records,
+    read_stream,
+    rewrite_stream,
+    stream_sources,
     write_file,
-    write_grouped,
 )
-from acceval.run_result import RESULT_FILE, RunResult, schema_version_of
+from acceval.run_result import (
+    RESULT_FILE,
+    DamagedResult,
+    RunResult,
+    quarantine_result,
+    schema_version_of,
+)
 from acceval.scaleout.ray_backend import RemoteClients, connected
 from acceval.scaleout.spec import overridden
 from acceval.scenarios import TargetRun, run_all
@@ -80,6 +89,7 @@ from acceval.targets.preflight import served_model
 from acceval.tasks import Task, TaskSets, score, to_prompt, write_answers_jsonl
 from acceval.training.execute import Execution as TrainingExecution
 from acceval.training.execute import read_execution, run_training
+from acceval.watchdog import orphan_guard
 
 
 def check_study(path: Path, *, out_dir: Path | None = None) -> tuple[Study, list[str]]:
@@ -302,9 +312,11 @@ def resume(run_dir: Path, *, progress: bool = True,
                            source=f"{run_dir}/study.yaml",
                            launch_browser=_agents_only(study)).tasks
     plan = resume_plan(study, prior, run_dir=run_dir)
-    if not plan.remeasure:
+    if not plan.remeasure and (run_dir / RESULT_FILE).exists():
         raise UsageError(f"{run_dir}: every point finished; nothing to resume "
                          f"(`acceval report {run_dir}` renders it)")
+    if not plan.remeasure:
+        return _finish_measured(study, prior, run_dir=run_dir, base_dir=base_dir)
     if preflight:
         preflight_study(study)
     session = len(prior.resumes) + 1
@@ -315,6 +327,27 @@ def resume(run_dir: Path, *, progress: bool = True,
                                  set_aside=set_aside))
     return _measure_run(study, log, tasks, run_dir=run_dir, base_dir=base_dir,
                         progress=progress, session=session)
+
+
+def _finish_measured(study: Study, log: RunLog, *, run_dir: Path,
+                     base_dir: Path) -> tuple[RunResult, Path]:
+    """A run killed after it measured everything (inside the compaction of its records or
+    the analysis): compact what it kept and write the result, measuring nothing again."""
+    RecordWriter(run_dir).finalize()
+    compact_samples(run_dir)
+    log.interrupted = False
+    log.finished_utc = log.finished_utc or _utc_now().isoformat()
+    problems: list[str] = []
+    result = with_problems(
+        analyze(study, log, analysis_records(run_dir, problems), read_samples(run_dir),
+                base_dir=base_dir, agent_records=read_agent_records(run_dir),
+                run_dir=run_dir), problems)
+    result.warnings.insert(0, "every point was measured but result.json was missing or "
+                           "damaged; `--resume` rebuilt it from the run's journal and "
+                           "records, measuring nothing again")
+    result.save(run_dir)
+    _write_outputs(result, run_dir)
+    return result, run_dir
 
 
 def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
@@ -344,7 +377,8 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
     journal()
     agents = read_agent_records(run_dir)  # a resumed run keeps the episodes it has
     together = study.execution.backend == "ray" and study.execution.parallel_targets
-    with _signals_stop_the_run() as saving, _execution(study, log):
+    # The guard first: a SIGKILL of this process still ends what the run starts below.
+    with orphan_guard(), _signals_stop_the_run() as saving, _execution(study, log):
         try:
             todo = []
             for t_index, tspec in enumerate(study.targets):
@@ -411,7 +445,7 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
                 f"could not write result.json and report.html ({exc}). {kept}. Once there is "
                 f"room, `acceval report {run_dir}` rebuilds the result from them and "
                 f"`acceval run --resume {run_dir}` measures what is missing") from exc
-        (run_dir / JOURNAL_FILE).unlink(missing_ok=True)
+        _keep_final_journal(run_dir, base_dir, log)
     if disk is not None:
         raise AccevalError(f"{disk}. Once there is room, `acceval run --resume {run_dir}` "
                            "measures the unfinished points")
@@ -493,17 +527,33 @@ def _journal(run_dir: Path, base_dir: Path, log: RunLog, writer: RecordWriter,
     return save
 
 
+def _keep_final_journal(run_dir: Path, base_dir: Path, log: RunLog) -> None:
+    """The journal, kept with the run's final log once result.json is written: a damaged
+    result.json is rebuilt from it and the records exactly (analysis.rebuild_damaged)."""
+    with suppress(OSError):  # result.json is written; the journal is only its spare
+        write_text_durable(run_dir / JOURNAL_FILE, Journal(
+            study_dir=str(base_dir.resolve()), log=log).model_dump_json())
+
+
 def _prior_log(run_dir: Path) -> tuple[RunLog, Path]:
     """What an earlier session of ``run_dir`` logged, and the folder its study came from."""
     if not (run_dir / "study.yaml").exists():
         raise UsageError(f"{run_dir}: not a run folder (no study.yaml); --resume takes the "
                          "folder an interrupted `acceval run` wrote")
     if (run_dir / RESULT_FILE).exists():
-        if schema_version_of(run_dir) < 2:
-            raise UsageError(f"{run_dir}: written by acceval 0.1, which kept no run log to "
-                             "resume from; run the study again")
-        stored = RunResult.load(run_dir)
-        return stored.log, Path(stored.environment.study_dir or run_dir)
+        try:
+            if schema_version_of(run_dir) < 2:
+                raise UsageError(f"{run_dir}: written by acceval 0.1, which kept no run log "
+                                 "to resume from; run the study again")
+            stored = RunResult.load(run_dir)
+            return stored.log, Path(stored.environment.study_dir or run_dir)
+        except DamagedResult as exc:
+            # Its journal knows what finished: resume from it (a finished run's result is
+            # then written again, measuring nothing).
+            moved = quarantine_result(run_dir)
+            print(f"acceval: {RESULT_FILE} was damaged ({exc.problem}); moved to "
+                  f"{moved.relative_to(run_dir)}, resuming from the run's journal and "
+                  "records", file=sys.stderr)
     if (run_dir / JOURNAL_FILE).exists():
         try:
             journal = Journal.model_validate_json(
@@ -627,7 +677,9 @@ def _set_aside(run_dir: Path, keep: dict[str, set[int]], session: int) -> int:
     points a resume measures again) to ``superseded/``, where nothing reads them but
     nothing is lost. Returns how many were moved."""
     problems: list[str] = []
-    table = read_records(run_dir, problems=problems)
+    sources = stream_sources(run_dir, RECORDS_FILE, PARTS_DIR)
+    table = read_stream(run_dir, RECORDS_FILE, PARTS_DIR, RECORD_SCHEMA, problems=problems,
+                        sources=sources)
     mask = pa.array(np.zeros(table.num_rows, dtype=bool))
     for name, indexes in keep.items():
         if indexes:
@@ -639,11 +691,8 @@ def _set_aside(run_dir: Path, keep: dict[str, set[int]], session: int) -> int:
         folder = run_dir / SUPERSEDED_DIR
         folder.mkdir(exist_ok=True)
         write_file(aside, folder / f"records-before-resume-{session}.parquet")
-    write_grouped(table.filter(mask), run_dir / RECORDS_FILE, "target")
-    parts = run_dir / PARTS_DIR
-    if parts.is_dir():
-        for part in parts.glob("part-*.parquet"):
-            part.unlink()
+    # Crash-safe as compaction is: the kept records' file covers the parts it replaces.
+    rewrite_stream(run_dir, RECORDS_FILE, PARTS_DIR, table.filter(mask), sources, "target")
     return int(aside.num_rows)
 
 

@@ -166,14 +166,77 @@ class RunResult(Section):
 
     @classmethod
     def load(cls, run_dir: Path) -> RunResult:
-        """Read a schema-2 result.json (older ones: :func:`acceval.analysis.load_result`)."""
-        path = Path(run_dir) / RESULT_FILE
-        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+        """Read a schema-2 result.json (older ones: :func:`acceval.analysis.load_result`),
+        within the bounded reader's limits; :class:`DamagedResult` when it is empty,
+        truncated or not a result."""
+        text = read_result_text(run_dir)
+        try:
+            return cls.model_validate_json(text)
+        except ValueError as exc:
+            raise DamagedResult(Path(run_dir), _first_line(exc)) from None
+
+
+class DamagedResult(AccevalError):
+    """result.json is there but cannot be read (empty, truncated, garbage, not a result).
+
+    The run's journal (runlog.json) and records rebuild it: ``report`` and ``run --resume``
+    move it to ``quarantine/`` and do so (:func:`quarantine_result`)."""
+
+    def __init__(self, run_dir: Path, problem: str) -> None:
+        self.run_dir, self.problem = run_dir, problem
+        super().__init__(f"{run_dir / RESULT_FILE} is damaged ({problem}); "
+                         f"`acceval report {run_dir}` rebuilds it from the run's journal "
+                         "and records\n  hint: if it was edited by hand, restore it from a "
+                         "copy instead")
+
+
+def _first_line(exc: Exception) -> str:
+    lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+    return " ".join(lines[:3])[:300] or type(exc).__name__
+
+
+def read_result_text(run_dir: Path) -> str:
+    """result.json's text, read as every input is (a regular file of at most
+    :data:`~acceval.input_files.RESULT_MAX_BYTES`, UTF-8); :class:`DamagedResult` when it
+    is empty or not text."""
+    from acceval.errors import StudyError
+    from acceval.input_files import RESULT_MAX_BYTES, read_text
+
+    try:
+        text = read_text(Path(run_dir) / RESULT_FILE, max_bytes=RESULT_MAX_BYTES,
+                         what="result")
+    except StudyError as exc:
+        raise DamagedResult(Path(run_dir), str(exc).splitlines()[0]) from None
+    if not text.strip():
+        raise DamagedResult(Path(run_dir), "it is empty")
+    return text
 
 
 def schema_version_of(run_dir: Path) -> int:
     """The schema version a result.json was written with (1 when it does not say)."""
-    import json
+    from acceval.input_files import loads_json
 
-    data = json.loads((Path(run_dir) / RESULT_FILE).read_text(encoding="utf-8"))
-    return int(data.get("schema_version", 1)) if isinstance(data, dict) else 1
+    try:
+        data = loads_json(read_result_text(run_dir))
+    except ValueError as exc:
+        raise DamagedResult(Path(run_dir), f"not JSON: {_first_line(exc)}") from None
+    if not isinstance(data, dict):
+        raise DamagedResult(Path(run_dir), "not a JSON object")
+    version = data.get("schema_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise DamagedResult(Path(run_dir), f"schema_version {version!r} is not a number")
+    return version
+
+
+def quarantine_result(run_dir: Path) -> Path:
+    """Move a damaged result.json into ``RUN_DIR/quarantine/`` (nothing is deleted) and
+    return where it went."""
+    import datetime as dt
+    import os
+
+    folder = Path(run_dir) / "quarantine"
+    folder.mkdir(exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
+    dest = folder / f"{RESULT_FILE}.damaged-{stamp}"
+    os.replace(Path(run_dir) / RESULT_FILE, dest)
+    return dest

@@ -23,7 +23,7 @@ import pyarrow as pa
 from acceval.economics.apply import TargetEconomics
 from acceval.errors import AccevalError, UsageError
 from acceval.results.records import RECORD_SCHEMA
-from acceval.results.store import PARTS_DIR, RECORDS_FILE, readable
+from acceval.results.store import PARTS_DIR, RECORDS_FILE, readable, stream_sources
 from acceval.run_result import RESULT_FILE, RunResult
 
 CATALOG_FILE = "catalog.duckdb"
@@ -76,8 +76,10 @@ def connect(runs_dir: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckD
 
 
 def _record_files(runs_dir: Path) -> list[str]:
-    files = sorted(runs_dir.glob(f"*/{RECORDS_FILE}"))
-    files += sorted(runs_dir.glob(f"*/{PARTS_DIR}/part-*.parquet"))
+    runs = sorted({p.parent for p in runs_dir.glob(f"*/{RECORDS_FILE}")}
+                  | {p.parent.parent for p in runs_dir.glob(f"*/{PARTS_DIR}/part-*.parquet")})
+    # Each record once: a compacted file and the parts it does not cover (store.py).
+    files = [f for run in runs for f in stream_sources(run, RECORDS_FILE, PARTS_DIR)]
     # One damaged file must not break SQL over every other run (report quarantines it).
     return [f.resolve().as_posix() for f in files if readable(f)]
 

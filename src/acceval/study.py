@@ -13,6 +13,7 @@ this module (tests/unit/test_layers.py).
 from __future__ import annotations
 
 import difflib
+import re
 import typing
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from acceval.capacity.spec import Availability, Demand
 from acceval.claims.spec import Claims, PlanSpec
 from acceval.economics.spec import Platform, Price, StudyCosts, TargetCosts
 from acceval.errors import StudyError
-from acceval.input_files import read_yaml
+from acceval.input_files import YAML_MAX_DEPTH, load_yaml, read_yaml
 from acceval.interruption.spec import Interruption, check_interruption
 from acceval.loadgen.spec import ArrivalKind, Concurrency, LoadFamily, LoadPoint, Sweep
 from acceval.metrics.spec import SLO, Quality
@@ -243,6 +244,11 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return found
 
 
+#: Names pydantic gives validator and union wrappers in an error's location.
+_WRAPPER = re.compile(r"^(function-(after|before|wrap|plain)|tagged-union|union|nullable|"
+                      r"lax-or-strict|json-or-python|definition-ref|chain)(\[|$)")
+
+
 def _walk(loc: tuple[int | str, ...]) -> tuple[str, type[BaseModel] | None]:
     """The dotted path of an error location, and the model that owns its last field.
 
@@ -251,11 +257,13 @@ def _walk(loc: tuple[int | str, ...]) -> tuple[str, type[BaseModel] | None]:
     path, owner = "", None
     model: type[BaseModel] | None = Study
     members: list[type[BaseModel]] = []
-    for part in loc:
+    for i, part in enumerate(loc):
         if isinstance(part, int):
             path += f"[{part}]"
             continue
-        if part in ("function-after", "function-before") or "[" in part:
+        # A wrapper's name (``function-after[_one(), Training]``), never the last part: a
+        # key the user wrote may hold brackets too (``bad[0]``) and is kept.
+        if i < len(loc) - 1 and _WRAPPER.match(part):
             continue
         tagged = {getattr(m, "kind", None): m for m in members} if len(members) > 1 else {}
         if part in tagged:
@@ -311,8 +319,8 @@ def study_from_dict(data: Any, *, source: str = "study") -> Study:
     """Validate a parsed study; raise :class:`StudyError` naming every bad field."""
     if not isinstance(data, dict):
         raise StudyError(
-            f"{source}: the top level must be a mapping of fields (name, targets, ...)"
-        )
+            f"{source}: the top level must be a mapping of fields (name, targets, ...)",
+            hint="start from `acceval demo --print-study`, or see docs/study-reference.md")
     try:
         return Study.model_validate(data)
     except ValidationError as exc:
@@ -387,14 +395,22 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             raise StudyError(f"override '{item}': expected path=value",
                              [(item, "missing '='", "e.g. slo.ttft_ms=300")])
         try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            problem = getattr(exc, "problem", None) or "not a YAML value"
-            raise StudyError(f"override '{item}': the value is not valid YAML ({problem})",
-                             [(path, f"cannot parse {raw!r}",
+            # The study's own limits: depth, aliases expanded (an alias bomb), characters.
+            value = load_yaml(raw, source=f"--set {path}")
+        except StudyError as exc:
+            problem = str(exc).split(": ", 1)[-1]
+            raise StudyError(f"override '{item[:200]}': the value is not valid YAML "
+                             f"({problem})",
+                             [(path, f"cannot parse {raw[:80]!r}",
                                "quote it, or write a number, a list [1, 2] or a mapping "
                                "{a: 1}")]) from None
-        _set_path(out, path.split("."), value, path)
+        parts = path.split(".")
+        if len(parts) > YAML_MAX_DEPTH:
+            raise StudyError(f"override '{path[:200]}': the path is more than "
+                             f"{YAML_MAX_DEPTH} fields deep",
+                             [(path[:200], "too deep", "a study is about six levels deep; "
+                               "check the path")])
+        _set_path(out, parts, value, path)
     return out
 
 

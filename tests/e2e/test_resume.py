@@ -125,7 +125,8 @@ def test_sigkill_then_resume_keeps_the_finished_points_and_measures_the_rest(
     a_end = max(p["ended_ns"] for p in by_target["a"]["points"])
     assert by_target["b"]["points"][1]["started_ns"] > a_end
     assert (run_dir / "report.html").exists()
-    assert not (run_dir / JOURNAL_FILE).exists()
+    # The journal stays, with the final log: a damaged result.json is rebuilt from it.
+    assert json.loads((run_dir / JOURNAL_FILE).read_text())["log"]["finished_utc"]
 
     again = run_cli("run", "--resume", str(run_dir), cwd=tmp_path)
     assert again.returncode == 2 and "nothing to resume" in again.stderr

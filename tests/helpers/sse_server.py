@@ -21,8 +21,9 @@ read), ``redirect`` (a 307 with a cookie). Big bodies, written under flow contro
 server never holds them: ``big`` (``big_bytes`` of chunked SSE comment lines), ``biglength``
 (a JSON body of ``big_bytes`` announced by its Content-Length).
 ``drop_reused_once`` closes, unanswered, the first request that arrives on a reused
-connection (what a server's keep-alive timeout looks like to a client). ``busy_first = n``
-answers the first n completion requests 503 with ``Retry-After: <retry_after>``.
+connection (what a server's keep-alive timeout looks like to a client);
+``reset_reused_once`` resets it instead (RST: the server took the request, then failed).
+``busy_first = n`` answers the first n completion requests 503 with ``Retry-After: <retry_after>``.
 
 Framing and connections (answers without a fault): ``connection_close`` says
 ``Connection: close`` on every answer and closes; ``until_close`` streams without chunked
@@ -43,6 +44,7 @@ import asyncio
 import email.utils
 import json
 import socket
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,6 +78,7 @@ class ServerConfig:
     model: str = "mock-model"
     record_truth: bool = True
     drop_reused_once: bool = False  # close (no answer) the first request on a reused connection
+    reset_reused_once: bool = False  # the same with a reset (RST): the request was taken
     big_bytes: int = 100 * 2**20    # the body size of the ``big`` faults
     busy_first: int = 0             # answer this many completion requests 503 first
     retry_after: str = "0"          # the Retry-After of those 503s
@@ -324,6 +327,13 @@ class SSEServer:
         if self.config.drop_reused_once and conn.handled == 2:
             self.config.drop_reused_once = False
             fault = "close"
+        if self.config.reset_reused_once and conn.handled == 2:
+            self.config.reset_reused_once = False
+            assert conn.transport is not None
+            sock = conn.transport.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.transport.abort()
+            return
         if fault == "hang":
             return
         if fault in _BROKEN or fault == "truncated":

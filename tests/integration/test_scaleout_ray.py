@@ -153,6 +153,11 @@ def test_a_generator_killed_mid_point_leaves_the_other_target_complete(
     assert hit.failure is not None and "lost during point 'concurrency 3'" in hit.failure
     assert [p.stopped_by for p in hit.points] == ["client_lost"]
     assert hit.points[0].summary.requests > 0          # what it streamed before is kept
+    # ... and the point counts it, as the records do (issue 30: "800 sent" beside 1,053
+    # records kept and summarised).
+    kept = read_records(run_dir).filter(pc.equal(read_records(run_dir)["target"], hit.name))
+    assert hit.points[0].sent == kept.num_rows
+    assert hit.points[0].completed == kept.num_rows - kept["error_kind"].drop_null().length()
     assert other.failure is None
     assert [p.stopped_by for p in other.points] == ["min_satisfied", "min_satisfied"]
     assert any(w.startswith(f"{hit.name}: point 'concurrency 3' is incomplete: a load "

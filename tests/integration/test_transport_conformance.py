@@ -194,6 +194,15 @@ def test_an_idle_connection_the_server_dropped_is_sent_again_once(transport: str
     assert srv.stats.connections == 2 and stats.resends == 1
 
 
+def test_a_reset_on_a_reused_connection_is_not_sent_again(transport: str) -> None:
+    """Issue 30: a reset after the server took the request was resent, so the server got
+    it twice; only a clean close of an idle connection (a FIN) is resent."""
+    recs, srv, stats = _served(ServerConfig(tokens=2, reset_reused_once=True), transport,
+                               ["a", "b", "c"])
+    assert [r.error_kind is None for r in recs] == [True, False, True]
+    assert srv.stats.requests == 3 and stats.resends == 0
+
+
 def test_a_cancelled_send_raises_and_leaves_no_connection_open(transport: str) -> None:
     async def go() -> SSEServer:
         async with SSEServer(ServerConfig(fault="hang")) as srv:

@@ -13,6 +13,7 @@ from pydantic import Field, ValidationError
 
 from acceval.claims.spec import AXES, KIND_MEANING, Claim, Claims
 from acceval.errors import StudyError
+from acceval.input_files import read_yaml
 from acceval.results.section import Section
 
 
@@ -64,7 +65,8 @@ AGREE_WITHIN = 0.05
 def _parse(data: Any, where: str) -> list[Claim]:
     items = data.get("claims") if isinstance(data, dict) else data
     if not isinstance(items, list):
-        raise StudyError(f"{where}: a claims file holds a `claims:` list")
+        raise StudyError(f"{where}: a claims file holds a `claims:` list",
+                         hint="see docs/planning.md for a claim's fields")
     out = []
     for i, raw in enumerate(items):
         try:
@@ -72,7 +74,8 @@ def _parse(data: Any, where: str) -> list[Claim]:
         except ValidationError as exc:
             first = exc.errors()[0]
             path = ".".join(str(p) for p in first["loc"])
-            raise StudyError(f"{where}: claims[{i}].{path}: {first['msg']}") from None
+            raise StudyError(f"{where}: claims[{i}].{path}: {first['msg']}",
+                             hint="fix that claim; docs/planning.md lists its fields") from None
     return out
 
 
@@ -83,17 +86,9 @@ def shipped_claims() -> list[Claim]:
 
 
 def claims_file(path: Path) -> list[Claim]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise StudyError(f"claims.file: cannot read {path} ({exc.strerror})",
-                         [("claims.file", f"cannot read {path}",
-                           "give a path relative to the study file")]) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise StudyError(f"{path}: not valid YAML: {exc}") from None
-    return _parse(data, str(path))
+    """The claims of a user's ledger file, read within the bounded reader's limits (a
+    regular file of a few MiB, UTF-8, YAML depth and aliases bounded)."""
+    return _parse(read_yaml(path, where="claims.file", what="claims file"), str(path))
 
 
 def gather(spec: Claims, base_dir: Path | None) -> list[tuple[Claim, str]]:

@@ -170,8 +170,8 @@ class Catalog(_Model):
         except KeyError:
             raise StudyError(
                 f"price.catalog: no price '{price_id}' in the catalog; known: "
-                f"{', '.join(sorted(self.prices))}"
-            ) from None
+                f"{', '.join(sorted(self.prices))}",
+                hint="use a known id, or add it to your catalog (costs.catalog)") from None
 
     def chip(self, hardware_id: str | None) -> Hardware | None:
         return None if hardware_id is None else self.hardware.get(hardware_id)
@@ -199,7 +199,8 @@ def _entries(data: Any, where: str) -> dict[str, dict[str, _Model]]:
     if data is None:
         data = {}
     if not isinstance(data, dict) or set(data) - set(_SECTIONS):
-        raise StudyError(f"{where}: a catalog is a mapping with lists {', '.join(_SECTIONS)}")
+        raise StudyError(f"{where}: a catalog is a mapping with lists {', '.join(_SECTIONS)}",
+                         hint="see `acceval catalog` and docs/economics.md for its form")
     out: dict[str, dict[str, _Model]] = {k: {} for k in _SECTIONS}
     for section, model in _SECTIONS.items():
         for i, raw in enumerate(data.get(section) or []):
@@ -209,7 +210,8 @@ def _entries(data: Any, where: str) -> dict[str, dict[str, _Model]]:
                 first = exc.errors()[0]
                 path = ".".join(str(p) for p in first["loc"])
                 raise StudyError(
-                    f"{where}: {section}[{i}].{path}: {first['msg']}"
+                    f"{where}: {section}[{i}].{path}: {first['msg']}",
+                    hint="fix that entry; the fields are those `acceval catalog` lists"
                 ) from None
             out[section][getattr(entry, "id")] = entry  # noqa: B009 - every section has id
     return out

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from acceval.errors import UsageError
+from acceval.input_files import DATA_MAX_BYTES, loads_json
+from acceval.input_files import read_text as bounded_text
 from acceval.loadgen.spec import family, load_point
 from acceval.results.records import Record
 from acceval.results.section import PeerFigures
@@ -83,14 +85,28 @@ def ns(seconds: float) -> int:
     return round(seconds * NS_PER_S)
 
 
+def read_text(path: Path, what: str) -> str:
+    """A peer tool's file, read within the bounded reader's limits (a regular file of at
+    most :data:`~acceval.input_files.DATA_MAX_BYTES`, UTF-8)."""
+    return bounded_text(path, max_bytes=DATA_MAX_BYTES, what=what, where=f"import {path.name}")
+
+
+def loads(text: str) -> Any:
+    """JSON with bounded nesting; NaN and infinities (peers write them for "no value") read
+    as None, so every number an importer keeps is finite."""
+    return loads_json(text, non_finite="none")
+
+
 def read_json(path: Path, what: str) -> Any:
+    text = read_text(path, what)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the {what} ({exc})") from exc
+        return loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: line {exc.lineno}: not JSON ({exc.msg}); is this a {what}? "
                          "(--format names the tool that wrote it)") from exc
+    except ValueError as exc:
+        raise UsageError(f"{path}: {exc}; is this a {what}? (--format names the tool that "
+                         "wrote it)") from exc
 
 
 def need(data: Any, key: str, path: Path, what: str) -> Any:

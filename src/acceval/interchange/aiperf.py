@@ -23,8 +23,10 @@ from acceval.interchange._common import (
     Unmapped,
     closed_loop,
     label_of,
+    loads,
     number,
     on_one_timeline,
+    read_json,
 )
 from acceval.results.records import Record
 from acceval.results.section import PeerFigures
@@ -56,8 +58,8 @@ def read(path: Path, text: str, unmapped: Unmapped) -> list[ImportedPoint]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
+            obj = loads(line)
+        except ValueError:  # not JSON, too deep
             unmapped.add(f"line {n} (not JSON: not imported)")
             continue
         if not isinstance(obj, dict) or "metadata" not in obj:
@@ -86,8 +88,8 @@ def _whole_json(text: str) -> dict[str, Any] | None:
     """The file as one JSON object when it is AIPerf's summary (``profile_export_aiperf.json``
     given instead of the per-request lines): a dict without per-request ``metadata``."""
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
+        obj = loads(text)  # bounded like every line: too deep is not a summary either
+    except ValueError:
         return None
     return obj if isinstance(obj, dict) and "metadata" not in obj else None
 
@@ -120,7 +122,7 @@ def _summary(path: Path) -> dict[str, Any] | None:
     for name in (SUMMARY_FILE, path.name.replace("profile_export.jsonl", SUMMARY_FILE)):
         candidate = path.with_name(name)
         if candidate != path and candidate.is_file():
-            data = json.loads(candidate.read_text(encoding="utf-8"))
+            data = read_json(candidate, "AIPerf summary")
             return data if isinstance(data, dict) else None
     return None
 

@@ -22,7 +22,7 @@ from typing import Any
 from acceval.analysis import analyze
 from acceval.errors import UsageError
 from acceval.interchange import aiperf, guidellm, vllm
-from acceval.interchange._common import ImportedPoint, Unmapped, read_json
+from acceval.interchange._common import ImportedPoint, Unmapped, loads, read_json, read_text
 from acceval.results.files import write_text_durable
 from acceval.results.records import records_to_table
 from acceval.results.runlog import EndpointLog, ImportLog, PointLog, RunLog, TargetLog
@@ -54,10 +54,7 @@ def _read(fmt: str, path: Path, unmapped: Unmapped) -> list[ImportedPoint]:
 
 
 def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it ({exc})") from exc
+    return read_text(path, "peer tool's result file")
 
 
 def _vllm_data(path: Path) -> Any:
@@ -66,16 +63,16 @@ def _vllm_data(path: Path) -> Any:
 
     text = _text(path)
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError:
         pass
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}: line {n}: not JSON ({exc.msg}); a vLLM bench "
+                out.append(loads(line))
+            except ValueError as exc:
+                raise UsageError(f"{path}: line {n}: not JSON ({exc}); a vLLM bench "
                                  "result is one JSON object or JSON lines") from exc
     return out
 

@@ -98,7 +98,11 @@ def renewal(gaps: GapFn, rate_rps: float, horizon_s: float, *,
         times = total + np.cumsum(gaps(rng, block))
         pieces.append(times)
         total = float(times[-1])
-    offsets = (np.concatenate(pieces) * _NS).astype(np.int64)
+    times = np.concatenate(pieces)
+    # Cut in seconds, before the cast: a gap of 1e300 s (a rate of 1e-300) is past int64
+    # nanoseconds, and the cast would wrap it to a negative send time.
+    times = times[times < horizon_s]
+    offsets = (times * _NS).astype(np.int64)
     return offsets[offsets < int(horizon_s * _NS)]
 
 

@@ -3,11 +3,19 @@
 Records are written in small Parquet parts (``records.parts/part-NNNNNN.parquet``), each
 written to a temporary name and renamed, so a run killed with SIGKILL leaves only complete
 parts. ``finalize`` compacts the parts into ``records.parquet``. Readers accept either form.
+
+Compaction is crash-safe: the compacted file names, in its own Parquet metadata
+(:data:`COVERS_KEY`), every part it holds, and it is durable (fsync, rename, fsync of the
+folder) before any part is removed. A reader takes the file and only the parts it does not
+name, so a kill at any instant of compaction reads back every record exactly once: before
+the rename, the old file and the parts; after it, the new file (the parts it names are
+skipped until they are removed).
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import time
 from collections.abc import Callable
@@ -26,6 +34,8 @@ from acceval.results.records import RECORD_SCHEMA, Record, records_to_table
 
 RECORDS_FILE = "records.parquet"
 PARTS_DIR = "records.parts"
+#: The key, in a compacted file's Parquet metadata, of the JSON list of the parts it holds.
+COVERS_KEY = b"acceval.covers"
 
 
 #: OS errors a later attempt can get past (descriptors or memory short for a moment, as under
@@ -61,8 +71,11 @@ class RecordWriter:
         self.on_error = on_error
         self._buf: list[Record] = []
         self._held: list[Record] = []     # failed to write; tried again with the next part
-        self._n_parts = max((_part_number(p) for p in self.parts.glob("part-*.parquet")),
-                            default=0)
+        # Numbers continue after those a compacted file already holds (a resumed run), so
+        # that a new part is never taken for one the file covers.
+        taken = [*(p.name for p in self.parts.glob("part-*.parquet")),
+                 *covered_parts(self.run_dir / RECORDS_FILE)]
+        self._n_parts = max((_part_number(Path(n)) for n in taken), default=0)
         self._last_flush = time.monotonic()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acceval-records")
         self._pending: list[tuple[Future[None], list[Record]]] = []
@@ -168,7 +181,7 @@ class RecordWriter:
 
 def _part_number(path: Path) -> int:
     try:
-        return int(path.stem.removeprefix("part-"))
+        return int(path.stem.removeprefix("part-").split("-")[0])
     except ValueError:
         return 0
 
@@ -197,9 +210,35 @@ def write_part(table: pa.Table, final: Path) -> None:
     _write_durable(table, final, _PART_OPTIONS)
 
 
-def write_file(table: pa.Table, final: Path) -> None:
-    """Like :func:`write_part`, compressed: a finished file, written once."""
-    _write_durable(table, final, _FILE_OPTIONS)
+def write_file(table: pa.Table, final: Path, covers: list[str] | None = None) -> None:
+    """Like :func:`write_part`, compressed: a finished file, written once; ``covers`` names
+    the parts it holds (:data:`COVERS_KEY`)."""
+    _write_durable(_covering(table, covers), final, _FILE_OPTIONS)
+
+
+def _covering(table: pa.Table, covers: list[str] | None) -> pa.Table:
+    if covers is None:
+        return table
+    meta = dict(table.schema.metadata or {})
+    meta[COVERS_KEY] = json.dumps(sorted(set(covers))).encode()
+    return table.replace_schema_metadata(meta)
+
+
+def covered_parts(path: Path) -> set[str]:
+    """The part names a compacted file says it holds (none when it is absent, unreadable,
+    or written before files said so)."""
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (OSError, pa.ArrowException):
+        return set()
+    raw = meta.get(COVERS_KEY)
+    if raw is None:
+        return set()
+    try:
+        names = json.loads(raw)
+    except ValueError:
+        return set()
+    return {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
 
 
 def _write_durable(table: pa.Table, final: Path, options: dict[str, Any]) -> None:
@@ -232,13 +271,16 @@ def quarantine(path: Path, run_dir: Path) -> Path:
     return dest
 
 
-def write_grouped(table: pa.Table, final: Path, column: str) -> None:
-    """Like :func:`write_part`, with the rows grouped by ``column`` (order kept within a group)
-    and one row group per value, so a reader that wants one value reads only its group."""
+def write_grouped(table: pa.Table, final: Path, column: str,
+                  covers: list[str] | None = None) -> None:
+    """Like :func:`write_file`, with the rows grouped by ``column`` (order kept within a
+    group) and one row group per value, so a reader that wants one value reads only its
+    group."""
     tmp = final.with_suffix(".tmp")
     if table.num_rows == 0:
-        write_file(table, final)
+        write_file(table, final, covers)
         return
+    table = _covering(table, covers)
     ordered = table.take(pc.sort_indices(table, sort_keys=[(column, "ascending")]))
     keys = ordered[column].to_numpy(zero_copy_only=False)
     cuts = [0, *(np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist(), len(keys)]
@@ -252,17 +294,30 @@ def write_grouped(table: pa.Table, final: Path, column: str) -> None:
         raise
 
 
+def stream_sources(run_dir: str | Path, file: str, parts_dir: str) -> list[Path]:
+    """The files that hold a stream, each record in exactly one: the finished file, if any,
+    and the parts it does not cover (:func:`covered_parts`)."""
+    run = Path(run_dir)
+    done = run / file
+    files = [done] if done.exists() else []
+    covered = covered_parts(done) if files else set()
+    if (run / parts_dir).is_dir():
+        files += sorted(p for p in (run / parts_dir).glob("part-*.parquet")
+                        if p.name not in covered)
+    return files
+
+
 def read_stream(run_dir: str | Path, file: str, parts_dir: str, schema: pa.Schema,
                 columns: list[str] | None = None,
                 where: tuple[str, str] | None = None,
-                problems: list[str] | None = None) -> pa.Table:
+                problems: list[str] | None = None,
+                sources: list[Path] | None = None) -> pa.Table:
     """A finished file plus any parts not yet compacted (an interrupted run has only parts);
     ``columns`` reads only those, ``where = (column, value)`` only the rows with that value
-    (a grouped file skips the other row groups unread)."""
+    (a grouped file skips the other row groups unread). ``sources``: the files to read, as
+    :func:`stream_sources` listed them (listed here when not given)."""
     run = Path(run_dir)
-    files = [run / file] if (run / file).exists() else []
-    if (run / parts_dir).is_dir():
-        files += sorted((run / parts_dir).glob("part-*.parquet"))
+    files = stream_sources(run, file, parts_dir) if sources is None else sources
     good = []
     for f in files:
         if readable(f):
@@ -282,21 +337,36 @@ def read_stream(run_dir: str | Path, file: str, parts_dir: str, schema: pa.Schem
                              for f in files])
 
 
+def rewrite_stream(run_dir: Path, file: str, parts_dir: str, table: pa.Table,
+                   sources: list[Path], group_by: str | None = None) -> Path:
+    """Replace the finished file by ``table`` (read from ``sources``), then remove the parts
+    among them. The new file covers those parts and the ones the old file covered, and it
+    is durable before any part goes: a kill at any point reads every record once."""
+    out = Path(run_dir) / file
+    covers = covered_parts(out) | {p.name for p in sources if p.parent.name == parts_dir}
+    if group_by is None:
+        write_file(table, out, sorted(covers))
+    else:
+        write_grouped(table, out, group_by, sorted(covers))
+    parts = Path(run_dir) / parts_dir
+    if parts.is_dir():
+        # The parts just compacted, those an earlier compaction was killed before removing,
+        # and half-written parts of a killed writer (never renamed, never read).
+        for p in parts.iterdir():
+            if p.name in covers or p.suffix == ".tmp":
+                p.unlink(missing_ok=True)
+        if not any(parts.iterdir()):
+            parts.rmdir()
+    return out
+
+
 def compact_parts(run_dir: Path, file: str, parts_dir: str, schema: pa.Schema,
                   group_by: str | None = None) -> Path:
     """Merge the finished file and the parts into ``file``, then remove the parts;
-    ``group_by`` writes one row group per value of that column."""
-    out = Path(run_dir) / file
-    table = read_stream(run_dir, file, parts_dir, schema)
-    if group_by is None:
-        write_file(table, out)
-    else:
-        write_grouped(table, out, group_by)
-    parts = Path(run_dir) / parts_dir
-    for p in parts.glob("part-*.parquet"):
-        p.unlink()
-    parts.rmdir()
-    return out
+    ``group_by`` writes one row group per value of that column (:func:`rewrite_stream`)."""
+    sources = stream_sources(run_dir, file, parts_dir)
+    table = read_stream(run_dir, file, parts_dir, schema, sources=sources)
+    return rewrite_stream(Path(run_dir), file, parts_dir, table, sources, group_by)
 
 
 #: What the analysis reads of each record: stamps, counts, outcomes; not the texts.

@@ -42,7 +42,7 @@ from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt
 from acceval.loadgen.runner import PointRun, PointSpec, new_event_loop, run_point
 from acceval.results.records import Record, records_to_table, table_to_records
-from acceval.scaleout.shard import Shard, merge_runs, split_point
+from acceval.scaleout.shard import Shard, Streamed, merge_runs, split_point
 from acceval.scaleout.spec import Execution, Placement
 from acceval.targets.spec import Endpoint
 
@@ -111,7 +111,9 @@ def connected(execution: Execution, *, clients: int) -> Iterator[Cluster]:
     notice.addFilter(_token_enabled_notice)
     try:
         ray.init(**kwargs)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
+    # Ray raises a bare Exception when its node does not come up in time (an overloaded
+    # host): named like the others rather than a traceback.
+    except Exception as exc:
         where = execution.address or "a private Ray on this host"
         raise AccevalError(f"execution: could not start or join {where}: {exc}. Start the "
                            "cluster first (`ray start --head`, docs/scale-out.md) or check "
@@ -227,6 +229,14 @@ class LoadGenerator:
 
 # --- the driver's side ------------------------------------------------------------------------
 
+@dataclass
+class Lost:
+    """A generator that did not finish its share: why, and what it streamed before."""
+
+    why: str
+    kept: Streamed
+
+
 def wall_of(perf_ns: int) -> int:
     """The wall-clock time (``time_ns``) of a ``perf_counter_ns`` reading of this host."""
     return time.time_ns() - (time.perf_counter_ns() - perf_ns)
@@ -306,21 +316,25 @@ class RemoteClients:
             if progress is not None:
                 progress.end_point()
         runs = [o for o in outcomes if isinstance(o, tuple)]
-        lost = [o for o in outcomes if isinstance(o, str)]
+        lost = [o for o in outcomes if isinstance(o, Lost)]
         if lost:
             self.lost = (f"{self.name}: load generator(s) lost during point {spec.label!r} "
-                         f"({'; '.join(lost)}); what they streamed is kept, the point is "
-                         "incomplete and the target's later points were not measured")
+                         f"({'; '.join(x.why for x in lost)}); what they streamed is kept, "
+                         "the point is incomplete and the target's later points were not "
+                         "measured")
         if not runs:
             raise ClientsLost(self.lost or f"{self.name}: no load generator finished")
         lags = [x for _, lg, _ in runs for x in lg]
         self.last_cpu_s = sum(c for _, _, c in runs)
-        return merge_runs(spec, [r for r, _, _ in runs], lags, seeds, lost=len(lost))
+        # The point counts what the lost generators streamed, as the records keep it.
+        return merge_runs(spec, [r for r, _, _ in runs], lags, seeds, lost=len(lost),
+                          streamed=[x.kept for x in lost])
 
     async def _drain(self, actor: Any, shard: Shard, start_wall: int, prompts: list[Prompt],
                      sink: Callable[[Record], None],
-                     progress: Progress | None) -> tuple[PointRun, list[int], float] | str:
+                     progress: Progress | None) -> tuple[PointRun, list[int], float] | Lost:
         final: dict[str, Any] | None = None
+        kept = Streamed()
         try:
             async for ref in actor.run.remote(shard, start_wall, prompts):
                 value = await ref
@@ -328,18 +342,20 @@ class RemoteClients:
                     for rec in table_to_records(value):
                         if progress is not None:
                             progress.record(rec)
+                        kept.add(rec)
                         sink(rec)
                 else:
                     final = value
         except self._lost_types as exc:
             host = self.info[shard.client].get("node_ip") if shard.client < len(
                 self.info) else None
-            return f"generator {shard.client} on {host or 'its node'}: {_cause(exc)}"
+            return Lost(f"generator {shard.client} on {host or 'its node'}: {_cause(exc)}",
+                        kept)
         except Exception as exc:
             raise AccevalError(f"{self.name}: load generator {shard.client} failed: "
                                f"{_cause(exc)}") from None
         if final is None:
-            return f"generator {shard.client}: ended without its summary"
+            return Lost(f"generator {shard.client}: ended without its summary", kept)
         return final["run"], final["lags"], float(final["cpu_s"])
 
     def close(self) -> None:

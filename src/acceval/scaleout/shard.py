@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from acceval.loadgen.protocol import Prompt
 from acceval.loadgen.runner import PointRun, PointSpec, StoppedBy, lag_stats, point_schedule
+from acceval.results.records import Record
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,34 @@ _STOP_ORDER: dict[str, int] = {"min_satisfied": 0, "max_duration": 1, "interrupt
                                "client_lost": 3}
 
 
+@dataclass
+class Streamed:
+    """What one generator streamed back, counted as its records arrive: a generator lost
+    mid-point sends no summary, and the point must count what the records keep."""
+
+    sent: int = 0
+    completed: int = 0
+    errors: int = 0
+    warmup: int = 0
+
+    def add(self, rec: Record) -> None:
+        self.sent += 1
+        self.warmup += int(rec.warmup)
+        if rec.error_kind is None:
+            self.completed += 1
+        else:
+            self.errors += 1
+
+
 def merge_runs(spec: PointSpec, runs: list[PointRun], lags_ns: list[int],
-               seeds: dict[str, Any], *, lost: int = 0) -> PointRun:
+               seeds: dict[str, Any], *, lost: int = 0,
+               streamed: list[Streamed] | None = None) -> PointRun:
     """One point's run from its generators' runs (``lost`` of them did not finish: the
-    point is then ``client_lost``). Counts add up, the dispatch lags are pooled raw, and the
+    point is then ``client_lost``, and ``streamed`` counts what each lost one sent before,
+    whose records are kept). Counts add up, the dispatch lags are pooled raw, and the
     event-loop self-check keeps the most loaded generator's lags (any overloaded client
     makes the point's latencies describe the client)."""
+    extra = streamed or []
     if not runs:
         raise ValueError("merge_runs needs at least one generator's run")
     stopped: StoppedBy = max((r.stopped_by for r in runs), key=lambda s: _STOP_ORDER[s])
@@ -121,11 +144,13 @@ def merge_runs(spec: PointSpec, runs: list[PointRun], lags_ns: list[int],
     return PointRun(
         spec=spec, requested_rate_rps=rate,
         started_ns=min(r.started_ns for r in runs), ended_ns=max(r.ended_ns for r in runs),
-        sent=sum(r.sent for r in runs), completed=sum(r.completed for r in runs),
-        errors=sum(r.errors for r in runs), stopped_by=stopped,
+        sent=sum(r.sent for r in runs) + sum(x.sent for x in extra),
+        completed=sum(r.completed for r in runs) + sum(x.completed for x in extra),
+        errors=sum(r.errors for r in runs) + sum(x.errors for x in extra), stopped_by=stopped,
         seeds={**seeds, "load_generators": len(runs) + lost},
-        warmup=sum(r.warmup for r in runs), held_by_cap=sum(r.held_by_cap for r in runs),
+        warmup=sum(r.warmup for r in runs) + sum(x.warmup for x in extra),
+        held_by_cap=sum(r.held_by_cap for r in runs),
         lag_p50_ms=lag50, lag_p99_ms=lag99, lag_max_ms=lagmax, loop_lag_ms=worst)
 
 
-__all__ = ["Shard", "merge_runs", "split_point"]
+__all__ = ["Shard", "Streamed", "merge_runs", "split_point"]

@@ -234,7 +234,10 @@ class AiohttpTransport:
                     if isinstance(exc, aiohttp.ClientConnectorError):
                         raise
                     served = attempt.served
-                    if served and may_resend:
+                    # Only a clean close of an idle connection is sent again: after a reset
+                    # (ClientOSError) the server may have taken the request already.
+                    clean = isinstance(exc, aiohttp.ServerDisconnectedError)
+                    if served and may_resend and clean:
                         self.stats.closed_while_idle(served)
                         return True
                     detail = ("connection closed by the server"

@@ -143,9 +143,11 @@ class Connection(asyncio.Protocol):
                 except Exception as bug:  # a consumer's bug ends its exchange
                     c.lost(True, f"client error: {bug!r}", bug, now)
                 return
-            if not self.got_bytes and self.requests > 1:
-                # Nothing came back on a reused connection: the server closed it while it was
-                # idle (a keep-alive timeout). Not the request's failure: it goes again, fresh.
+            if not self.got_bytes and self.requests > 1 and exc is None:
+                # Nothing came back on a reused connection, which the server closed (a FIN):
+                # it closed it while idle (a keep-alive timeout). Not the request's failure:
+                # it goes again, fresh. A reset (exc set) is not that: the server may have
+                # taken the request, and sending it again would send it twice.
                 self._settle(True)
                 return
             detail = f"connection lost: {exc}" if exc else "connection closed by the server"

@@ -77,6 +77,10 @@ def _cached_tokens(usage: Any, timings: dict[str, Any] | None) -> int | None:
     return None
 
 
+#: What an API key a server echoed back becomes, wherever acceval keeps or prints it.
+REDACTED = "[redacted]"
+
+
 def _excerpt(data: bytes | str, limit: int = _EXCERPT) -> str:
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     text = " ".join(text.split())
@@ -365,6 +369,10 @@ class OpenAITarget:
                  for k, v in endpoint.headers.items()]
         # The API key lives only in these headers (never in records, logs or repr).
         self._extra = (*extra, *self._auth_header(name, endpoint))
+        # What a server may echo back (a 401 page, a Server header, /version): scrubbed from
+        # everything this client returns besides a request's record (the run redacts those).
+        self._secrets = tuple(v.removeprefix("Bearer ") for k, v in self._extra
+                              if k == "Authorization")
         accept = "text/event-stream" if endpoint.stream else "application/json"
         self._post = Request(
             "POST", self._base + ("/chat/completions" if self.chat else "/completions"),
@@ -477,11 +485,21 @@ class OpenAITarget:
         col = _Collect()
         loop = asyncio.get_running_loop()
         await self.transport.handle(req, b"", None, col, loop.time() + timeout_s)
+        headers = {k: self.scrub(v) for k, v in col.headers.items()}
         if col.timed_out:
             return None, b"", f"GET {path}: no answer within {timeout_s:g} s", {}
         if col.error:
-            return col.status, b"", f"GET {path}: {col.error}", col.headers
-        return col.status, b"".join(col.body_parts), None, col.headers
+            return col.status, b"", self.scrub(f"GET {path}: {col.error}"), headers
+        body = b"".join(col.body_parts)
+        for s in self._secrets:
+            body = body.replace(s.encode(), REDACTED.encode())
+        return col.status, body, None, headers
+
+    def scrub(self, text: str) -> str:
+        """``text`` with this client's API key replaced by :data:`REDACTED`."""
+        for s in self._secrets:
+            text = text.replace(s, REDACTED)
+        return text
 
     async def _models(self, timeout_s: float
                       ) -> tuple[list[str] | None, str | None, int | None, dict[str, str]]:

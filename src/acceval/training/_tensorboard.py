@@ -7,9 +7,11 @@ one record. Tags the mapping does not name are counted as unused, and non-scalar
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from acceval.errors import MissingExtra
+from acceval.input_files import DATA_MAX_BYTES, check_regular
 from acceval.training.log import Eval, RunLog, Step
 from acceval.training.spec import Columns
 
@@ -22,6 +24,12 @@ def read_tensorboard(path: Path, cols: Columns) -> RunLog:
         from tensorboard.backend.event_processing import event_accumulator as ea
     except ImportError as exc:
         raise MissingExtra("training", "tensorboard") from exc
+    # tensorboard opens the files itself: each must pass the bounded reader's checks first
+    # (a FIFO or a device named *tfevents* would block or never end).
+    files = [f for f in path.iterdir() if "tfevents" in f.name] if path.is_dir() else [path]
+    for f in files:
+        check_regular(f, max_bytes=DATA_MAX_BYTES, what="TensorBoard event file",
+                      where="training.platforms[].logs")
     acc = ea.EventAccumulator(str(path), size_guidance={ea.SCALARS: 0})
     acc.Reload()
     tags = acc.Tags()
@@ -39,6 +47,11 @@ def read_tensorboard(path: Path, cols: Columns) -> RunLog:
             log.unused[tag] = len(events)
             continue
         for e in events:
+            # NaN is data for a loss or gradient norm (a diverged run), not for the rest.
+            if not math.isfinite(e.wall_time) or (
+                    field not in ("loss", "grad_norm") and not math.isfinite(e.value)):
+                log.unread.add(f"{tag!r} step {e.step}: {e.value!r} is not a finite number")
+                continue
             first_wall = e.wall_time if first_wall is None else min(first_wall, e.wall_time)
             if field in _EVAL_FIELDS:
                 ev = evals.setdefault(e.step, Eval(e.step, e.wall_time))

@@ -10,13 +10,14 @@ are counted by name in ``unused``. Formats and mappings: docs/training.md.
 from __future__ import annotations
 
 import csv
-import json
+import io
 import math
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from acceval.errors import StudyError
+from acceval.input_files import DATA_MAX_BYTES, loads_json, read_text
 from acceval.training.log import Eval, Event, MlperfStamps, RunLog, Step
 from acceval.training.mlperf import rule_for
 from acceval.training.spec import Columns, LogFormat, LogRun, Logs, TraceFormat, Units
@@ -25,23 +26,39 @@ from acceval.training.units import apply_units
 _MLLOG = ":::MLLOG"
 
 
+#: Fields where NaN or infinity is data (a diverged run), not a bad line.
+_MAY_DIVERGE = frozenset({"loss", "grad_norm"})
+
+
 class _Bad(ValueError):
     """A mapped field holds something that is not a number."""
 
 
-def _num(v: Any) -> float | None:
+def _num(v: Any, *, finite: bool = True) -> float | None:
+    """A number, or None when missing; ``finite``: NaN and infinities make the line unread
+    (a time, a count, a duration). A loss or gradient norm is read with ``finite=False``:
+    the stability metrics count a NaN there (nan_steps, diverged)."""
     if v is None or v == "":
         return None
     if isinstance(v, bool):
         raise _Bad(f"{v!r} is not a number")
-    if isinstance(v, int | float):
-        return float(v)
-    if isinstance(v, str):
+    if isinstance(v, int | float | str):
         try:
-            return float(v)
-        except ValueError:
+            x = float(v)
+        except (ValueError, OverflowError):
             raise _Bad(f"{v!r} is not a number") from None
+        if finite and not math.isfinite(x):
+            raise _Bad(f"{v!r} is not a finite number")
+        return x
     raise _Bad(f"{type(v).__name__} is not a number")
+
+
+def _open_log(path: Path) -> io.StringIO:
+    """The log's text, read within the bounded reader's limits (a regular file, at most
+    :data:`~acceval.input_files.DATA_MAX_BYTES`; bad bytes replaced, as lines are counted)."""
+    return io.StringIO(read_text(path, max_bytes=DATA_MAX_BYTES, what="training log",
+                                 where="training.platforms[].logs", lenient=True),
+                       newline=None)
 
 
 def _int(v: Any) -> int | None:
@@ -70,7 +87,7 @@ def _record(d: Mapping[str, Any], cols: Columns, log: RunLog) -> bool:
                                 _num(d.get("value")), str(d.get("detail") or "")))
         return True
     ev_loss, ev_acc = _num(_get(d, cols.eval_loss)), _num(_get(d, cols.eval_accuracy))
-    fields = {name: _num(_get(d, getattr(cols, name)))
+    fields = {name: _num(_get(d, getattr(cols, name)), finite=name not in _MAY_DIVERGE)
               for name in ("loss", "grad_norm", "tokens", "step_s", "data_s")}
     understood = False
     if step is not None and (ev_loss is not None or ev_acc is not None):
@@ -112,13 +129,13 @@ def _rows(log: RunLog, rows: Iterable[tuple[str, Mapping[str, Any] | None]],
 
 
 def _jsonl_rows(path: Path) -> Iterable[tuple[str, Mapping[str, Any] | None]]:
-    with path.open(encoding="utf-8", errors="replace") as f:
+    with _open_log(path) as f:
         for line in f:
             line = line.strip()
             if not line:
                 continue
             try:
-                d = json.loads(line)
+                d = loads_json(line, non_finite="keep")
             except ValueError:
                 yield line, None
                 continue
@@ -133,12 +150,18 @@ def read_jsonl(path: Path, cols: Columns) -> RunLog:
 
 def read_csv(path: Path, cols: Columns) -> RunLog:
     log = RunLog(source=str(path), format="csv")
-    with path.open(encoding="utf-8", errors="replace", newline="") as f:
+    with _open_log(path) as f:
         reader = csv.DictReader(f)
         rows = ((",".join(str(v) for v in r.values()),
                  {k: v for k, v in r.items() if k is not None and v not in (None, "")})
                 for r in reader)
-        _rows(log, rows, cols, line_offset=1)   # the header is line 1
+        try:
+            _rows(log, rows, cols, line_offset=1)   # the header is line 1
+        except csv.Error as exc:  # a field over csv's limit, a NUL: the rest is unreadable
+            raise StudyError(f"{path}: not a CSV log acceval can read after line "
+                             f"{reader.line_num} ({exc})",
+                             [(str(path), f"CSV error: {exc}",
+                               "fix that line, or name a JSONL log instead")]) from None
     return log
 
 
@@ -189,7 +212,7 @@ def read_mllog(path: Path, cols: Columns) -> RunLog:
     raw_evals: list[tuple[int, float | None, float | None, bool, int]] = []
     eval_loss_key = cols.eval_loss if cols.eval_loss != "eval_loss" else None
     loss_key = cols.loss if cols.loss not in (None, "loss") else "train_loss"
-    with path.open(encoding="utf-8", errors="replace") as f:
+    with _open_log(path) as f:
         for line in f:
             line = line.strip()
             if not line:
@@ -200,7 +223,7 @@ def read_mllog(path: Path, cols: Columns) -> RunLog:
                 log.unread.add(line)
                 continue
             try:
-                d = json.loads(line[at + len(_MLLOG):])
+                d = loads_json(line[at + len(_MLLOG):], non_finite="keep")
                 key, t_ms = d["key"], _num(d.get("time_ms"))
                 meta = d.get("metadata") or {}
                 if not isinstance(key, str) or not isinstance(meta, dict):
@@ -224,7 +247,8 @@ def read_mllog(path: Path, cols: Columns) -> RunLog:
                     step = _mllog_step(meta, cols)
                     if step is None:
                         raise _Bad("a train loss without a step")
-                    log.steps.append(Step(step, t, loss=_num(d.get("value")), line=log.lines))
+                    log.steps.append(Step(step, t, loss=_num(d.get("value"), finite=False),
+                                          line=log.lines))
                 elif key not in ("run_start", "init_start", "init_stop"):
                     log.unused[key] = log.unused.get(key, 0) + 1
             except (ValueError, KeyError, TypeError) as exc:

@@ -25,13 +25,15 @@ error says how to export JSON instead.
 
 from __future__ import annotations
 
-import gzip
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from acceval.errors import StudyError
+from acceval.input_files import DATA_MAX_BYTES, decode, loads_json, read_bytes, read_gzip
 from acceval.training.log import Unread
 from acceval.training.spec import TraceFormat
 
@@ -131,20 +133,28 @@ def split_step(window: Interval, compute: list[Interval], comm: list[Interval],
 
 
 def load_json(path: Path) -> Any:
-    """The parsed JSON of a ``.json`` or ``.json.gz`` trace; every failure names the file."""
+    """The parsed JSON of a ``.json`` or ``.json.gz`` trace, read within the bounded
+    reader's limits (a regular file; at most :data:`~acceval.input_files.DATA_MAX_BYTES`,
+    compressed and expanded; nesting and finite numbers checked); every failure names the
+    file."""
     if path.suffix.lower() in (".pftrace", ".perfetto-trace"):
         raise ValueError(f"{path}: {PERFETTO_HELP}")
-    opener = gzip.open if path.name.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as f:
-            return json.load(f)
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: binary, not JSON (a Perfetto .pftrace?); "
-                         f"{PERFETTO_HELP}") from None
+        data = (read_gzip(path, max_bytes=DATA_MAX_BYTES, what="trace")
+                if path.name.endswith(".gz")
+                else read_bytes(path, max_bytes=DATA_MAX_BYTES, what="trace"))
+        text = decode(data, path, what="trace")
+    except StudyError as exc:
+        if "not UTF-8" in str(exc):
+            raise ValueError(f"{path}: binary, not JSON (a Perfetto .pftrace?); "
+                             f"{PERFETTO_HELP}") from None
+        raise ValueError(str(exc)) from None
+    try:
+        return loads_json(text, non_finite="none")
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON ({exc})") from None
-    except gzip.BadGzipFile as exc:
-        raise ValueError(f"{path}: named .gz but not gzip ({exc})") from None
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def detect_format(data: Any) -> TraceFormat | None:
@@ -192,7 +202,9 @@ def _read_kineto(data: dict[str, Any], path: Path) -> TraceSplit:
             continue  # metadata, flows, instants, counters: not time spent
         try:
             name, ts, dur = str(e["name"]), float(e["ts"]), float(e["dur"])
-        except (KeyError, TypeError, ValueError):
+            if not (math.isfinite(ts) and math.isfinite(dur)):
+                raise ValueError("a stamp that is not a finite number")
+        except (KeyError, TypeError, ValueError, OverflowError):
             out.unread.add(json.dumps(e)[:200])
             continue
         spans.append((name, str(e.get("cat") or ""), e.get("tid"), ts, ts + dur))

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acceval.loadgen import arrivals
 from acceval.loadgen.arrivals import arrivals_seed, seed_info
 from acceval.loadgen.spec import schedule
 
@@ -101,3 +102,13 @@ def test_bad_arguments_are_refused(kind: str, rate: float, horizon: float, msg: 
 def test_stochastic_kinds_need_an_rng() -> None:
     with pytest.raises(ValueError, match="rng"):
         schedule("poisson", 1.0, 1.0)
+
+
+@pytest.mark.parametrize("rate_rps", [1e-300, 5e-324, 1e-12])
+def test_a_tiny_positive_rate_never_schedules_outside_the_point(rate_rps: float) -> None:
+    """Issue 30: a gap of 1e300 s overflowed int64 nanoseconds and wrapped to a negative
+    send time, which crashed the analysis."""
+    offsets = arrivals.renewal(arrivals.exponential_gaps(rate_rps), rate_rps, 10.0,
+                               rng=np.random.default_rng(1))
+    assert ((offsets >= 0) & (offsets < 10 * 10**9)).all()
+    assert len(offsets) <= 1

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from acceval.loadgen.runner import PointRun, PointSpec, point_schedule
 from acceval.metrics.distribution import Distribution
-from acceval.scaleout.shard import merge_runs, split_point
+from acceval.results.records import Record
+from acceval.scaleout.shard import Streamed, merge_runs, split_point
 from acceval.scaleout.spec import Execution, Placement
 
 
@@ -100,6 +101,21 @@ def test_merging_adds_counts_pools_raw_lags_and_keeps_the_worst_client_loop():
     lost = merge_runs(spec, runs[:1], lags, {}, lost=1)
     assert lost.stopped_by == "client_lost"
     assert lost.seeds["load_generators"] == 2
+
+
+def test_a_lost_generator_counts_what_it_streamed_as_its_records_do():
+    """Issue 30: the point said 800 sent while 1,053 records (253 from the lost generator)
+    were kept and summarised."""
+    spec = _open()
+    streamed = Streamed()
+    for i in range(253):
+        streamed.add(Record(target="t", load_index=0, load_label="x", request_id=i,
+                            task_id="k", warmup=i < 3, error_kind="http" if i % 50 == 0
+                            else None))
+    merged = merge_runs(spec, [_run(spec, 800, 4, "min_satisfied", 0, 9, 0.5)], [1], {},
+                        lost=1, streamed=[streamed])
+    assert (merged.sent, merged.completed, merged.errors) == (1053, 796 + 247, 4 + 6)
+    assert merged.warmup == 1 + 3
 
 
 def test_the_execution_section_refuses_what_the_local_backend_cannot_do():
