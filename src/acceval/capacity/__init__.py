@@ -53,9 +53,9 @@ from acceval.capacity.queueing import (
     variability_factor,
 )
 from acceval.capacity.simulate import (
-    FleetSimResult,
+    FleetSimSummary,
     Outage,
-    SpareWhatIf,
+    SpareWhatIfResult,
     simulate_fleet,
     spare_capacity_whatif,
     with_spares,
@@ -66,8 +66,8 @@ __all__ = [
     "BUILTIN_SHAPES", "DEFAULT_RESTART_S", "Availability", "AvailabilityCheck", "BatchStep",
     "Burst", "BurstWindow", "CurvePoint", "Demand", "DemandCostResult", "DemandProfile",
     "ExcludedPoint",
-    "Finding", "FleetPlan", "FleetSimResult", "MaxRateResult", "Outage", "QueueEstimate", "Replay",
-    "SpareWhatIf", "TargetCapacity", "WhatIf", "availability_without_demand",
+    "Finding", "FleetPlan", "FleetSimSummary", "MaxRateResult", "Outage", "QueueEstimate", "Replay",
+    "SpareWhatIfResult", "TargetCapacity", "WhatIf", "availability_without_demand",
     "batching_families", "batching_knee", "batching_tradeoff",
     "builtin_profile", "capacity_for", "check_availability", "compress_factor",
     "curve_from_points", "demand_cost", "erlang_b", "erlang_c", "ggc", "load_profile",

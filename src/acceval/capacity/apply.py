@@ -28,7 +28,7 @@ from acceval.capacity.fleet import (
     plan_fleet,
 )
 from acceval.capacity.profile import DemandProfile, load_profile
-from acceval.capacity.simulate import SpareWhatIf, SpareWhatIfResult, spare_capacity_whatif
+from acceval.capacity.simulate import SpareWhatIfResult, spare_capacity_whatif
 from acceval.capacity.spec import Availability, Demand
 from acceval.economics.catalog import Catalog
 from acceval.economics.inputs import BilledTarget, resolve_rate
@@ -97,7 +97,7 @@ class TargetCapacity:
     plan: FleetPlan | None
     cost: DemandCostResult | None
     availability: AvailabilityCheck
-    what_if: SpareWhatIf | None
+    what_if: SpareWhatIfResult | None
     declared_utilization: float
 
     @property
@@ -124,7 +124,7 @@ class TargetCapacity:
             declared_utilization=self.declared_utilization,
             plan=None if self.plan is None else self.plan.result(), cost=self.cost,
             availability=self.availability.result(),
-            what_if=None if self.what_if is None else self.what_if.result())
+            what_if=self.what_if)
 
 
 def _usd_per_replica_hour(spec: BilledTarget, catalog: Catalog | None) -> float | None:

@@ -26,12 +26,12 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import Field
+from pydantic import Field, computed_field
 
 from acceval.capacity.fleet import FleetPlan
 from acceval.capacity.profile import CAPACITY_SEED_SLOT, HOUR_S, DemandProfile
@@ -39,6 +39,8 @@ from acceval.results.section import Section
 
 
 class FleetSimSummary(Section):
+    """One simulated day of a fleet: arrivals served on time, late or lost, and what it cost."""
+
     seconds: int
     arrivals: int
     on_time: float
@@ -47,16 +49,31 @@ class FleetSimSummary(Section):
     failures: int
     down_replica_s: float
     min_up_replicas: int
-    replica_hours: float
+    replica_hours: float  # provisioned, including replicas started ahead of an hour
     cost_usd: float | None
     seed: int
-    series: dict[str, list[float]] = Field(default_factory=dict)
-    slo_attainment: float | None
-    late_fraction: float | None
-    lost_fraction: float | None
+    series: dict[str, list[float]] = Field(default_factory=dict)  # per minute, if asked
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def slo_attainment(self) -> float | None:
+        return None if self.arrivals == 0 else self.on_time / self.arrivals
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def late_fraction(self) -> float | None:
+        return None if self.arrivals == 0 else self.late / self.arrivals
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def lost_fraction(self) -> float | None:
+        return None if self.arrivals == 0 else self.lost / self.arrivals
 
 
 class SpareWhatIfResult(Section):
+    """The same day with and without ``spares`` extra replicas (same arrivals, same failures
+    of the shared slots)."""
+
     spares: int
     without: FleetSimSummary
     with_spares: FleetSimSummary
@@ -83,44 +100,6 @@ class Outage:
     start_s: float
     duration_s: float
     replicas: int
-
-
-@dataclass(frozen=True, slots=True)
-class FleetSimResult:
-    seconds: int
-    arrivals: int
-    on_time: float
-    late: float
-    lost: float
-    failures: int
-    down_replica_s: float
-    min_up_replicas: int
-    replica_hours: float          # provisioned, including replicas started ahead of an hour
-    cost_usd: float | None
-    seed: int
-    series: dict[str, list[float]] = field(default_factory=dict)  # per minute, if asked
-
-    @property
-    def slo_attainment(self) -> float | None:
-        return None if self.arrivals == 0 else self.on_time / self.arrivals
-
-    @property
-    def late_fraction(self) -> float | None:
-        return None if self.arrivals == 0 else self.late / self.arrivals
-
-    @property
-    def lost_fraction(self) -> float | None:
-        return None if self.arrivals == 0 else self.lost / self.arrivals
-
-    def summary(self) -> FleetSimSummary:
-        """The simulated day as the result stores it, with its attainment and loss shares."""
-        return FleetSimSummary(
-            seconds=self.seconds, arrivals=self.arrivals, on_time=self.on_time, late=self.late,
-            lost=self.lost, failures=self.failures, down_replica_s=self.down_replica_s,
-            min_up_replicas=self.min_up_replicas, replica_hours=self.replica_hours,
-            cost_usd=self.cost_usd, seed=self.seed, series=dict(self.series),
-            slo_attainment=self.slo_attainment, late_fraction=self.late_fraction,
-            lost_fraction=self.lost_fraction)
 
 
 def _seq(seed: int, *key: int) -> np.random.SeedSequence:
@@ -214,7 +193,7 @@ def simulate_fleet(profile: DemandProfile, plan: FleetPlan, *, mtbf_h: float | N
                    late_after_s: float = 1.0, seed: int = 0,
                    outages: Sequence[Outage] = (), reactive_scaling: bool = False,
                    usd_per_replica_hour: float | None = None, horizon_s: float | None = None,
-                   keep_series: bool = False) -> FleetSimResult:
+                   keep_series: bool = False) -> FleetSimSummary:
     """Simulate ``plan`` serving ``profile`` over ``horizon_s`` (default: the plan's hours).
     Deterministic for a given ``seed``. ``mtbf_h=None`` turns random failures off."""
     if restart_s < 0 or timeout_s <= 0 or late_after_s < 0:
@@ -251,33 +230,11 @@ def simulate_fleet(profile: DemandProfile, plan: FleetPlan, *, mtbf_h: float | N
     if keep_series:
         series = {"arrivals": _minutes(arrivals), "capacity": _minutes(capacity),
                   "down_replica_s": _minutes(down.astype(np.float64))}
-    return FleetSimResult(
+    return FleetSimSummary(
         seconds=seconds, arrivals=int(total), on_time=total - late - lost, late=late, lost=lost,
         failures=failures, down_replica_s=float(np.minimum(down, n_slots).sum()),
         min_up_replicas=int(up.min()), replica_hours=replica_hours, cost_usd=cost, seed=seed,
         series=series)
-
-
-@dataclass(frozen=True, slots=True)
-class SpareWhatIf:
-    """The same day with and without ``spares`` extra replicas (same arrivals, same failures
-    of the shared slots)."""
-
-    spares: int
-    without: FleetSimResult
-    with_spares: FleetSimResult
-    extra_replica_hours: float
-    extra_cost_usd: float | None
-    late_avoided: float
-    lost_avoided: float
-    usd_per_request_saved: float | None  # extra cost / (late + lost avoided)
-
-    def result(self) -> SpareWhatIfResult:
-        return SpareWhatIfResult(
-            spares=self.spares, without=self.without.summary(),
-            with_spares=self.with_spares.summary(), extra_replica_hours=self.extra_replica_hours,
-            extra_cost_usd=self.extra_cost_usd, late_avoided=self.late_avoided,
-            lost_avoided=self.lost_avoided, usd_per_request_saved=self.usd_per_request_saved)
 
 
 def with_spares(plan: FleetPlan, spares: int) -> FleetPlan:
@@ -288,7 +245,7 @@ def with_spares(plan: FleetPlan, spares: int) -> FleetPlan:
 
 
 def spare_capacity_whatif(profile: DemandProfile, plan: FleetPlan, *, spares: int = 1,
-                          **kwargs: Any) -> SpareWhatIf:
+                          **kwargs: Any) -> SpareWhatIfResult:
     """Run :func:`simulate_fleet` on ``plan`` and on ``plan`` + ``spares``; what the spares
     cost and what they save. ``kwargs`` go to :func:`simulate_fleet` for both runs."""
     base = simulate_fleet(profile, plan, **kwargs)
@@ -299,4 +256,7 @@ def spare_capacity_whatif(profile: DemandProfile, plan: FleetPlan, *, spares: in
     late_av, lost_av = base.late - more.late, base.lost - more.lost
     saved = late_av + lost_av
     per = None if extra_usd is None or saved <= 0 else extra_usd / saved
-    return SpareWhatIf(spares, base, more, extra_h, extra_usd, late_av, lost_av, per)
+    return SpareWhatIfResult(spares=spares, without=base, with_spares=more,
+                             extra_replica_hours=extra_h, extra_cost_usd=extra_usd,
+                             late_avoided=late_av, lost_avoided=lost_av,
+                             usd_per_request_saved=per)
