@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Literal
 
@@ -220,8 +220,6 @@ class BatchStep:
     level: float | None = None      # the family's own axis: concurrency, or offered req/s
     label: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _concurrency(p: Any) -> float | None:

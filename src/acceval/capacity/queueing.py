@@ -84,12 +84,6 @@ class QueueEstimate:
         rate = (self.servers - self.load_erl) / self.service_s / self.variability
         return float(self.p_wait * math.exp(-rate * t_s))
 
-    def to_dict(self) -> dict[str, float | int | str]:
-        return {"model": self.model, "servers": self.servers, "arrival_rps": self.arrival_rps,
-                "service_s": self.service_s, "load_erl": self.load_erl,
-                "utilization": self.utilization, "p_wait": self.p_wait,
-                "mean_wait_s": self.mean_wait_s, "variability": self.variability}
-
 
 def _check(arrival_rps: float, service_s: float) -> None:
     if not arrival_rps >= 0 or not math.isfinite(arrival_rps):
