@@ -376,9 +376,14 @@ class Shop:
             return self._page(request, L["title_checkout"], f"<p>{esc(L['empty'])}</p>")
         rows, total = self._lines(L, removable=False)
         body = (rows + f"<p>{esc(L['total'].format(t=f'{total:.2f}'))}</p>"
-                f'<form method="post" action="/checkout/place"><button '
+                f'<form method="post" action="/checkout/place">{self._items()}<button '
                 f'id="{self._id("place")}">{esc(L["place"])}</button></form>')
         return self._page(request, L["title_checkout"], body)
+
+    def _items(self) -> str:
+        """The order's lines as hidden fields, for the gate to read what it places."""
+        return "".join(f'<input type="hidden" name="item" value="{n} x {esc(PRODUCTS[p][0])}">'
+                       for p, n in self.cart.items())
 
     async def _place(self, request: web.Request) -> web.Response:
         self._need_login(request)

@@ -17,7 +17,8 @@ import aiohttp
 
 from acceval.agents.app import Shop, ShopServer
 from acceval.agents.browser import Browser, BrowserError, unavailable
-from acceval.agents.loop import ChatClient, Episode, EpisodePlan, ModelError, run_episode
+from acceval.agents.env import Episode, EpisodePlan
+from acceval.agents.loop import ChatClient, ModelError, run_episode
 from acceval.agents.policy import LABEL, PolicyServer
 from acceval.agents.scenarios import selected
 from acceval.agents.spec import Agents, AgentTarget
@@ -98,7 +99,7 @@ async def _target(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan]
         out = []
         for p in episodes:
             ep = await run_episode(p, client, shop, browser, base, max_steps=spec.max_steps,
-                                   timeout_s=spec.timeout_s)
+                                   timeout_s=spec.timeout_s, gate=spec.gate)
             out.append((target.name, ep))
             if ep.stopped_by == "model_error" and not ep.steps:
                 log.failures[target.name] = ep.error or "the endpoint did not answer"

@@ -9,9 +9,9 @@ billed like every other correct task (docs/agents.md).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from acceval.economics.spec import Platform, Price, TargetCosts
 from acceval.names import Name
@@ -21,6 +21,10 @@ Perturbation = Literal["expired_session", "popup", "layout", "language"]
 PERTURBATIONS: tuple[Perturbation, ...] = ("expired_session", "popup", "layout", "language")
 #: How every report names the built-in scripted policy.
 SCRIPTED_LABEL = "scripted policy"
+#: The scripted policy's habits (docs/agents.md, *Scripted policies*).
+Style = Literal["careful", "hasty", "liar", "reckless", "mismatched", "stale", "asks_human"]
+STYLES: tuple[Style, ...] = ("careful", "hasty", "liar", "reckless", "mismatched", "stale",
+                             "asks_human")
 
 
 class _Model(BaseModel):
@@ -42,6 +46,25 @@ class ScriptedPolicy(_Model):
     think_ms: float = Field(0.0, ge=0, le=10_000, description="Declared thinking time per "
                             "reply, in ms (the server waits this long before answering).")
     seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of the policy's own errors.")
+    style: Style = Field("careful", description="Its habit at irreversible actions and "
+                         "ends: careful (confirms right before), hasty (acts unconfirmed "
+                         "first, confirms after a refusal), reckless (never confirms, says "
+                         "done after a refusal), mismatched (first confirms another action), "
+                         "stale (confirms a step too early), liar (says done instead of the "
+                         "first irreversible action), asks_human (asks a human once, then "
+                         "careful). The error rates above apply on top.")
+
+
+class Gate(_Model):
+    """The confirmation gate on irreversible requests (docs/agents.md, *The gate*)."""
+
+    mode: Literal["enforce", "count"] = Field(
+        "enforce", description="enforce: an irreversible request without a matching "
+        "confirmation right before it is refused (never reaches the app); count: it goes "
+        "through, and what would have been refused is recorded.")
+    window_steps: int = Field(1, ge=1, le=100, description="How many steps before the "
+                              "irreversible action its confirmation may come (1: the "
+                              "previous step).")
 
 
 class AgentTarget(_Model):
@@ -96,6 +119,8 @@ class Agents(_Model):
                         "(pass^k is reported for k up to this).")
     perturbations: Perturbations = Field(default_factory=Perturbations,
                                          description="Perturbations switched on.")
+    gate: Gate = Field(default_factory=Gate, description="The confirmation gate (`count` "
+                       "or `enforce` alone is short for its mode).")
     max_steps: int = Field(30, ge=1, le=500, description="Tool calls per episode before it "
                            "is stopped.")
     timeout_s: float = Field(120.0, gt=0, le=3600, description="Wall time per episode before "
@@ -103,6 +128,11 @@ class Agents(_Model):
     seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of the episode plan (which "
                       "perturbation after which step); the same for every target.")
     targets: list[AgentTarget] = Field(min_length=1, description="The agents to compare.")
+
+    @field_validator("gate", mode="before")
+    @classmethod
+    def _gate_mode(cls, v: Any) -> Any:
+        return {"mode": v} if isinstance(v, str) else v
 
     @model_validator(mode="after")
     def _check(self) -> Agents:
@@ -119,5 +149,5 @@ class Agents(_Model):
         return self
 
 
-__all__ = ["PERTURBATIONS", "SCRIPTED_LABEL", "AgentTarget", "Agents", "Perturbation",
-           "Perturbations", "ScriptedPolicy"]
+__all__ = ["PERTURBATIONS", "SCRIPTED_LABEL", "STYLES", "AgentTarget", "Agents", "Gate",
+           "Perturbation", "Perturbations", "ScriptedPolicy", "Style"]
