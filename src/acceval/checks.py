@@ -213,6 +213,11 @@ def _engines(study: Study) -> list[Problem]:
             continue
         for option, msg, hint in check_engine(t.serve.engine, t.serve.engine_options()):
             out.append((_engine_path(i, t.serve, option), msg, hint))
+    for i, a in enumerate(study.agents.targets if study.agents is not None else []):
+        if a.serve is None:
+            continue
+        for option, msg, hint in check_engine(a.serve.engine, a.serve.engine_options()):
+            out.append(("agents." + _engine_path(i, a.serve, option), msg, hint))
     return out
 
 
@@ -405,8 +410,11 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
 def preflight_study(study: Study) -> None:
     """Ask every remote endpoint whether it answers and lists its model, and the Ray
     cluster (``execution.address``) whether it listens; raise naming what does not."""
+    agents = study.agents.targets if study.agents is not None else []
     preflight([(t.name, t.endpoint) for t in study.targets
-               if t.serve is None and t.endpoint is not None])
+               if t.serve is None and t.endpoint is not None]
+              + [(f"agents.targets[{a.name}]", a.endpoint) for a in agents
+                 if a.endpoint is not None])
     ex = study.execution
     if ex.backend == "ray" and ex.address is not None:
         from acceval.scaleout.ray_backend import reachable

@@ -158,9 +158,7 @@ def target_result(t: AgentTarget, eps: list[_Ep], failure: str | None, trials: i
                             for s, g in sorted(by_len.items())])
     tasks = [(sum(e.correct for e in g), len(g)) for g in by_scn.values()]
     return AgentTargetResult(
-        name=t.name, source=LABEL if t.policy is not None else
-        f"{t.endpoint.base_url} ({t.endpoint.model})" if t.endpoint else "?",
-        scripted=t.policy is not None,
+        name=t.name, source=t.source, scripted=t.scripted,
         declared=({"wrong_click": t.policy.wrong_click, "skip_confirm": t.policy.skip_confirm,
                    "premature_done": t.policy.premature_done} if t.policy else {}),
         failure=failure, episodes=n, completion=rate(correct, n),

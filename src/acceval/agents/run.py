@@ -19,10 +19,13 @@ from acceval.agents.app import Shop, ShopServer
 from acceval.agents.browser import Browser, BrowserError, unavailable
 from acceval.agents.env import Episode, EpisodePlan
 from acceval.agents.loop import ChatClient, ModelError, run_episode
-from acceval.agents.policy import LABEL, PolicyServer
+from acceval.agents.policy import PolicyServer
 from acceval.agents.scenarios import selected
 from acceval.agents.spec import Agents, AgentTarget
 from acceval.agents.store import AgentRecords, AgentsLog, tables, write
+from acceval.engines.base import load_engine
+from acceval.errors import AccevalError
+from acceval.serve import ServerHandle, start_server
 from acceval.targets.spec import Endpoint
 
 
@@ -86,15 +89,20 @@ async def _target(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan]
                   browser: Browser, base: str, session: aiohttp.ClientSession,
                   log: AgentsLog) -> list[tuple[str, Episode]]:
     policy = PolicyServer(target.policy) if target.policy is not None else None
+    local: ServerHandle | None = None
     try:
         if policy is not None:
             url = await policy.start()
             endpoint = Endpoint(base_url=url, model=policy.model, api="chat", stream=False)
-            log.targets[target.name] = LABEL
+        elif target.serve is not None:
+            local = await start_server(load_engine(target.serve.engine,
+                                                   **target.serve.engine_options()))
+            endpoint = Endpoint(base_url=local.base_url, model=local.model_name, api="chat",
+                                stream=False)
         else:
             assert target.endpoint is not None
             endpoint = target.endpoint
-            log.targets[target.name] = f"{endpoint.base_url} ({endpoint.model})"
+        log.targets[target.name] = target.source
         client = ChatClient(endpoint, session)
         out = []
         for p in episodes:
@@ -105,12 +113,14 @@ async def _target(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan]
                 log.failures[target.name] = ep.error or "the endpoint did not answer"
                 break  # an endpoint that answers nothing would fail every episode alike
         return out
-    except (OSError, ModelError) as exc:
+    except (OSError, ModelError, AccevalError) as exc:
         log.failures[target.name] = str(exc)
         return []
     finally:
         if policy is not None:
             await policy.stop()
+        if local is not None:
+            await local.close()
 
 
 __all__ = ["execute_agents", "plan"]

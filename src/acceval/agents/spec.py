@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from acceval.economics.spec import Platform, Price, TargetCosts
 from acceval.names import Name
+from acceval.serve.spec import LocalServer
 from acceval.targets.spec import Endpoint
 
 Perturbation = Literal["expired_session", "popup", "layout", "language"]
@@ -76,6 +77,9 @@ class AgentTarget(_Model):
                                       "serving a tool-calling model (chat API with tools).")
     policy: ScriptedPolicy | None = Field(None, description="Serve the built-in scripted "
                                           "policy for this target instead of an endpoint.")
+    serve: LocalServer | None = Field(None, description="A local engine acceval starts for "
+                                      "this target, e.g. the mock with options.tool_policy "
+                                      "(a scripted tool-calling model).")
     platform: Platform = Field(default_factory=Platform, description="Hardware facts.")
     price: Price | None = Field(None, description="What a chip costs per hour; without it "
                                 "the target gets no cost per correct workflow.")
@@ -84,10 +88,29 @@ class AgentTarget(_Model):
 
     @model_validator(mode="after")
     def _one_source(self) -> AgentTarget:
-        if (self.endpoint is None) == (self.policy is None):
+        given = [k for k in ("endpoint", "policy", "serve") if getattr(self, k) is not None]
+        if len(given) != 1:
             raise ValueError("an agent target needs exactly one of `endpoint` (a tool-calling "
-                             "model) or `policy` (the built-in scripted policy)")
+                             "model), `policy` (the built-in scripted policy) or `serve` (a "
+                             f"local engine); it has {', '.join(given) or 'none'}")
         return self
+
+    @property
+    def source(self) -> str:
+        """How reports name where the agent's replies come from."""
+        if self.policy is not None:
+            return SCRIPTED_LABEL
+        if self.serve is not None:
+            style = self.serve.options.get("tool_policy")
+            return f"local {self.serve.engine} engine" + (
+                f" ({SCRIPTED_LABEL}: {style})" if style else "")
+        assert self.endpoint is not None
+        return f"{self.endpoint.base_url} ({self.endpoint.model})"
+
+    @property
+    def scripted(self) -> bool:
+        return self.policy is not None or (
+            self.serve is not None and self.serve.options.get("tool_policy") is not None)
 
     # What the bill reads of a target beyond its price (acceval.economics.inputs.BilledTarget).
     @property
