@@ -9,12 +9,12 @@ import json
 
 import openai
 import pytest
+from serve_support import run
 
 from acceval.agents.tools import SYSTEM_PROMPT, TOOLS, task_message
 from acceval.engines.base import check_engine
 from acceval.engines.mock import MockEngine
 from acceval.serve import start_server
-from serve_support import run
 
 CHECKOUT = ('page /checkout (language en)\nheading "Review order"\ntext "1 × Aurora mug"\n'
             'text "Total: 12.00 EUR"\n[1] button "Place order"')
