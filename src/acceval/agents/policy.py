@@ -142,13 +142,21 @@ def _history(messages: list[dict[str, Any]]) -> tuple[list[Call], dict[str, str]
                     args = {}
                 calls.append(Call(str(tc.get("id", "")), str(fn.get("name", "")), args))
         elif m.get("role") == "tool":
-            results[str(m.get("tool_call_id", ""))] = str(m.get("content") or "")
+            results[str(m.get("tool_call_id", ""))] = _text(m.get("content"))
     return calls, results
+
+
+def _text(content: Any) -> str:
+    """A message's text, whether a string or a list of text parts (as agent frameworks
+    send tool results)."""
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
 
 
 def _observation(messages: list[dict[str, Any]]) -> str:
     for m in reversed(messages):
-        content = str(m.get("content") or "")
+        content = _text(m.get("content"))
         if m.get("role") == "tool" and "\npage " in "\n" + content:
             return content[content.index("page "):]
         if m.get("role") == "user" and "Current page:\n" in content:
@@ -191,7 +199,7 @@ class Decider:
         calls, results = _history(messages)
         turn = len(calls)
         rng = random.Random(f"{self.spec.seed}:{seed}:{turn}")
-        task = next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
+        task = next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
         found = _SCENARIO.search(task)
         scenario = SCENARIOS.get(found.group(1)) if found else None
         if scenario is None:

@@ -17,12 +17,14 @@ import aiohttp
 
 from acceval.agents.app import Shop, ShopServer
 from acceval.agents.browser import Browser, BrowserError, unavailable
+from acceval.agents.command import run_command_episode
 from acceval.agents.env import Episode, EpisodePlan
 from acceval.agents.loop import ChatClient, ModelError, run_episode
 from acceval.agents.policy import PolicyServer
 from acceval.agents.scenarios import selected
 from acceval.agents.spec import Agents, AgentTarget
-from acceval.agents.store import AgentRecords, AgentsLog, tables, write
+from acceval.agents.store import AGENTS_DIR, AgentRecords, AgentsLog, tables, write
+from acceval.agents.toolserver import ToolServer, missing
 from acceval.engines.base import load_engine
 from acceval.errors import AccevalError
 from acceval.serve import ServerHandle, start_server
@@ -56,7 +58,7 @@ def execute_agents(spec: Agents, run_dir: Path) -> AgentRecords:
         return AgentRecords(*empty, log)
     log = AgentsLog()
     try:
-        done = asyncio.run(_run(spec, log))
+        done = asyncio.run(_run(spec, log, Path(run_dir) / AGENTS_DIR / "logs"))
     except BrowserError as exc:
         log.skipped = f"agents part skipped: {exc}"
         done = []
@@ -66,7 +68,7 @@ def execute_agents(spec: Agents, run_dir: Path) -> AgentRecords:
     return AgentRecords(steps, episodes, log)
 
 
-async def _run(spec: Agents, log: AgentsLog) -> list[tuple[str, Episode]]:
+async def _run(spec: Agents, log: AgentsLog, logs: Path) -> list[tuple[str, Episode]]:
     shop = Shop()
     server = ShopServer(shop)
     base = await server.start()
@@ -78,6 +80,10 @@ async def _run(spec: Agents, log: AgentsLog) -> list[tuple[str, Episode]]:
         episodes = plan(spec)
         async with aiohttp.ClientSession() as session:
             for target in spec.targets:
+                if target.command is not None:
+                    out += await _program(spec, target, episodes, shop, browser, base, log,
+                                          logs)
+                    continue
                 out += await _target(spec, target, episodes, shop, browser, base, session, log)
     finally:
         await browser.stop()
@@ -124,3 +130,32 @@ async def _target(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan]
 
 
 __all__ = ["execute_agents", "plan"]
+
+
+async def _program(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan], shop: Shop,
+                   browser: Browser, base: str, log: AgentsLog,
+                   logs: Path) -> list[tuple[str, Episode]]:
+    """A user's own agent program: the tool server up for the target, one launch per
+    episode."""
+    assert target.command is not None
+    why = missing()
+    if why is not None:
+        log.failures[target.name] = why
+        return []
+    server = ToolServer()
+    await server.start()
+    log.targets[target.name] = target.source
+    out = []
+    try:
+        for p in episodes:
+            ep = await run_command_episode(
+                p, target.command, server, shop, browser, base, max_steps=spec.max_steps,
+                timeout_s=spec.timeout_s, gate=spec.gate,
+                log_path=logs / f"{target.name}-{p.episode}.log")
+            out.append((target.name, ep))
+            if ep.stopped_by == "agent_error":
+                log.failures[target.name] = ep.error or "the program could not be started"
+                break  # a program that cannot start would fail every episode alike
+    finally:
+        await server.stop()
+    return out

@@ -68,6 +68,26 @@ class Gate(_Model):
                               "previous step).")
 
 
+class AgentCommand(_Model):
+    """A user's own agent program, launched once per episode in its own process group. Its
+    environment holds ACCEVAL_MCP_URL (the tools over MCP), ACCEVAL_API_URL (the same over
+    plain HTTP), ACCEVAL_GOAL (the task message) and ACCEVAL_SYSTEM_PROMPT; it acts through
+    the tools until it calls `done` or exits (docs/agents.md, *Bring your own agent*)."""
+
+    argv: list[str] = Field(min_length=1, description="The program and its arguments, e.g. "
+                            "[python, my_agent.py].")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment "
+                                "variables for the program (never secrets: name them in "
+                                "your own environment instead).")
+    grace_s: float = Field(5.0, gt=0, le=600, description="After `done`, how long the "
+                           "program may take to exit before its process group is ended.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _argv_alone(cls, v: Any) -> Any:
+        return {"argv": v} if isinstance(v, list) else v
+
+
 class AgentTarget(_Model):
     """One agent under test: a model behind an endpoint, or the scripted policy."""
 
@@ -80,6 +100,9 @@ class AgentTarget(_Model):
     serve: LocalServer | None = Field(None, description="A local engine acceval starts for "
                                       "this target, e.g. the mock with options.tool_policy "
                                       "(a scripted tool-calling model).")
+    command: AgentCommand | None = Field(None, description="Your own agent program, launched "
+                                         "per episode; it acts through the tools served "
+                                         "over MCP and HTTP (`[program, args...]` for short).")
     platform: Platform = Field(default_factory=Platform, description="Hardware facts.")
     price: Price | None = Field(None, description="What a chip costs per hour; without it "
                                 "the target gets no cost per correct workflow.")
@@ -88,11 +111,13 @@ class AgentTarget(_Model):
 
     @model_validator(mode="after")
     def _one_source(self) -> AgentTarget:
-        given = [k for k in ("endpoint", "policy", "serve") if getattr(self, k) is not None]
+        given = [k for k in ("endpoint", "policy", "serve", "command")
+                 if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError("an agent target needs exactly one of `endpoint` (a tool-calling "
-                             "model), `policy` (the built-in scripted policy) or `serve` (a "
-                             f"local engine); it has {', '.join(given) or 'none'}")
+                             "model), `policy` (the built-in scripted policy), `serve` (a "
+                             "local engine) or `command` (your own agent program); it has "
+                             f"{', '.join(given) or 'none'}")
         return self
 
     @property
@@ -104,6 +129,8 @@ class AgentTarget(_Model):
             style = self.serve.options.get("tool_policy")
             return f"local {self.serve.engine} engine" + (
                 f" ({SCRIPTED_LABEL}: {style})" if style else "")
+        if self.command is not None:
+            return "command: " + " ".join(self.command.argv)
         assert self.endpoint is not None
         return f"{self.endpoint.base_url} ({self.endpoint.model})"
 
@@ -172,5 +199,5 @@ class Agents(_Model):
         return self
 
 
-__all__ = ["PERTURBATIONS", "SCRIPTED_LABEL", "STYLES", "AgentTarget", "Agents", "Gate",
-           "Perturbation", "Perturbations", "ScriptedPolicy", "Style"]
+__all__ = ["PERTURBATIONS", "SCRIPTED_LABEL", "STYLES", "AgentCommand", "AgentTarget", "Agents",
+           "Gate", "Perturbation", "Perturbations", "ScriptedPolicy", "Style"]
