@@ -221,6 +221,28 @@ def _engines(study: Study) -> list[Problem]:
     return out
 
 
+def _agent_programs(study: Study) -> list[Problem]:
+    """Each agent program (``agents.targets[].command``) can be started: its program is
+    found, and the MCP library the tools are served with is installed."""
+    out: list[Problem] = []
+    for i, a in enumerate(study.agents.targets if study.agents is not None else []):
+        if a.command is None:
+            continue
+        where = f"agents.targets[{i}].command (target {a.name})"
+        program = a.command.argv[0]
+        found = shutil.which(program) if os.sep not in program else (
+            program if os.access(program, os.X_OK) else None)
+        if found is None:
+            out.append((where, f"the program {program!r} is not found or not executable",
+                        "give its full path, or install it on PATH"))
+        from acceval.agents.toolserver import missing
+
+        why = missing()
+        if why is not None:
+            out.append((where, why, ""))
+    return out
+
+
 def browser_check(study: Study, *, launch: bool = True) -> tuple[list[Problem], list[str]]:
     """For an ``agents:`` section: can the browser start? When it cannot, a run skips the
     agents part and measures the rest (a note, said up front); a study with nothing else to
@@ -393,6 +415,7 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _interruption(study)
     problems += _training_inputs(study, base_dir)
     problems += _engines(study)
+    problems += _agent_programs(study)
     problems += _report()
     problems += _keys(study)
     problems += _output(study, base_dir, out_dir)

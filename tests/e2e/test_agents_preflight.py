@@ -44,3 +44,14 @@ def test_a_local_engines_bad_tool_policy_is_named_by_validate(cli_dir: Path) -> 
     assert res.returncode == 2, res.stdout + res.stderr
     assert "agents.targets[0].serve.options.tool_policy" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_an_agent_program_that_is_not_there_exits_2_naming_the_target(cli_dir: Path) -> None:
+    mine = {"name": "my-program", "command": ["no-such-agent-program", "--fast"]}
+    path = write_study(cli_dir / "s.yaml", _study(mine))
+    for cmd in (["validate"], ["run", "--no-progress", "--out", str(cli_dir / "runs")]):
+        res = run_cli(*cmd, str(path), cwd=cli_dir)
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert "agents.targets[0].command (target my-program)" in res.stderr
+        assert "no-such-agent-program" in res.stderr and "Traceback" not in res.stderr
+    assert not (cli_dir / "runs").exists()

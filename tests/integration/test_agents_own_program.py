@@ -164,7 +164,7 @@ def test_a_program_on_the_http_api_is_judged_by_the_state_and_ended_with_its_gro
         _program(tmp_path, "http-agent", HTTP_AGENT),
         _program(tmp_path, "lingers", LINGERS, env={"PIDS": str(pids)}, grace_s=1)]})
     started = time.monotonic()
-    a, records = _section(tmp_path / "run", spec)
+    a, _ = _section(tmp_path / "run", spec)
     http = _t(a, "http-agent")
     assert http.completion.k == 1 and http.stopped_by == {"done": 1}
     log = (tmp_path / "run" / "agents" / "logs" / "http-agent-0.log").read_text()
