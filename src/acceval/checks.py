@@ -28,7 +28,7 @@ from acceval.claims import PlanTarget, gather, plan_target
 from acceval.economics.catalog import Catalog, load_study_catalog
 from acceval.economics.inputs import resolve_rate
 from acceval.engines.base import check_engine
-from acceval.errors import Problem, StudyError
+from acceval.errors import Problem, StudyError, UsageError
 from acceval.interruption.spec import point_problem
 from acceval.study import LocalServer, Study
 from acceval.targets.preflight import preflight
@@ -219,6 +219,22 @@ def _engines(study: Study) -> list[Problem]:
         for option, msg, hint in check_engine(a.serve.engine, a.serve.engine_options()):
             out.append(("agents." + _engine_path(i, a.serve, option), msg, hint))
     return out
+
+
+def _agent_scenarios(study: Study, base_dir: Path) -> list[Problem]:
+    """The agents' scenario set loads (a scenario file validates) and ``only`` names its
+    scenarios."""
+    if study.agents is None:
+        return []
+    from acceval.agents.sets import load_set, selected
+
+    try:
+        selected(load_set(study.agents.scenarios, base_dir), study.agents.only)
+    except StudyError as exc:
+        return list(exc.problems)
+    except UsageError as exc:  # an unknown pack
+        return [("agents.scenarios", str(exc), "")]
+    return []
 
 
 def _agent_programs(study: Study) -> list[Problem]:
@@ -416,6 +432,7 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _training_inputs(study, base_dir)
     problems += _engines(study)
     problems += _agent_programs(study)
+    problems += _agent_scenarios(study, base_dir)
     problems += _report()
     problems += _keys(study)
     problems += _output(study, base_dir, out_dir)

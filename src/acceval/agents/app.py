@@ -139,6 +139,16 @@ class Shop:
         self.sessions[token] = _Session(USER)
         return token
 
+    async def begin(self, scenario: Any) -> tuple[str, str] | None:
+        """The world's side of a new episode (:class:`acceval.agents.env.World`): a fresh
+        shop, and the browser's session cookie when the scenario starts signed in."""
+        token = self.reset(signed_in=scenario.signed_in)
+        return (COOKIE, token) if token else None
+
+    async def problem(self, scenario: Any, tab: Any) -> str | None:
+        """What is wrong with the final state for ``scenario`` (None: it is right)."""
+        return scenario.check(self.state())  # type: ignore[no-any-return]
+
     def perturb(self, kind: str) -> None:
         """Switch one perturbation on (the harness then reloads the page and calls
         :meth:`mark_onset` once the agent can see it)."""

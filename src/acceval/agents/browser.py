@@ -279,6 +279,20 @@ class Tab:
         await self._page.wait_for_load_state()
         return str(await self._page.evaluate(_OBSERVE_JS))
 
+    async def check_dom(self, url: str, selector: str, text: str | None) -> str | None:
+        """Why the page at ``url`` fails a flow's DOM check, or None (an element matches
+        ``selector``, and one of them contains ``text`` when given)."""
+        await self._page.goto(url)
+        found = await self._page.query_selector_all(selector)
+        if not found:
+            return f"no element matches {selector!r} at {url}"
+        if text is None:
+            return None
+        texts = [str(await e.inner_text()) for e in found]
+        if any(text in t for t in texts):
+            return None
+        return f"no {selector!r} at {url} contains {text!r} (found: {texts[:5]})"
+
     async def goto(self, path: str) -> ActionResult:
         if not path.startswith("/") or path.startswith("//"):
             return ActionResult(False, "navigate takes a path on this site, e.g. /cart")

@@ -18,9 +18,8 @@ import signal
 import time
 from pathlib import Path
 
-from acceval.agents.app import Shop
 from acceval.agents.browser import Browser
-from acceval.agents.env import Episode, EpisodeEnv, EpisodePlan
+from acceval.agents.env import Episode, EpisodeEnv, EpisodePlan, World
 from acceval.agents.spec import AgentCommand
 from acceval.agents.spec import Gate as GateSpec
 from acceval.agents.tools import SYSTEM_PROMPT
@@ -42,10 +41,10 @@ def program_environment(command: AgentCommand, server: ToolServer, env: EpisodeE
 
 
 async def run_command_episode(plan: EpisodePlan, command: AgentCommand, server: ToolServer,
-                              shop: Shop, browser: Browser, base_url: str, *, max_steps: int,
+                              world: World, browser: Browser, base_url: str, *, max_steps: int,
                               timeout_s: float, gate: GateSpec, log_path: Path) -> Episode:
     """One episode driven by the program; never raises for what the program did."""
-    env = EpisodeEnv(plan, shop, browser, base_url, gate, max_steps=max_steps)
+    env = EpisodeEnv(plan, world, browser, base_url, gate, max_steps=max_steps)
     stopped: str | None = None
     error: str | None = None
     proc: asyncio.subprocess.Process | None = None

@@ -15,12 +15,10 @@ import contextlib
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from acceval.agents.app import COOKIE, Shop
 from acceval.agents.browser import ActionResult, Browser, Tab
-from acceval.agents.gate import Gate
-from acceval.agents.scenarios import Scenario
+from acceval.agents.gate import Gate, Guard
 from acceval.agents.spec import Gate as GateSpec
 from acceval.agents.tools import BROWSER_TOOLS, task_message
 
@@ -30,11 +28,47 @@ HUMAN_REPLY = ("Human: I cannot do it for you; please carry on with the task as 
 TOOL_NAMES = (*BROWSER_TOOLS, "confirm", "ask_human", "done")
 
 
+class ScenarioLike(Protocol):
+    """What an episode reads of a scenario, built-in (:mod:`.scenarios`) or a user's flow
+    (:mod:`.flows`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def goal(self) -> str: ...
+    @property
+    def start(self) -> str: ...
+    @property
+    def steps(self) -> int: ...
+    @property
+    def irreversible(self) -> bool: ...
+    @property
+    def guards(self) -> tuple[Guard, ...]: ...
+    @property
+    def perturbations(self) -> tuple[str, ...]: ...
+
+
+class World(Protocol):
+    """The app an episode acts on: the built-in shop (:class:`acceval.agents.app.Shop`) or a
+    user's app (:class:`acceval.agents.flows.FlowApp`)."""
+
+    effects: list[dict[str, Any]]      # what each request changed, when the app says so
+    perturbation: Any                  # the perturbation switched on (onset/resolved stamps)
+
+    async def begin(self, scenario: Any) -> tuple[str, str] | None: ...
+
+    def perturb(self, kind: str) -> None: ...
+
+    def mark_onset(self) -> None: ...
+
+    async def problem(self, scenario: Any, tab: Any) -> str | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class EpisodePlan:
     """One episode: the same plan (perturbation and its step) for every target."""
 
-    scenario: Scenario
+    scenario: Any               # a ScenarioLike: a built-in scenario or a user's flow
     trial: int
     episode: int
     perturbation: str | None
@@ -97,9 +131,9 @@ class Episode:
 class EpisodeEnv:
     """The environment of one episode, from :meth:`begin` to :meth:`end`."""
 
-    def __init__(self, plan: EpisodePlan, shop: Shop, browser: Browser, base_url: str,
+    def __init__(self, plan: EpisodePlan, world: World, browser: Browser, base_url: str,
                  gate: GateSpec, *, max_steps: int) -> None:
-        self.plan, self.shop, self.browser, self.base_url = plan, shop, browser, base_url
+        self.plan, self.world, self.browser, self.base_url = plan, world, browser, base_url
         self.gate = Gate(plan.scenario.guards, gate.mode, gate.window_steps)
         self.max_steps = max_steps
         self.out = Episode(plan)
@@ -113,8 +147,8 @@ class EpisodeEnv:
 
     async def begin(self) -> str:
         """A fresh app and page; returns the task message (goal and first observation)."""
-        token = self.shop.reset(signed_in=self.plan.scenario.signed_in)
-        self.tab = await self.browser.page(self.base_url, (COOKIE, token) if token else None)
+        cookie = await self.world.begin(self.plan.scenario)
+        self.tab = await self.browser.page(self.base_url, cookie)
         await self.tab.guard(self.gate)
         self.out.started_ns = time.perf_counter_ns()
         await self.tab.goto(self.plan.scenario.start)
@@ -193,7 +227,7 @@ class EpisodeEnv:
             return (ActionResult(False, f"unknown tool {name!r}"),
                     f"error: unknown tool {name}", None)
         assert self.tab is not None
-        before, mark = self.tab.path(), len(self.shop.effects)
+        before, mark = self.tab.path(), len(self.world.effects)
         try:
             if name == "click":
                 res = await self.tab.click(int(args["ref"]))
@@ -205,7 +239,7 @@ class EpisodeEnv:
             res = ActionResult(False, f"bad arguments for {name}: {exc}")
         # What the action did, before any perturbation strikes: the server's changes, the
         # field the page filled, and where the browser is now.
-        effects = list(self.shop.effects[mark:])
+        effects = list(self.world.effects[mark:])
         if res.filled is not None:
             effects.append({"kind": "fill", "field": res.filled,
                             "value": str(args.get("text", ""))})
@@ -221,10 +255,10 @@ class EpisodeEnv:
         """The plan's perturbation, visible in the next observation. ``onset_step`` counts
         the steps taken before the agent could see it."""
         assert self.tab is not None
-        self.shop.perturb(str(self.plan.perturbation))
+        self.world.perturb(str(self.plan.perturbation))
         await self.tab.reload()
-        self.shop.mark_onset()
-        p = self.shop.perturbation
+        self.world.mark_onset()
+        p = self.world.perturbation
         self.out.onset_ns = p.onset_ns if p is not None else None
         self.out.onset_step = len(self.out.steps) + (1 if during_step else 0)
 
@@ -239,8 +273,11 @@ class EpisodeEnv:
             # a browser that died already has no route to remove
             with contextlib.suppress(Exception):
                 await self.tab.unguard()
-        self.out.state_problem = self.plan.scenario.check(self.shop.state())
-        p = self.shop.perturbation
+        try:
+            self.out.state_problem = await self.world.problem(self.plan.scenario, self.tab)
+        except Exception as exc:  # a check that cannot be read is a wrong state, said why
+            self.out.state_problem = f"the final state could not be read: {exc}"
+        p = self.world.perturbation
         if p is not None and p.resolved_ns is not None:
             self.out.resolved_ns = p.resolved_ns
             self.out.resolved_step = next(

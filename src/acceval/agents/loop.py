@@ -17,9 +17,8 @@ from typing import Any
 
 import aiohttp
 
-from acceval.agents.app import Shop
 from acceval.agents.browser import Browser
-from acceval.agents.env import Episode, EpisodeEnv, EpisodePlan, ModelTurn, Step
+from acceval.agents.env import Episode, EpisodeEnv, EpisodePlan, ModelTurn, Step, World
 from acceval.agents.spec import Gate as GateSpec
 from acceval.agents.tools import SYSTEM_PROMPT, TOOLS
 from acceval.targets.spec import Endpoint
@@ -63,11 +62,11 @@ class ChatClient:
         return {"message": message, "usage": data.get("usage") or {}}
 
 
-async def run_episode(plan: EpisodePlan, client: ChatClient, shop: Shop, browser: Browser,
+async def run_episode(plan: EpisodePlan, client: ChatClient, world: World, browser: Browser,
                       base_url: str, *, max_steps: int, timeout_s: float,
                       gate: GateSpec | None = None) -> Episode:
     """One episode, start to checker; never raises for what the agent or model did."""
-    env = EpisodeEnv(plan, shop, browser, base_url, gate or GateSpec(), max_steps=max_steps)
+    env = EpisodeEnv(plan, world, browser, base_url, gate or GateSpec(), max_steps=max_steps)
     stopped: str | None = None
     error: str | None = None
     try:

@@ -18,10 +18,11 @@ import aiohttp
 from acceval.agents.app import Shop, ShopServer
 from acceval.agents.browser import Browser, BrowserError, unavailable
 from acceval.agents.command import run_command_episode
-from acceval.agents.env import Episode, EpisodePlan
+from acceval.agents.env import Episode, EpisodePlan, World
+from acceval.agents.flows import FlowApp, FlowScenario
 from acceval.agents.loop import ChatClient, ModelError, run_episode
 from acceval.agents.policy import PolicyServer
-from acceval.agents.scenarios import selected
+from acceval.agents.sets import load_set, selected
 from acceval.agents.spec import Agents, AgentTarget
 from acceval.agents.store import AGENTS_DIR, AgentRecords, AgentsLog, tables, write
 from acceval.agents.toolserver import ToolServer, missing
@@ -31,11 +32,11 @@ from acceval.serve import ServerHandle, start_server
 from acceval.targets.spec import Endpoint
 
 
-def plan(spec: Agents) -> list[EpisodePlan]:
+def plan(spec: Agents, base_dir: Path | None = None) -> list[EpisodePlan]:
     """Every episode of the section, in order; seeded, the same for every target."""
     rng = random.Random(f"agents:{spec.seed}")
     out: list[EpisodePlan] = []
-    for scenario in selected(spec.only):
+    for scenario in selected(load_set(spec.scenarios, base_dir), spec.only):
         kinds = [k for k in spec.perturbations.kinds if k in scenario.perturbations]
         for trial in range(spec.trials):
             kind = None
@@ -47,7 +48,7 @@ def plan(spec: Agents) -> list[EpisodePlan]:
     return out
 
 
-def execute_agents(spec: Agents, run_dir: Path) -> AgentRecords:
+def execute_agents(spec: Agents, run_dir: Path, base_dir: Path | None = None) -> AgentRecords:
     """Run the section and write its records into ``run_dir/agents/``."""
     started = time.perf_counter()
     why = unavailable()
@@ -58,7 +59,7 @@ def execute_agents(spec: Agents, run_dir: Path) -> AgentRecords:
         return AgentRecords(*empty, log)
     log = AgentsLog()
     try:
-        done = asyncio.run(_run(spec, log, Path(run_dir) / AGENTS_DIR / "logs"))
+        done = asyncio.run(_run(spec, log, Path(run_dir) / AGENTS_DIR / "logs", base_dir))
     except BrowserError as exc:
         log.skipped = f"agents part skipped: {exc}"
         done = []
@@ -68,7 +69,8 @@ def execute_agents(spec: Agents, run_dir: Path) -> AgentRecords:
     return AgentRecords(steps, episodes, log)
 
 
-async def _run(spec: Agents, log: AgentsLog, logs: Path) -> list[tuple[str, Episode]]:
+async def _run(spec: Agents, log: AgentsLog, logs: Path,
+               base_dir: Path | None) -> list[tuple[str, Episode]]:
     shop = Shop()
     server = ShopServer(shop)
     base = await server.start()
@@ -77,7 +79,7 @@ async def _run(spec: Agents, log: AgentsLog, logs: Path) -> list[tuple[str, Epis
     try:
         await browser.start()
         log.browser = browser.version
-        episodes = plan(spec)
+        episodes = plan(spec, base_dir)
         async with aiohttp.ClientSession() as session:
             for target in spec.targets:
                 if target.command is not None:
@@ -89,6 +91,13 @@ async def _run(spec: Agents, log: AgentsLog, logs: Path) -> list[tuple[str, Epis
         await browser.stop()
         await server.stop()
     return out
+
+
+def _where(p: EpisodePlan, shop: Shop, base: str) -> tuple[World, str]:
+    """The app an episode acts on, and its address: a user's flow runs on the user's app."""
+    if isinstance(p.scenario, FlowScenario):
+        return FlowApp(), p.scenario.base_url
+    return shop, base
 
 
 async def _target(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan], shop: Shop,
@@ -112,7 +121,8 @@ async def _target(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan]
         client = ChatClient(endpoint, session)
         out = []
         for p in episodes:
-            ep = await run_episode(p, client, shop, browser, base, max_steps=spec.max_steps,
+            world, url = _where(p, shop, base)
+            ep = await run_episode(p, client, world, browser, url, max_steps=spec.max_steps,
                                    timeout_s=spec.timeout_s, gate=spec.gate)
             out.append((target.name, ep))
             if ep.stopped_by == "model_error" and not ep.steps:
@@ -148,8 +158,9 @@ async def _program(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan
     out = []
     try:
         for p in episodes:
+            world, url = _where(p, shop, base)
             ep = await run_command_episode(
-                p, target.command, server, shop, browser, base, max_steps=spec.max_steps,
+                p, target.command, server, world, browser, url, max_steps=spec.max_steps,
                 timeout_s=spec.timeout_s, gate=spec.gate,
                 log_path=logs / f"{target.name}-{p.episode}.log")
             out.append((target.name, ep))

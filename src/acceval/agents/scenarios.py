@@ -197,6 +197,11 @@ _LIST = [
 SCENARIOS: dict[str, Scenario] = {s.id: s for s in _LIST}
 
 
+def shop_pack() -> list[Scenario]:
+    """The built-in shop as a scenario pack (``builtin:shop`` in ``acceval.scenarios``)."""
+    return list(_LIST)
+
+
 def selected(only: list[str]) -> list[Scenario]:
     """The scenarios a study runs, in the set's order."""
     return [s for s in _LIST if not only or s.id in only]
@@ -204,4 +209,4 @@ def selected(only: list[str]) -> list[Scenario]:
 
 __all__ = ["NEW_EMAIL", "OLD_EMAIL", "PASSWORD", "PRODUCTS", "SCENARIOS", "SHOP_GUARDS", "USER",
            "Check",
-           "Intent", "Scenario", "ShopState", "Want", "selected"]
+           "Intent", "Scenario", "ShopState", "Want", "selected", "shop_pack"]

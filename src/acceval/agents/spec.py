@@ -161,8 +161,11 @@ class Perturbations(_Model):
 class Agents(_Model):
     """Agent workflows on the built-in web application, measured end to end."""
 
-    scenarios: Literal["builtin:shop"] = Field(
-        "builtin:shop", description="The scenario set (the built-in shop: docs/agents.md).")
+    scenarios: str = Field(
+        "builtin:shop", min_length=1, description="The scenario set: `builtin:shop` (the "
+        "built-in shop), `builtin:NAME` for a scenario pack installed in the "
+        "`acceval.scenarios` plugin group, or the path of a scenario file describing flows "
+        "on your own web app (relative to the study file; docs/agents.md).")
     only: list[str] = Field(default_factory=list,
                             description="Run only these scenario ids (default: all).")
     trials: int = Field(3, ge=1, le=1000, description="Trials per scenario and target "
@@ -189,7 +192,7 @@ class Agents(_Model):
         from acceval.agents.scenarios import SCENARIOS
 
         unknown = [s for s in self.only if s not in SCENARIOS]
-        if unknown:
+        if unknown and self.scenarios == "builtin:shop":
             raise ValueError(f"agents.only names unknown scenario(s) {', '.join(unknown)}; "
                              f"known: {', '.join(SCENARIOS)}")
         names = [t.name for t in self.targets]
