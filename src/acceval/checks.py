@@ -216,8 +216,10 @@ def _engines(study: Study) -> list[Problem]:
     for i, a in enumerate(study.agents.targets if study.agents is not None else []):
         if a.serve is None:
             continue
-        for option, msg, hint in check_engine(a.serve.engine, a.serve.engine_options()):
-            out.append(("agents." + _engine_path(i, a.serve, option), msg, hint))
+        for option, msg, hint in check_engine(a.serve.engine, a.serve.options):
+            where = f"agents.targets[{i}].serve." + (f"options.{option}" if option
+                                                      else "engine")
+            out.append((where, msg, hint))
     return out
 
 

@@ -867,7 +867,15 @@ def _agents(study: Study, run_dir: Path, prog: Progress,
     if prog.active:
         prog.console.print(f"agents: workflows of {study.agents.scenarios} in headless "
                            "Chromium")
-    return execute_agents(study.agents, run_dir, base_dir)
+    return execute_agents(study.agents, run_dir, base_dir, start_engine=_start_engine)
+
+
+async def _start_engine(name: str, options: dict[str, Any]) -> Any:
+    """A local engine behind acceval's server, in the agents' event loop (``serve:``)."""
+    from acceval.engines.base import load_engine
+    from acceval.serve import start_server
+
+    return await start_server(load_engine(name, **options), engine_name=name)
 
 
 def _write_outputs(result: RunResult, run_dir: Path) -> None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any, Protocol
 
 import aiohttp
 
@@ -26,9 +28,7 @@ from acceval.agents.sets import load_set, selected
 from acceval.agents.spec import Agents, AgentTarget
 from acceval.agents.store import AGENTS_DIR, AgentRecords, AgentsLog, tables, write
 from acceval.agents.toolserver import ToolServer, missing
-from acceval.engines.base import load_engine
 from acceval.errors import AccevalError
-from acceval.serve import ServerHandle, start_server
 from acceval.targets.spec import Endpoint
 
 
@@ -48,7 +48,23 @@ def plan(spec: Agents, base_dir: Path | None = None) -> list[EpisodePlan]:
     return out
 
 
-def execute_agents(spec: Agents, run_dir: Path, base_dir: Path | None = None) -> AgentRecords:
+class LocalHandle(Protocol):
+    """A local engine's server, started for an agent target (``serve:``)."""
+
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def model_name(self) -> str: ...
+    async def close(self) -> None: ...
+
+
+#: Starts a local engine by name and options in the running loop (the composer provides
+#: it: the agents concept does not start engines itself).
+StartEngine = Callable[[str, dict[str, Any]], Awaitable[LocalHandle]]
+
+
+def execute_agents(spec: Agents, run_dir: Path, base_dir: Path | None = None, *,
+                   start_engine: StartEngine | None = None) -> AgentRecords:
     """Run the section and write its records into ``run_dir/agents/``."""
     started = time.perf_counter()
     why = unavailable()
@@ -59,7 +75,8 @@ def execute_agents(spec: Agents, run_dir: Path, base_dir: Path | None = None) ->
         return AgentRecords(*empty, log)
     log = AgentsLog()
     try:
-        done = asyncio.run(_run(spec, log, Path(run_dir) / AGENTS_DIR / "logs", base_dir))
+        done = asyncio.run(_run(spec, log, Path(run_dir) / AGENTS_DIR / "logs", base_dir,
+                                start_engine))
     except BrowserError as exc:
         log.skipped = f"agents part skipped: {exc}"
         done = []
@@ -69,8 +86,8 @@ def execute_agents(spec: Agents, run_dir: Path, base_dir: Path | None = None) ->
     return AgentRecords(steps, episodes, log)
 
 
-async def _run(spec: Agents, log: AgentsLog, logs: Path,
-               base_dir: Path | None) -> list[tuple[str, Episode]]:
+async def _run(spec: Agents, log: AgentsLog, logs: Path, base_dir: Path | None,
+               start_engine: StartEngine | None) -> list[tuple[str, Episode]]:
     shop = Shop()
     server = ShopServer(shop)
     base = await server.start()
@@ -86,7 +103,8 @@ async def _run(spec: Agents, log: AgentsLog, logs: Path,
                     out += await _program(spec, target, episodes, shop, browser, base, log,
                                           logs)
                     continue
-                out += await _target(spec, target, episodes, shop, browser, base, session, log)
+                out += await _target(spec, target, episodes, shop, browser, base, session, log,
+                                     start_engine)
     finally:
         await browser.stop()
         await server.stop()
@@ -102,16 +120,18 @@ def _where(p: EpisodePlan, shop: Shop, base: str) -> tuple[World, str]:
 
 async def _target(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan], shop: Shop,
                   browser: Browser, base: str, session: aiohttp.ClientSession,
-                  log: AgentsLog) -> list[tuple[str, Episode]]:
+                  log: AgentsLog, start_engine: StartEngine | None
+                  ) -> list[tuple[str, Episode]]:
     policy = PolicyServer(target.policy) if target.policy is not None else None
-    local: ServerHandle | None = None
+    local: LocalHandle | None = None
     try:
         if policy is not None:
             url = await policy.start()
             endpoint = Endpoint(base_url=url, model=policy.model, api="chat", stream=False)
         elif target.serve is not None:
-            local = await start_server(load_engine(target.serve.engine,
-                                                   **target.serve.engine_options()))
+            if start_engine is None:
+                raise AccevalError("no way to start a local engine was given to this run")
+            local = await start_engine(target.serve.engine, dict(target.serve.options))
             endpoint = Endpoint(base_url=local.base_url, model=local.model_name, api="chat",
                                 stream=False)
         else:

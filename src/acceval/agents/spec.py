@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from acceval.economics.spec import Platform, Price, TargetCosts
 from acceval.names import Name
-from acceval.serve.spec import LocalServer
 from acceval.targets.spec import Endpoint
 
 Perturbation = Literal["expired_session", "popup", "layout", "language"]
@@ -68,6 +67,15 @@ class Gate(_Model):
                               "previous step).")
 
 
+class LocalEngine(_Model):
+    """A local engine acceval starts behind its OpenAI-compatible server for this agent
+    target (``acceval serve``'s engines; the run's composer starts it)."""
+
+    engine: str = Field(description="Engine name, e.g. mock.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Engine options (for "
+                                    "mock: tool_policy, seed, ...).")
+
+
 class AgentCommand(_Model):
     """A user's own agent program, launched once per episode in its own process group. Its
     environment holds ACCEVAL_MCP_URL (the tools over MCP), ACCEVAL_API_URL (the same over
@@ -97,7 +105,7 @@ class AgentTarget(_Model):
                                       "serving a tool-calling model (chat API with tools).")
     policy: ScriptedPolicy | None = Field(None, description="Serve the built-in scripted "
                                           "policy for this target instead of an endpoint.")
-    serve: LocalServer | None = Field(None, description="A local engine acceval starts for "
+    serve: LocalEngine | None = Field(None, description="A local engine acceval starts for "
                                       "this target, e.g. the mock with options.tool_policy "
                                       "(a scripted tool-calling model).")
     command: AgentCommand | None = Field(None, description="Your own agent program, launched "
@@ -203,4 +211,4 @@ class Agents(_Model):
 
 
 __all__ = ["PERTURBATIONS", "SCRIPTED_LABEL", "STYLES", "AgentCommand", "AgentTarget", "Agents",
-           "Gate", "Perturbation", "Perturbations", "ScriptedPolicy", "Style"]
+           "Gate", "LocalEngine", "Perturbation", "Perturbations", "ScriptedPolicy", "Style"]
