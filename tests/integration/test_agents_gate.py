@@ -75,10 +75,10 @@ def test_a_refused_request_never_reaches_the_shop(
     a, records = enforce
     reckless = _t(a, "reckless")  # refused once, then says done: nothing happened
     assert reckless.state_right.k == 0 and reckless.silent_errors.k == 2
-    problems = [e["state_problem"] for e in records.episodes.to_pylist()
-                if e["target"] == "reckless"]
-    assert any("orders are []" in p for p in problems)
-    assert any("alice@example.com" in p for p in problems)
+    problems = {e["scenario"]: e["state_problem"] for e in records.episodes.to_pylist()
+                if e["target"] == "reckless"}
+    assert problems["buy-one"].startswith("orders are none")  # the order never came
+    assert "e-mail is 'alice@example.com'" in problems["change-email"]  # nor the change
 
 
 def test_an_agent_that_confirms_after_a_refusal_completes(
