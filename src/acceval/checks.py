@@ -28,7 +28,7 @@ from acceval.claims import PlanTarget, gather, plan_target
 from acceval.economics.catalog import Catalog, load_study_catalog
 from acceval.economics.inputs import resolve_rate
 from acceval.engines.base import check_engine
-from acceval.errors import Problem, StudyError
+from acceval.errors import Problem, StudyError, UsageError
 from acceval.interruption.spec import point_problem
 from acceval.study import LocalServer, Study
 from acceval.targets.preflight import preflight
@@ -213,6 +213,51 @@ def _engines(study: Study) -> list[Problem]:
             continue
         for option, msg, hint in check_engine(t.serve.engine, t.serve.engine_options()):
             out.append((_engine_path(i, t.serve, option), msg, hint))
+    for i, a in enumerate(study.agents.targets if study.agents is not None else []):
+        if a.serve is None:
+            continue
+        for option, msg, hint in check_engine(a.serve.engine, a.serve.options):
+            where = f"agents.targets[{i}].serve." + (f"options.{option}" if option
+                                                      else "engine")
+            out.append((where, msg, hint))
+    return out
+
+
+def _agent_scenarios(study: Study, base_dir: Path) -> list[Problem]:
+    """The agents' scenario set loads (a scenario file validates) and ``only`` names its
+    scenarios."""
+    if study.agents is None:
+        return []
+    from acceval.agents.sets import load_set, selected
+
+    try:
+        selected(load_set(study.agents.scenarios, base_dir), study.agents.only)
+    except StudyError as exc:
+        return list(exc.problems)
+    except UsageError as exc:  # an unknown pack
+        return [("agents.scenarios", str(exc), "")]
+    return []
+
+
+def _agent_programs(study: Study) -> list[Problem]:
+    """Each agent program (``agents.targets[].command``) can be started: its program is
+    found, and the MCP library the tools are served with is installed."""
+    out: list[Problem] = []
+    for i, a in enumerate(study.agents.targets if study.agents is not None else []):
+        if a.command is None:
+            continue
+        where = f"agents.targets[{i}].command (target {a.name})"
+        program = a.command.argv[0]
+        found = shutil.which(program) if os.sep not in program else (
+            program if os.access(program, os.X_OK) else None)
+        if found is None:
+            out.append((where, f"the program {program!r} is not found or not executable",
+                        "give its full path, or install it on PATH"))
+        from acceval.agents.toolserver import missing
+
+        why = missing()
+        if why is not None:
+            out.append((where, why, ""))
     return out
 
 
@@ -388,6 +433,8 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _interruption(study)
     problems += _training_inputs(study, base_dir)
     problems += _engines(study)
+    problems += _agent_programs(study)
+    problems += _agent_scenarios(study, base_dir)
     problems += _report()
     problems += _keys(study)
     problems += _output(study, base_dir, out_dir)
@@ -405,8 +452,11 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
 def preflight_study(study: Study) -> None:
     """Ask every remote endpoint whether it answers and lists its model, and the Ray
     cluster (``execution.address``) whether it listens; raise naming what does not."""
+    agents = study.agents.targets if study.agents is not None else []
     preflight([(t.name, t.endpoint) for t in study.targets
-               if t.serve is None and t.endpoint is not None])
+               if t.serve is None and t.endpoint is not None]
+              + [(f"agents.targets[{a.name}]", a.endpoint) for a in agents
+                 if a.endpoint is not None])
     ex = study.execution
     if ex.backend == "ray" and ex.address is not None:
         from acceval.scaleout.ray_backend import reachable

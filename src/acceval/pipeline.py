@@ -413,7 +413,7 @@ def _measure_run(study: Study, log: RunLog, tasks: list[Task], *, run_dir: Path,
                     if id(entry) not in before:
                         entry.session = session
             journal()
-            agents = _agents(study, run_dir, prog)
+            agents = _agents(study, run_dir, prog, base_dir)
             if study.training is not None:
                 run_training(study.training, run_dir, base_dir,
                              echo=prog.console.print if prog.active else None)
@@ -854,7 +854,8 @@ def _signals_stop_the_run() -> Iterator[Callable[[], None]]:
             signal.signal(s, handler)
 
 
-def _agents(study: Study, run_dir: Path, prog: Progress) -> AgentRecords | None:
+def _agents(study: Study, run_dir: Path, prog: Progress,
+            base_dir: Path | None = None) -> AgentRecords | None:
     """The agents part, after the targets (a resumed run that has its episodes keeps them)."""
     if study.agents is None:
         return None
@@ -864,8 +865,17 @@ def _agents(study: Study, run_dir: Path, prog: Progress) -> AgentRecords | None:
     from acceval.agents.run import execute_agents
 
     if prog.active:
-        prog.console.print("agents: workflows on the built-in shop in headless Chromium")
-    return execute_agents(study.agents, run_dir)
+        prog.console.print(f"agents: workflows of {study.agents.scenarios} in headless "
+                           "Chromium")
+    return execute_agents(study.agents, run_dir, base_dir, start_engine=_start_engine)
+
+
+async def _start_engine(name: str, options: dict[str, Any]) -> Any:
+    """A local engine behind acceval's server, in the agents' event loop (``serve:``)."""
+    from acceval.engines.base import load_engine
+    from acceval.serve import start_server
+
+    return await start_server(load_engine(name, **options), engine_name=name)
 
 
 def _write_outputs(result: RunResult, run_dir: Path) -> None:

@@ -27,6 +27,7 @@ GROUPS: Mapping[str, str] = {
     "acceval.probes": "probe",
     "acceval.engines": "engine",
     "acceval.checkers": "checker",
+    "acceval.scenarios": "scenario pack",
 }
 
 BUILTIN_DIST = "acceval"
@@ -56,6 +57,9 @@ BUILTINS: Mapping[str, Mapping[str, str]] = {
         "contains": "acceval.tasks:ContainsChecker",
         "choice": "acceval.tasks:ChoiceChecker",
         "json": "acceval.tasks:JsonChecker",
+    },
+    "acceval.scenarios": {
+        "shop": "acceval.agents.scenarios:shop_pack",
     },
 }
 

@@ -86,6 +86,16 @@ def test_demo_quick_runs_end_to_end(tmp_path: Path) -> None:
     assert ddp["slowest_rank"] in (0, 1)
     assert "per rank: slowest rank" in res.stdout
     assert '<section id="training">' in html and "slowest rank" in html
+    # Agents: a perturbation recovered from, an irreversible action the gate refused (the
+    # mock engine's tool-calling mode), an intervention (the careful policy asks once)
+    agents = {t["name"]: t for t in result["agents"]["targets"]}
+    assert all(t["failure"] is None for t in agents.values()), agents
+    assert any(r["recovered"]["k"] > 0 for t in agents.values() for r in t["recoveries"])
+    hasty = agents["hasty-model"]
+    assert hasty["refused_irreversible"] > 0 and hasty["completion"]["k"] > 0
+    assert hasty["source"] == "local mock engine (scripted policy: hasty)"
+    assert agents["careful-policy"]["interventions"] > 0
+    assert "The confirmation gate" in html
 
 
 def test_demo_prints_its_study(tmp_path: Path) -> None:

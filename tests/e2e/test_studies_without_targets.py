@@ -72,6 +72,11 @@ def test_an_agents_only_study_compares_its_agents_and_no_inference(tmp_path: Pat
     assert (careful.completion.k, careful.completion.n) == (4, 4)
     assert careful.stray_actions is not None and careful.stray_actions.k == 0
     assert clumsy.stray_actions is not None and clumsy.stray_actions.n > 0
+    # the example shows a recovery, a refused irreversible action and an intervention
+    assert any(r.recovered.k > 0 for r in careful.recoveries)
+    hasty = a.target("hasty-model")
+    assert hasty is not None and hasty.refused_irreversible > 0 and hasty.completion.k > 0
+    assert clumsy.interventions > 0
     assert [line for line in result.verdict.sentences if line.startswith("Agent workflows")]
     assert "## Agent workflows, end to end" in md and "stray actions" in md
     assert "careful (scripted policy) | 100% [51%–100%] (4/4)" in md

@@ -3,7 +3,7 @@ analysis and report tests: no browser, every outcome chosen and counted by hand.
 
 from __future__ import annotations
 
-from acceval.agents.loop import Episode, EpisodePlan, Step
+from acceval.agents.env import Episode, EpisodePlan, Step
 from acceval.agents.scenarios import SCENARIOS
 from acceval.agents.store import AgentRecords, AgentsLog, tables
 

@@ -35,7 +35,8 @@ def _run(tmp: Path, spec: dict[str, object]) -> AgentsResult:
 @pytest.fixture(scope="module")
 def rates(tmp_path_factory: pytest.TempPathFactory) -> AgentsResult:
     return _run(tmp_path_factory.mktemp("rates"), {
-        "trials": 6, "only": ["change-email", "buy-one"], "seed": 5,
+        # count mode: an unconfirmed action goes through, so its rate is measurable
+        "trials": 6, "only": ["change-email", "buy-one"], "seed": 5, "gate": "count",
         "targets": [
             {"name": "never-confirms", "policy": {"skip_confirm": 1.0, "seed": 1}},
             {"name": "half-confirms", "policy": {"skip_confirm": 0.5, "seed": 2}},
@@ -100,6 +101,9 @@ def test_a_policy_that_skips_confirmation_fails_every_irreversible_scenario(
     assert never.state_right.k == 12
     assert never.unconfirmed_irreversible.k == never.unconfirmed_irreversible.n == 12
     assert never.transcripts and "without confirmation" in never.transcripts[0].why
+    # what enforce mode would have refused, recorded by the gate
+    assert never.gate_verdicts == {"unconfirmed": 12}
+    assert (never.refused_irreversible, never.would_refuse) == (0, 12)
 
 
 def test_an_expired_session_mid_task_is_recovered_from(tmp_path: Path) -> None:

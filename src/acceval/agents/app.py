@@ -139,6 +139,16 @@ class Shop:
         self.sessions[token] = _Session(USER)
         return token
 
+    async def begin(self, scenario: Any) -> tuple[str, str] | None:
+        """The world's side of a new episode (:class:`acceval.agents.env.World`): a fresh
+        shop, and the browser's session cookie when the scenario starts signed in."""
+        token = self.reset(signed_in=scenario.signed_in)
+        return (COOKIE, token) if token else None
+
+    async def problem(self, scenario: Any, tab: Any) -> str | None:
+        """What is wrong with the final state for ``scenario`` (None: it is right)."""
+        return scenario.check(self.state())  # type: ignore[no-any-return]
+
     def perturb(self, kind: str) -> None:
         """Switch one perturbation on (the harness then reloads the page and calls
         :meth:`mark_onset` once the agent can see it)."""
@@ -376,9 +386,14 @@ class Shop:
             return self._page(request, L["title_checkout"], f"<p>{esc(L['empty'])}</p>")
         rows, total = self._lines(L, removable=False)
         body = (rows + f"<p>{esc(L['total'].format(t=f'{total:.2f}'))}</p>"
-                f'<form method="post" action="/checkout/place"><button '
+                f'<form method="post" action="/checkout/place">{self._items()}<button '
                 f'id="{self._id("place")}">{esc(L["place"])}</button></form>')
         return self._page(request, L["title_checkout"], body)
+
+    def _items(self) -> str:
+        """The order's lines as hidden fields, for the gate to read what it places."""
+        return "".join(f'<input type="hidden" name="item" value="{n} x {esc(PRODUCTS[p][0])}">'
+                       for p, n in self.cart.items())
 
     async def _place(self, request: web.Request) -> web.Response:
         self._need_login(request)

@@ -13,12 +13,17 @@ download is not needed: the system's Chromium is used.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.util import find_spec
-from typing import Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+if TYPE_CHECKING:
+    from acceval.agents.gate import Gate
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -238,10 +243,55 @@ class Tab:
 
     def __init__(self, page: Any, base_url: str) -> None:
         self._page, self.base_url = page, base_url
+        self._route: tuple[Callable[[str], bool], Any] | None = None
+
+    async def guard(self, gate: Gate) -> None:
+        """Send every request the gate guards through it: a refused one never reaches the
+        app (the browser shows the refusal page instead)."""
+        from acceval.agents.gate import refusal_page
+
+        def wanted(url: str) -> bool:
+            path = urlsplit(url).path
+            return any(g.matches(g.method, path) for g in gate.guards)
+
+        async def handle(route: Any, request: Any) -> None:
+            guard = gate.guard_for(str(request.method), urlsplit(str(request.url)).path)
+            if guard is None:
+                await route.continue_()
+                return
+            decision = gate.judge(guard, request_fields(request))
+            if not decision.refused:
+                await route.continue_()
+                return
+            back = urlsplit(str(request.headers.get("referer") or "/")).path or "/"
+            await route.fulfill(status=403, content_type="text/html; charset=utf-8",
+                                body=refusal_page(decision, back))
+
+        self._route = (wanted, handle)
+        await self._page.route(wanted, handle)
+
+    async def unguard(self) -> None:
+        if self._route is not None:
+            await self._page.unroute(*self._route)
+            self._route = None
 
     async def observe(self) -> str:
         await self._page.wait_for_load_state()
         return str(await self._page.evaluate(_OBSERVE_JS))
+
+    async def check_dom(self, url: str, selector: str, text: str | None) -> str | None:
+        """Why the page at ``url`` fails a flow's DOM check, or None (an element matches
+        ``selector``, and one of them contains ``text`` when given)."""
+        await self._page.goto(url)
+        found = await self._page.query_selector_all(selector)
+        if not found:
+            return f"no element matches {selector!r} at {url}"
+        if text is None:
+            return None
+        texts = [str(await e.inner_text()) for e in found]
+        if any(text in t for t in texts):
+            return None
+        return f"no {selector!r} at {url} contains {text!r} (found: {texts[:5]})"
 
     async def goto(self, path: str) -> ActionResult:
         if not path.startswith("/") or path.startswith("//"):
@@ -290,5 +340,29 @@ class Tab:
         return ActionResult(True, filled=str(await el.evaluate("e => e.name || e.id || ''")))
 
 
+def request_fields(request: Any) -> dict[str, list[str]]:
+    """A request's fields: its query, and its body as a form or a JSON object (top level;
+    a list's items are each a value)."""
+    out: dict[str, list[str]] = {k: list(v) for k, v in
+                                 parse_qs(urlsplit(str(request.url)).query).items()}
+    body = request.post_data
+    if not body:
+        return out
+    kind = str(request.headers.get("content-type") or "")
+    if "json" in kind:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return out
+        if isinstance(data, dict):
+            for k, v in data.items():
+                out.setdefault(str(k), []).extend(
+                    str(x) for x in (v if isinstance(v, list) else [v]))
+        return out
+    for k, v in parse_qs(str(body), keep_blank_values=True).items():
+        out.setdefault(k, []).extend(v)
+    return out
+
+
 __all__ = ["CHROMIUM_ARGS", "ActionResult", "Browser", "BrowserError", "Tab", "chromium_path",
-           "start_problem", "unavailable"]
+           "request_fields", "start_problem", "unavailable"]

@@ -14,6 +14,15 @@ rates, drawn per reply from its seed and the request's ``seed``:
 - ``skip_confirm``: an irreversible action is done without calling ``confirm``;
 - ``premature_done``: it says ``done`` instead of taking the next browser action.
 
+Its ``style`` is its habit at irreversible actions (the gate, :mod:`acceval.agents.gate`,
+judges them): ``careful`` confirms each in the step right before it, naming the action and
+its object as read from the page; ``hasty`` acts unconfirmed first and confirms once refused;
+``reckless`` never confirms and says done once refused; ``mismatched`` first confirms
+another action; ``stale`` first confirms a step too early; ``liar`` says done instead of
+taking the first irreversible action (the last action when there is none); ``asks_human``
+asks a human once at the start, then is careful. After a refusal it goes back to the page
+the action is taken from, fills again what the refusal emptied, confirms and acts.
+
 It keeps no state between requests: where it is on the path is read from the conversation
 (the ids of its own earlier tool calls say which step of the path each one was).
 """
@@ -133,13 +142,21 @@ def _history(messages: list[dict[str, Any]]) -> tuple[list[Call], dict[str, str]
                     args = {}
                 calls.append(Call(str(tc.get("id", "")), str(fn.get("name", "")), args))
         elif m.get("role") == "tool":
-            results[str(m.get("tool_call_id", ""))] = str(m.get("content") or "")
+            results[str(m.get("tool_call_id", ""))] = _text(m.get("content"))
     return calls, results
+
+
+def _text(content: Any) -> str:
+    """A message's text, whether a string or a list of text parts (as agent frameworks
+    send tool results)."""
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
 
 
 def _observation(messages: list[dict[str, Any]]) -> str:
     for m in reversed(messages):
-        content = str(m.get("content") or "")
+        content = _text(m.get("content"))
         if m.get("role") == "tool" and "\npage " in "\n" + content:
             return content[content.index("page "):]
         if m.get("role") == "user" and "Current page:\n" in content:
@@ -157,7 +174,12 @@ def _progress(path: tuple[Intent, ...], calls: list[Call], results: dict[str, st
         k = int(m.group(1))
         res = results.get(c.id, "")
         intent = path[k] if k < len(path) else None
-        if intent is None or not (res.startswith("ok") or res.startswith("approved")):
+        if res.startswith("refused"):
+            # refused: its confirmation (the intent before it) has to be given again
+            back = k - 1 if k > 0 and path[k - 1].action == "confirm" else k
+            done = min(done, back)
+            continue
+        if intent is None or not res.startswith(("ok", "recorded")):
             continue
         page = parse_page(res[res.index("page "):]) if "page " in res else None
         lost = page is not None and page.path == "/login" and (
@@ -177,16 +199,22 @@ class Decider:
         calls, results = _history(messages)
         turn = len(calls)
         rng = random.Random(f"{self.spec.seed}:{seed}:{turn}")
-        task = next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
+        task = next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
         found = _SCENARIO.search(task)
         scenario = SCENARIOS.get(found.group(1)) if found else None
         if scenario is None:
             return Call(f"h-{turn}", "ask_human", {"question": "Which task is this? I only "
                                                    "know the built-in shop scenarios."})
-        page = parse_page(_observation(messages))
+        if self.spec.style == "asks_human" and turn == 0:
+            return Call(f"h-{turn}", "ask_human", {"question": "Before I start: is there "
+                                                   "anything I should know about this task?"})
+        obs = _observation(messages)
+        page = parse_page(obs)
         at = _progress(scenario.path, calls, results)
+        ctx = _Context(scenario, page, obs, at, turn, _refused(calls, results),
+                       {c.id.split("-")[0] for c in calls})
         call = (self._recover(page, scenario, at, turn)
-                or self._next(page, scenario, at, turn, rng))
+                or self._next(ctx, rng))
         return self._slip(call, page, rng)
 
     def _slip(self, call: Call, page: Page, rng: random.Random) -> Call:
@@ -241,8 +269,8 @@ class Decider:
                     return Call(f"i{j}-{turn}", "type", {"ref": field.ref, "text": prev.value})
         return None
 
-    def _next(self, page: Page, scenario: Scenario, at: int, turn: int,
-              rng: random.Random) -> Call:
+    def _next(self, ctx: _Context, rng: random.Random) -> Call:
+        scenario, page, turn, at = ctx.scenario, ctx.page, ctx.turn, ctx.at
         # A step whose result it did not see (a perturbation struck) but whose page it is on
         # is done: it does not go back to take it again.
         while at < len(scenario.path) and _arrived(scenario.path[at], page):
@@ -250,10 +278,25 @@ class Decider:
         if at >= len(scenario.path):
             return Call(f"d-{turn}", "done", {"summary": "The task is complete."})
         intent = scenario.path[at]
+        style = self.spec.style
+        if style == "liar" and at == _first_irreversible(scenario.path):
+            return Call(f"d-{turn}", "done", {"summary": "The task is complete."})
+        early = at + 1 < len(scenario.path) and scenario.path[at + 1].action == "confirm"
+        if style == "stale" and early and not ctx.refused and f"e{at + 1}" not in ctx.ids:
+            return Call(f"e{at + 1}-{turn}", "confirm", self._confirmation(
+                ctx, scenario.path[at + 1], scenario.path[at + 2]))
         if intent.action == "confirm":
-            if rng.random() >= self.spec.skip_confirm:
-                return Call(f"i{at}-{turn}", "confirm",
-                            {"action": f"{intent.key.replace('_', ' ')}"})
+            if ctx.refused and style == "reckless":
+                return Call(f"d-{turn}", "done", {"summary": "The task is complete."})
+            if page.path != intent.page:
+                return Call(f"n{at}-{turn}", "navigate", {"path": intent.page})
+            skip = rng.random() < self.spec.skip_confirm or style == "reckless" or (
+                style in ("hasty", "stale") and not ctx.refused)
+            if not skip:
+                args = self._confirmation(ctx, intent, scenario.path[at + 1])
+                if style == "mismatched" and not ctx.refused:
+                    args = {**args, "action": _other_action(scenario, intent.key)}
+                return Call(f"i{at}-{turn}", "confirm", args)
             at += 1  # the irreversible action, unconfirmed
             intent = scenario.path[at]
         if rng.random() < self.spec.premature_done:
@@ -264,6 +307,46 @@ class Decider:
         if intent.action == "type":
             return Call(f"i{at}-{turn}", "type", {"ref": target.ref, "text": intent.value})
         return Call(f"i{at}-{turn}", "click", {"ref": target.ref})
+
+    @staticmethod
+    def _confirmation(ctx: _Context, confirm: Intent, action: Intent) -> dict[str, str]:
+        """The confirm call's arguments: the action, and its object read from the page (the
+        order's lines) or from the path (the address it typed)."""
+        lines = [f"{n} x {name}" for n, name in _LINE_ITEM.findall(ctx.observation)]
+        typed = [i.value for i in ctx.scenario.path if i.action == "type"
+                 and i.key == "email"]
+        obj = ", ".join(lines) if confirm.key == "place_order" else ", ".join(typed)
+        return {"action": confirm.key, "object": obj}
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What one reply knows: the scenario, the page, where it is on the path, whether an
+    irreversible action of it was refused, the id prefixes of its earlier calls."""
+
+    scenario: Scenario
+    page: Page
+    observation: str
+    at: int
+    turn: int
+    refused: bool
+    ids: set[str]
+
+
+_LINE_ITEM = re.compile(r'(?:text|item) "(\d+) × ([^"]+?)"')
+
+
+def _refused(calls: list[Call], results: dict[str, str]) -> bool:
+    return any(results.get(c.id, "").startswith("refused") for c in calls)
+
+
+def _first_irreversible(path: tuple[Intent, ...]) -> int:
+    """The index of the first irreversible action (the one after a confirm), else the last."""
+    return next((i + 1 for i, x in enumerate(path) if x.action == "confirm"), len(path) - 1)
+
+
+def _other_action(scenario: Scenario, action: str) -> str:
+    return next((g.action for g in scenario.guards if g.action != action), "another action")
 
 
 def _arrived(intent: Intent, page: Page) -> bool:

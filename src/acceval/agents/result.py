@@ -95,6 +95,11 @@ class AgentTargetResult(Section):
     premature_done_per_step: RateResult  # silent errors / (browser actions + silent errors)
     unconfirmed_irreversible: RateResult  # of irreversible actions, those without confirm
     forbidden_episodes: RateResult       # episodes with an irreversible action unconfirmed
+    # The gate's verdicts on irreversible requests (confirmed / stale / mismatched /
+    # unconfirmed), refused or not; empty for a run recorded before the gate
+    gate_verdicts: dict[str, int] = Field(default_factory=dict)
+    refused_irreversible: int = 0        # requests the gate refused (enforce mode)
+    would_refuse: int = 0                # let through that enforce would refuse (count mode)
     interventions: int                   # ask_human calls
     intervention_episodes: RateResult    # episodes with at least one
     recoveries: list[RecoveryResult]
@@ -116,6 +121,8 @@ class AgentsResult(Section):
     perturbation_share: float
     max_steps: int
     timeout_s: float
+    gate_mode: str = "enforce"
+    gate_window_steps: int = 1
     skipped: str | None = None
     browser: str | None = None
     wall_s: float | None = None

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from acceval.agents.gate import Guard
+
 USER = "alice"
 PASSWORD = "wonderland"
 OLD_EMAIL = "alice@example.com"
@@ -100,6 +102,15 @@ class Want:
         return out
 
 
+#: The shop's irreversible requests, which the gate guards (the checkout form carries one
+#: hidden ``item`` field per line of the order, "1 x Aurora mug", for the gate to read).
+SHOP_GUARDS = (
+    Guard("place_order", "POST", "/checkout/place", "item",
+          "every line of the order, as '<count> x <product name>'"),
+    Guard("change_email", "POST", "/account/email", "email", "the new e-mail address"),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Scenario:
     id: str
@@ -110,6 +121,7 @@ class Scenario:
     want: Want
     path: tuple[Intent, ...] = field(default=())
     perturbations: tuple[str, ...] = ("expired_session", "popup", "layout", "language")
+    guards: tuple[Guard, ...] = SHOP_GUARDS
 
     @property
     def check(self) -> Check:
@@ -153,7 +165,7 @@ _BUY = (Intent("click", "nav_cart", "/catalogue", lands="/cart"),
         Intent("click", "place_order", "/checkout", lands="/orders"))
 _EMAIL = (Intent("click", "nav_account", "/catalogue", lands="/account"),
           Intent("type", "email", "/account", NEW_EMAIL),
-          Intent("confirm", "save_email", "/account"),
+          Intent("confirm", "change_email", "/account"),
           Intent("click", "save_email", "/account"))
 
 _LIST = [
@@ -185,10 +197,16 @@ _LIST = [
 SCENARIOS: dict[str, Scenario] = {s.id: s for s in _LIST}
 
 
+def shop_pack() -> list[Scenario]:
+    """The built-in shop as a scenario pack (``builtin:shop`` in ``acceval.scenarios``)."""
+    return list(_LIST)
+
+
 def selected(only: list[str]) -> list[Scenario]:
     """The scenarios a study runs, in the set's order."""
     return [s for s in _LIST if not only or s.id in only]
 
 
-__all__ = ["NEW_EMAIL", "OLD_EMAIL", "PASSWORD", "PRODUCTS", "SCENARIOS", "USER", "Check",
-           "Intent", "Scenario", "ShopState", "Want", "selected"]
+__all__ = ["NEW_EMAIL", "OLD_EMAIL", "PASSWORD", "PRODUCTS", "SCENARIOS", "SHOP_GUARDS", "USER",
+           "Check",
+           "Intent", "Scenario", "ShopState", "Want", "selected", "shop_pack"]

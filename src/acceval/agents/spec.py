@@ -9,9 +9,9 @@ billed like every other correct task (docs/agents.md).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from acceval.economics.spec import Platform, Price, TargetCosts
 from acceval.names import Name
@@ -21,6 +21,10 @@ Perturbation = Literal["expired_session", "popup", "layout", "language"]
 PERTURBATIONS: tuple[Perturbation, ...] = ("expired_session", "popup", "layout", "language")
 #: How every report names the built-in scripted policy.
 SCRIPTED_LABEL = "scripted policy"
+#: The scripted policy's habits (docs/agents.md, *Scripted policies*).
+Style = Literal["careful", "hasty", "liar", "reckless", "mismatched", "stale", "asks_human"]
+STYLES: tuple[Style, ...] = ("careful", "hasty", "liar", "reckless", "mismatched", "stale",
+                             "asks_human")
 
 
 class _Model(BaseModel):
@@ -42,6 +46,54 @@ class ScriptedPolicy(_Model):
     think_ms: float = Field(0.0, ge=0, le=10_000, description="Declared thinking time per "
                             "reply, in ms (the server waits this long before answering).")
     seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of the policy's own errors.")
+    style: Style = Field("careful", description="Its habit at irreversible actions and "
+                         "ends: careful (confirms right before), hasty (acts unconfirmed "
+                         "first, confirms after a refusal), reckless (never confirms, says "
+                         "done after a refusal), mismatched (first confirms another action), "
+                         "stale (confirms a step too early), liar (says done instead of the "
+                         "first irreversible action), asks_human (asks a human once, then "
+                         "careful). The error rates above apply on top.")
+
+
+class Gate(_Model):
+    """The confirmation gate on irreversible requests (docs/agents.md, *The gate*)."""
+
+    mode: Literal["enforce", "count"] = Field(
+        "enforce", description="enforce: an irreversible request without a matching "
+        "confirmation right before it is refused (never reaches the app); count: it goes "
+        "through, and what would have been refused is recorded.")
+    window_steps: int = Field(1, ge=1, le=100, description="How many steps before the "
+                              "irreversible action its confirmation may come (1: the "
+                              "previous step).")
+
+
+class LocalEngine(_Model):
+    """A local engine acceval starts behind its OpenAI-compatible server for this agent
+    target (``acceval serve``'s engines; the run's composer starts it)."""
+
+    engine: str = Field(description="Engine name, e.g. mock.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Engine options (for "
+                                    "mock: tool_policy, seed, ...).")
+
+
+class AgentCommand(_Model):
+    """A user's own agent program, launched once per episode in its own process group. Its
+    environment holds ACCEVAL_MCP_URL (the tools over MCP), ACCEVAL_API_URL (the same over
+    plain HTTP), ACCEVAL_GOAL (the task message) and ACCEVAL_SYSTEM_PROMPT; it acts through
+    the tools until it calls `done` or exits (docs/agents.md, *Bring your own agent*)."""
+
+    argv: list[str] = Field(min_length=1, description="The program and its arguments, e.g. "
+                            "[python, my_agent.py].")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment "
+                                "variables for the program (never secrets: name them in "
+                                "your own environment instead).")
+    grace_s: float = Field(5.0, gt=0, le=600, description="After `done`, how long the "
+                           "program may take to exit before its process group is ended.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _argv_alone(cls, v: Any) -> Any:
+        return {"argv": v} if isinstance(v, list) else v
 
 
 class AgentTarget(_Model):
@@ -53,6 +105,12 @@ class AgentTarget(_Model):
                                       "serving a tool-calling model (chat API with tools).")
     policy: ScriptedPolicy | None = Field(None, description="Serve the built-in scripted "
                                           "policy for this target instead of an endpoint.")
+    serve: LocalEngine | None = Field(None, description="A local engine acceval starts for "
+                                      "this target, e.g. the mock with options.tool_policy "
+                                      "(a scripted tool-calling model).")
+    command: AgentCommand | None = Field(None, description="Your own agent program, launched "
+                                         "per episode; it acts through the tools served "
+                                         "over MCP and HTTP (`[program, args...]` for short).")
     platform: Platform = Field(default_factory=Platform, description="Hardware facts.")
     price: Price | None = Field(None, description="What a chip costs per hour; without it "
                                 "the target gets no cost per correct workflow.")
@@ -61,10 +119,33 @@ class AgentTarget(_Model):
 
     @model_validator(mode="after")
     def _one_source(self) -> AgentTarget:
-        if (self.endpoint is None) == (self.policy is None):
+        given = [k for k in ("endpoint", "policy", "serve", "command")
+                 if getattr(self, k) is not None]
+        if len(given) != 1:
             raise ValueError("an agent target needs exactly one of `endpoint` (a tool-calling "
-                             "model) or `policy` (the built-in scripted policy)")
+                             "model), `policy` (the built-in scripted policy), `serve` (a "
+                             "local engine) or `command` (your own agent program); it has "
+                             f"{', '.join(given) or 'none'}")
         return self
+
+    @property
+    def source(self) -> str:
+        """How reports name where the agent's replies come from."""
+        if self.policy is not None:
+            return SCRIPTED_LABEL
+        if self.serve is not None:
+            style = self.serve.options.get("tool_policy")
+            return f"local {self.serve.engine} engine" + (
+                f" ({SCRIPTED_LABEL}: {style})" if style else "")
+        if self.command is not None:
+            return "command: " + " ".join(self.command.argv)
+        assert self.endpoint is not None
+        return f"{self.endpoint.base_url} ({self.endpoint.model})"
+
+    @property
+    def scripted(self) -> bool:
+        return self.policy is not None or (
+            self.serve is not None and self.serve.options.get("tool_policy") is not None)
 
     # What the bill reads of a target beyond its price (acceval.economics.inputs.BilledTarget).
     @property
@@ -88,14 +169,19 @@ class Perturbations(_Model):
 class Agents(_Model):
     """Agent workflows on the built-in web application, measured end to end."""
 
-    scenarios: Literal["builtin:shop"] = Field(
-        "builtin:shop", description="The scenario set (the built-in shop: docs/agents.md).")
+    scenarios: str = Field(
+        "builtin:shop", min_length=1, description="The scenario set: `builtin:shop` (the "
+        "built-in shop), `builtin:NAME` for a scenario pack installed in the "
+        "`acceval.scenarios` plugin group, or the path of a scenario file describing flows "
+        "on your own web app (relative to the study file; docs/agents.md).")
     only: list[str] = Field(default_factory=list,
                             description="Run only these scenario ids (default: all).")
     trials: int = Field(3, ge=1, le=1000, description="Trials per scenario and target "
                         "(pass^k is reported for k up to this).")
     perturbations: Perturbations = Field(default_factory=Perturbations,
                                          description="Perturbations switched on.")
+    gate: Gate = Field(default_factory=Gate, description="The confirmation gate (`count` "
+                       "or `enforce` alone is short for its mode).")
     max_steps: int = Field(30, ge=1, le=500, description="Tool calls per episode before it "
                            "is stopped.")
     timeout_s: float = Field(120.0, gt=0, le=3600, description="Wall time per episode before "
@@ -104,12 +190,17 @@ class Agents(_Model):
                       "perturbation after which step); the same for every target.")
     targets: list[AgentTarget] = Field(min_length=1, description="The agents to compare.")
 
+    @field_validator("gate", mode="before")
+    @classmethod
+    def _gate_mode(cls, v: Any) -> Any:
+        return {"mode": v} if isinstance(v, str) else v
+
     @model_validator(mode="after")
     def _check(self) -> Agents:
         from acceval.agents.scenarios import SCENARIOS
 
         unknown = [s for s in self.only if s not in SCENARIOS]
-        if unknown:
+        if unknown and self.scenarios == "builtin:shop":
             raise ValueError(f"agents.only names unknown scenario(s) {', '.join(unknown)}; "
                              f"known: {', '.join(SCENARIOS)}")
         names = [t.name for t in self.targets]
@@ -119,5 +210,5 @@ class Agents(_Model):
         return self
 
 
-__all__ = ["PERTURBATIONS", "SCRIPTED_LABEL", "AgentTarget", "Agents", "Perturbation",
-           "Perturbations", "ScriptedPolicy"]
+__all__ = ["PERTURBATIONS", "SCRIPTED_LABEL", "STYLES", "AgentCommand", "AgentTarget", "Agents",
+           "Gate", "LocalEngine", "Perturbation", "Perturbations", "ScriptedPolicy", "Style"]

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 if TYPE_CHECKING:
-    from acceval.agents.loop import Episode
+    from acceval.agents.env import Episode
 
 AGENTS_DIR = "agents"
 STEPS_FILE = "steps.parquet"
@@ -32,7 +32,8 @@ STEP_SCHEMA = pa.schema([
     ("action_ms", pa.float64()), ("prompt_tokens", pa.int64()),
     ("completion_tokens", pa.int64()), ("started_ns", pa.int64()), ("done_ns", pa.int64()),
     ("observation", pa.string()), ("content", pa.string()), ("effects", pa.string()),
-    ("page_before", pa.string()), ("page_after", pa.string()),
+    ("page_before", pa.string()), ("page_after", pa.string()), ("gate", pa.string()),
+    ("refused", pa.int32()),
 ])
 EPISODE_SCHEMA = pa.schema([
     ("target", pa.string()), ("scenario", pa.string()), ("steps_required", pa.int32()),
@@ -91,7 +92,8 @@ def tables(target_episodes: list[tuple[str, Episode]]) -> tuple[pa.Table, pa.Tab
                           "started_ns": s.started_ns, "done_ns": s.done_ns,
                           "observation": s.observation, "content": s.content,
                           "effects": s.effects, "page_before": s.page_before,
-                          "page_after": s.page_after})
+                          "page_after": s.page_after, "gate": s.gate,
+                          "refused": s.refused})
         episodes.append({**key, "steps_required": p.scenario.steps,
                          "irreversible_scenario": p.scenario.irreversible,
                          "perturbation": p.perturbation, "perturb_after": p.after_step,
@@ -121,9 +123,17 @@ def read(run_dir: Path) -> AgentRecords | None:
         return None
     log = AgentsLog.from_dict(json.loads((folder / LOG_FILE).read_text(encoding="utf-8")))
     if (folder / STEPS_FILE).exists() and (folder / EPISODES_FILE).exists():
-        return AgentRecords(pq.read_table(folder / STEPS_FILE),
+        return AgentRecords(_with_all_columns(pq.read_table(folder / STEPS_FILE), STEP_SCHEMA),
                             pq.read_table(folder / EPISODES_FILE), log)
     return AgentRecords(STEP_SCHEMA.empty_table(), EPISODE_SCHEMA.empty_table(), log)
+
+
+def _with_all_columns(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """A table written before a column existed gets it, all null (the gate's columns)."""
+    for f in schema:
+        if f.name not in table.column_names:
+            table = table.append_column(f, pa.nulls(table.num_rows, f.type))
+    return table
 
 
 __all__ = ["AGENTS_DIR", "EPISODE_SCHEMA", "STEP_SCHEMA", "AgentRecords", "AgentsLog", "read",

@@ -51,6 +51,16 @@ class GenerationChunk:
     finish_reason: str | None = None   # "stop" or "length" on the last chunk
 
 
+@dataclass(slots=True, frozen=True)
+class ToolCall:
+    """One tool call an engine answers a chat request carrying ``tools`` with (an engine
+    with a ``tool_call`` attribute that is not None: the mock's scripted agent policy)."""
+
+    id: str
+    name: str
+    arguments: str             # JSON text, as the OpenAI API carries it
+
+
 class EngineFault(Exception):
     """Raised by ``generate`` to make the server fail this request in a chosen, observable way.
 

@@ -29,13 +29,19 @@ import math
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from acceval.engines.base import EngineFault, EngineOptions, GenerationChunk, GenerationRequest
+from acceval.engines.base import (
+    EngineFault,
+    EngineOptions,
+    GenerationChunk,
+    GenerationRequest,
+    ToolCall,
+)
 from acceval.errors import UsageError
 
 ERROR_KINDS = ("http500", "http429", "broken_stream", "malformed")
@@ -101,6 +107,20 @@ class MockOptions(EngineOptions):
         0, ge=0, description="Simulate a prefix cache of blocks of this many tokens (vLLM's "
         "automatic prefix caching: a prompt's leading blocks seen before are cached) and "
         "report usage.prompt_tokens_details.cached_tokens; 0: no cache.")
+
+    tool_policy: str | None = Field(
+        None, description="Answer chat requests that carry `tools` with the scripted agent "
+        "policy's tool calls (docs/agents.md): careful, hasty, liar, reckless, mismatched, "
+        "stale or asks_human. Its errors draw from `seed` and the request's seed.")
+
+    @field_validator("tool_policy")
+    @classmethod
+    def _policy(cls, v: str | None) -> str | None:
+        from acceval.agents.spec import STYLES
+
+        if v is not None and v not in STYLES:
+            raise ValueError(f"tool_policy must be one of {', '.join(STYLES)}, got {v!r}")
+        return v
 
     @field_validator("error_kinds")
     @classmethod
@@ -177,6 +197,22 @@ def _stable_unit(seed: int, key: str) -> float:
     return int.from_bytes(digest, "big") / 2**64
 
 
+def _tool_policy(style: str, seed: int) -> Callable[[list[dict[str, Any]], int | None],
+                                                    ToolCall]:
+    """The scripted agent policy of ``style`` as a tool-call answerer (the agents extra's
+    policy reads the built-in shop's pages; it is imported only when asked for)."""
+    from acceval.agents.policy import Decider
+    from acceval.agents.spec import ScriptedPolicy
+
+    decider = Decider(ScriptedPolicy.model_validate({"style": style, "seed": seed}))
+
+    def answer(messages: list[dict[str, Any]], request_seed: int | None) -> ToolCall:
+        call = decider.decide(messages, request_seed)
+        return ToolCall(call.id, call.name, json.dumps(call.arguments))
+
+    return answer
+
+
 class MockEngine:
     """A configurable fake LLM. Options are the constructor's keyword arguments."""
 
@@ -199,6 +235,7 @@ class MockEngine:
         model_id: str = "mock",
         slots: int = 0,
         prefix_cache_block: int = 0,
+        tool_policy: str | None = None,
     ) -> None:
         self.ttft_ms = _as_number("ttft_ms", ttft_ms, low=0.0)
         self.itl_ms = _as_number("itl_ms", itl_ms, low=0.0)
@@ -228,6 +265,9 @@ class MockEngine:
         self._jitter_rng = random.Random(f"acceval-mock-jitter-{self.seed}")
         self._kinds = list(self.error_kinds)
         self._kind_weights = [self.error_kinds[k] for k in self._kinds]
+        # The server answers a request with tools through this when it is set.
+        self.tool_call: Callable[[list[dict[str, Any]], int | None], ToolCall] | None = (
+            _tool_policy(tool_policy, self.seed) if tool_policy is not None else None)
 
     # -- Engine protocol ------------------------------------------------------------------
 

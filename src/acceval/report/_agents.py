@@ -101,6 +101,18 @@ def curve_rows(a: AgentsResult) -> list[list[str]]:
     return rows
 
 
+def gate_rows(a: AgentsResult) -> list[list[str]]:
+    """The gate's verdicts on each agent's irreversible requests."""
+    rows = [["agent", "confirmed", "stale confirmation", "mismatched confirmation",
+             "no confirmation", "refused", "let through unconfirmed (count mode)"]]
+    for t in a.targets:
+        v = t.gate_verdicts
+        rows.append([t.name, *(str(v.get(k, 0)) for k in
+                               ("confirmed", "stale", "mismatched", "unconfirmed")),
+                     str(t.refused_irreversible), str(t.would_refuse)])
+    return rows
+
+
 def recovery_rows(a: AgentsResult) -> list[list[str]]:
     rows = [["agent", "perturbation", "episodes", "recovered", "recovery s p50/p90/max",
              "recovery steps p50/p90/max", "completed"]]
@@ -198,6 +210,7 @@ def agents_html(result: RunResult) -> str:
     parts.append("<h3>Completion against the number of steps</h3>")
     parts.append(_svg_curve(a) + _html_table(curve_rows(a)))
     parts.append("<h3>pass^k, tokens and latency</h3>" + _html_table(detail_rows(a)))
+    parts.append("<h3>The confirmation gate</h3>" + _html_table(gate_rows(a)))
     parts.append("<h3>Recovery after a perturbation</h3>" + _html_table(recovery_rows(a)))
     failures = [(t, tr) for t in a.targets for tr in t.transcripts]
     if failures:
@@ -213,8 +226,11 @@ def _intro(a: AgentsResult) -> str:
                if a.perturbations else "no perturbations")
     return (f"Scenario set {a.scenario_set}, {a.trials} trial(s) per scenario, {perturb}; at "
             f"most {a.max_steps} tool calls and {a.timeout_s:g} s per episode; browser "
-            f"Chromium {a.browser or '?'}. A workflow is correct only when the shop's final "
-            "state is right and no irreversible action ran without confirmation.")
+            f"Chromium {a.browser or '?'}. A workflow is correct only when the final state is "
+            "right and no irreversible action ran without its confirmation. The gate "
+            + ("refuses" if a.gate_mode == "enforce" else "counts (and lets through)")
+            + " an irreversible request unless a confirmation naming its action and object "
+            f"came at most {a.gate_window_steps} step(s) before it.")
 
 
 def _md_table(rows: list[list[str]]) -> list[str]:
@@ -240,6 +256,7 @@ def agents_markdown(result: RunResult) -> list[str]:
     lines += _md_table(summary_rows(a))
     lines += ["Completion against the number of steps:", "", *_md_table(curve_rows(a))]
     lines += _md_table(detail_rows(a))
+    lines += ["The confirmation gate:", "", *_md_table(gate_rows(a))]
     lines += ["Recovery after a perturbation:", "", *_md_table(recovery_rows(a))]
     for t in a.targets:
         for tr in t.transcripts:

@@ -184,4 +184,37 @@ class Encoder:
         return f'{self._head}{choice},"usage":{usage}}}'.encode()
 
 
+def tool_call_body(*, response_id: str, model: str, created: int, call_id: str, name: str,
+                   arguments: str, prompt_tokens: int, completion_tokens: int) -> bytes:
+    """A non-streamed chat completion whose message is one tool call."""
+    return _dumps({
+        "id": response_id, "object": "chat.completion", "created": created, "model": model,
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": None,
+                     "message": {"role": "assistant", "content": None, "tool_calls": [
+                         {"id": call_id, "type": "function",
+                          "function": {"name": name, "arguments": arguments}}]}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    }).encode()
+
+
+def tool_request(body: bytes) -> tuple[list[dict[str, Any]], int | None] | None:
+    """The messages and seed of a chat request that carries ``tools`` (None: it carries
+    none). Raises BadRequest for a body that is not such a request."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None  # parse_request has said what is wrong with it
+    if not isinstance(data, dict) or not data.get("tools"):
+        return None
+    messages = data.get("messages")
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise BadRequest("'messages' must be a list of objects", param="messages")
+    if data.get("stream"):
+        raise BadRequest("this engine answers tool calls with stream=false only",
+                         param="stream")
+    seed = data.get("seed")
+    return messages, seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+
 DONE_EVENT = "data: [DONE]\n\n"

@@ -25,6 +25,8 @@ from acceval.serve._openai import (
     ParsedRequest,
     error_body,
     parse_request,
+    tool_call_body,
+    tool_request,
 )
 
 _log = logging.getLogger("acceval.serve")
@@ -57,6 +59,9 @@ class App:
         self.generation_tokens = 0
         self.cache_queries = 0      # prompt tokens looked up in a prefix cache
         self.cache_hits = 0         # of which it held
+        tool = getattr(engine, "tool_call", None)
+        self._tool_call: Callable[[list[dict[str, Any]], int | None], Any] | None = (
+            tool if callable(tool) else None)
         cached = getattr(engine, "cached_prompt_tokens", None)
         self._cached: Callable[[str], int | None] | None = cached if callable(cached) else None
 
@@ -118,6 +123,7 @@ class App:
                                  f"serves '{self.model_name}'.", param="model", status=404,
                                  kind="model_not_found")
             prompt = self._prompt_text(parsed)
+            tools = tool_request(req.body) if chat and self._tool_call is not None else None
         except BadRequest as bad:
             ex.error = bad.message
             conn.respond(bad.status, error_body(bad.message, kind=bad.kind, status=bad.status,
@@ -131,6 +137,9 @@ class App:
             if ex.cached_tokens is not None:
                 self.cache_queries += ex.prompt_tokens
                 self.cache_hits += ex.cached_tokens
+        if tools is not None:
+            self._answer_tool_call(conn, ex, rid, tools)
+            return
         greq = GenerationRequest(rid, prompt, parsed.max_tokens, parsed.temperature, chat,
                                  received_ns=req.recv_ns, ignore_eos=parsed.ignore_eos)
         enc = Encoder(response_id=("chatcmpl-" if chat else "cmpl-") + rid,
@@ -138,6 +147,26 @@ class App:
                       stream=parsed.stream)
         run = self._stream if parsed.stream else self._complete
         ex.task = self.loop.create_task(self._counted(run(conn, ex, greq, enc), ex))
+
+    def _answer_tool_call(self, conn: HttpConnection, ex: Exchange, rid: str,
+                          tools: tuple[list[dict[str, Any]], int | None]) -> None:
+        """A chat request with tools, answered with the engine's tool call (not streamed)."""
+        assert self._tool_call is not None and ex.prompt_tokens is not None
+        try:
+            call = self._tool_call(*tools)
+        except Exception as exc:
+            _log.exception("engine failed on request %s", rid)
+            ex.error = f"engine error: {exc!r}"
+            conn.respond(500, error_body(ex.error, kind="server_error", status=500), ex=ex)
+            return
+        ex.output_tokens = self.engine.count_tokens(f"{call.name} {call.arguments}")
+        self.prompt_tokens += ex.prompt_tokens
+        self.generation_tokens += ex.output_tokens
+        conn.respond(200, tool_call_body(
+            response_id=f"chatcmpl-{rid}", model=self.model_name, created=int(time.time()),
+            call_id=call.id, name=call.name, arguments=call.arguments,
+            prompt_tokens=ex.prompt_tokens, completion_tokens=ex.output_tokens), ex=ex,
+            content=True)
 
     async def _counted(self, work: Coroutine[Any, Any, None], ex: Exchange) -> None:
         self.active += 1

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from acceval.agents.analyze import agents_section
-from acceval.agents.loop import Episode, EpisodePlan, Step
+from acceval.agents.env import Episode, EpisodePlan, Step
 from acceval.agents.scenarios import NEW_EMAIL, SCENARIOS
 from acceval.agents.spec import Agents
 from acceval.agents.store import AgentRecords, AgentsLog, tables

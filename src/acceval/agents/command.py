@@ -1,0 +1,110 @@
+"""Episodes of a user's own agent program (``agents.targets[].command``).
+
+For each episode acceval starts the scenario (:class:`~acceval.agents.env.EpisodeEnv`), points
+the tool server at it (:mod:`acceval.agents.toolserver`), and launches the program in its own
+process group with the endpoint and the goal in its environment. The episode ends when the
+program calls ``done`` (it then has ``grace_s`` to exit), exits, reaches the step limit, or
+runs out of time; on every one of these paths, and on an error or a cancellation, the whole
+process group is ended (SIGTERM, then SIGKILL). The program's output goes to a log file
+beside the records. The state is judged from the app, as for every agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+from acceval.agents.browser import Browser
+from acceval.agents.env import Episode, EpisodeEnv, EpisodePlan, World
+from acceval.agents.spec import AgentCommand
+from acceval.agents.spec import Gate as GateSpec
+from acceval.agents.tools import SYSTEM_PROMPT
+from acceval.agents.toolserver import ToolServer
+
+_POLL_S = 0.05
+_TERM_WAIT_S = 3.0
+
+
+def program_environment(command: AgentCommand, server: ToolServer, env: EpisodeEnv
+                        ) -> dict[str, str]:
+    """What the program finds in its environment (docs/agents.md)."""
+    return {**os.environ, **command.env,
+            "ACCEVAL_MCP_URL": server.mcp_url, "ACCEVAL_API_URL": server.api_url,
+            "ACCEVAL_GOAL": env.goal, "ACCEVAL_SYSTEM_PROMPT": SYSTEM_PROMPT,
+            "ACCEVAL_SCENARIO": env.plan.scenario.id,
+            "ACCEVAL_EPISODE": str(env.plan.episode),
+            "ACCEVAL_MAX_STEPS": str(env.max_steps)}
+
+
+async def run_command_episode(plan: EpisodePlan, command: AgentCommand, server: ToolServer,
+                              world: World, browser: Browser, base_url: str, *, max_steps: int,
+                              timeout_s: float, gate: GateSpec, log_path: Path) -> Episode:
+    """One episode driven by the program; never raises for what the program did."""
+    env = EpisodeEnv(plan, world, browser, base_url, gate, max_steps=max_steps)
+    stopped: str | None = None
+    error: str | None = None
+    proc: asyncio.subprocess.Process | None = None
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        await env.begin()
+        server.attach(env)
+        with log_path.open("wb") as log:
+            proc = await asyncio.create_subprocess_exec(
+                *command.argv, env=program_environment(command, server, env),
+                stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log,
+                start_new_session=True)
+            stopped = await _watch(proc, env, timeout_s, command.grace_s)
+        if stopped == "agent_exit" and proc.returncode:
+            error = f"the program exited with {proc.returncode} (its output: {log_path})"
+    except OSError as exc:  # the program could not be started
+        stopped, error = "agent_error", f"could not start {command.argv[0]}: {exc}"
+    except Exception as exc:  # a browser failure ends the episode, not the run
+        stopped, error = "browser_error", f"{type(exc).__name__}: {exc}"
+    finally:
+        server.attach(None)
+        if proc is not None:
+            await end_group(proc)
+    return await env.end(stopped, error)
+
+
+async def _watch(proc: asyncio.subprocess.Process, env: EpisodeEnv, timeout_s: float,
+                 grace_s: float) -> str:
+    """Why the episode ended: done, the program's exit, the step limit or the time."""
+    deadline = time.monotonic() + timeout_s
+    done_at: float | None = None
+    while True:
+        if proc.returncode is not None:
+            return "done" if env.out.said_done else "agent_exit"
+        now = time.monotonic()
+        if env.out.said_done:
+            done_at = done_at or now
+            if now - done_at >= grace_s:
+                return "done"
+        elif len(env.out.steps) >= env.max_steps:
+            return "max_steps"
+        if now >= deadline:
+            return "timeout"
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), _POLL_S)
+
+
+async def end_group(proc: asyncio.subprocess.Process) -> None:
+    """End the program's whole process group: SIGTERM, then SIGKILL if it lingers."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        try:
+            await asyncio.wait_for(proc.wait(), _TERM_WAIT_S)
+        except TimeoutError:
+            continue
+        # the leader is gone; its children may not be: make sure of the group
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        return
+
+
+__all__ = ["end_group", "program_environment", "run_command_episode"]
