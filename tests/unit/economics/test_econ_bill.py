@@ -186,3 +186,13 @@ def test_cross_region_transfer_is_priced_from_the_availability_section() -> None
                                                             correct=50))
     assert ci2 is not None
     assert _item(compute_bill(ci2), "transfer").usd is None
+
+
+def test_a_result_file_from_before_the_frontier_stopped_ranking_still_loads() -> None:
+    """Only the verdict ranks: the frontier's ``winner`` is retired, read and dropped."""
+    from acceval.economics.bill import FrontierResult
+
+    old = {"entries": [], "winner": "t", "frontier_usd": 1.0, "baseline_usd": None,
+           "baseline_wins": False}
+    f = FrontierResult.model_validate(old)
+    assert f.frontier_usd == 1.0 and "winner" not in f.model_dump()
