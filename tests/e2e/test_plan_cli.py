@@ -33,7 +33,7 @@ def test_plan_prints_planned_bounds_per_target(tmp_path: Path) -> None:
     assert "gpu: 7b (6,740,000,000 parameters) on h200" in res.stdout
     assert "largest batch: 113" in res.stdout and "largest batch: 117" in res.stdout
     assert "planned decode tok/s per chip: 5,191 (memory-bound" in res.stdout
-    assert "per attempt, no accuracy yet" in res.stdout  # priced target, no run yet
+    assert "attempts, no accuracy yet" in res.stdout  # priced target, no run yet
 
 
 def test_plan_json_and_a_study_without_a_plan(tmp_path: Path) -> None:
@@ -95,7 +95,7 @@ def test_plan_70b_prints_the_bound_the_band_and_its_sources(tmp_path: Path) -> N
     assert res.returncode == 0, res.stderr
     out = res.stdout
     assert "planned serving bound tok/s per chip (prefill + decode at the batch): 4,101" in out
-    assert "published systems reach 19%–52% of this bound" in out
+    assert "published systems reach 18.8%–52.4% of this bound" in out
     assert "planned range 771–2,150 tok/s per chip (planned)" in out
     assert "no published cell is close" in out           # 8,192 / 1,024: none within 4x
     assert "no published cell for trn3" in out

@@ -56,7 +56,7 @@ def test_plan_70b_gets_a_band_where_cells_are_close_and_says_so_where_none_is() 
     assert short.serving_tps_chip is not None
     assert cal.planned_low_tps_chip == pytest.approx(short.serving_tps_chip * cal.low)
     assert cal.planned_high_tps_chip == pytest.approx(short.serving_tps_chip * cal.high)
-    assert "published systems reach 19%–52% of this bound" in calibration_text(short)
+    assert "published systems reach 18.8%–52.4% of this bound" in calibration_text(short)
     assert long.calibration is not None and long.calibration.low is None
     assert "no published cell is close" in long.calibration.note
     trn3 = plans["trn3"].contexts[0].calibration
@@ -79,4 +79,4 @@ def test_a_measured_point_above_its_bound_says_why() -> None:
                                           above_bound=why)])
     table = measured_table(plan)
     assert table is not None
-    assert "101.71%; ABOVE the planned upper bound: likely the model's" in table[1][0][-1]
+    assert "102%; ABOVE the planned upper bound: likely the model's" in table[1][0][-1]

@@ -119,6 +119,6 @@ def test_search_records_trust_and_retries_a_stalled_step() -> None:
     out = asyncio.run(search(measure, [fake(4.0), fake(16.0)], max_steps=3, point_s=1.0,
                              max_s=1e9))
     assert calls[:2] == [10.0, 10.0]                       # the stalled step, measured again
-    assert [s["trusted"] for s in out.steps] == [False, True, True]
-    assert out.steps[0]["untrusted_reason"] == "client event loop stalled"
+    assert [s.trusted for s in out.steps] == [False, True, True]
+    assert out.steps[0].untrusted_reason == "client event loop stalled"
     assert out.max_rate is not None and out.max_rate.excluded[0].rate_rps == 10.0
