@@ -115,3 +115,33 @@ def test_outside_text_with_markup_is_printed_not_interpreted(tmp_path: Path) -> 
     table = render(r, "console")
     assert "[/INST]" in table  # the text as it was, not a markup error
     print_summary(r, tmp_path / "run")  # raised rich.errors.MarkupError before
+
+
+def test_repeats_widen_the_cost_interval_by_the_throughput_spread(tmp_path: Path) -> None:
+    """With repeats, the interval covers throughput's spread too: a cost per correct task
+    scales as one over throughput, so the slowest repeat raises the high end and the
+    fastest lowers the low end; without repeats, throughput is said to be taken as exact."""
+    from acceval.metrics.repeats import RepeatInterval
+    from acceval.results.section import RepeatsResult
+    from acceval.verdict import Rules, standings
+
+    r = build(tmp_path / "run", [Spec("cheap", 1.0), Spec("dear", 3.0)])
+    t = r.target("cheap")
+    before = next(s for s in r.verdict.standings if s.target == "cheap")
+    assert "throughput (one run of each point)" in before.taken_as_exact
+    op = t.point(before.operating_point)
+    assert op is not None and before.cost_per_correct_ci_usd is not None
+    used = op.summary.request_throughput_rps
+    assert used is not None
+    iv = RepeatInterval(n=3, values=(used * 0.9, used, used * 1.2), mean=used * 1.03,
+                        low=used * 0.8, high=used * 1.25)
+    d = RepeatInterval(n=1, values=(1.0,), mean=1.0, low=None, high=None)
+    t.repeats = [RepeatsResult(label=op.label, index=op.index, runs=3, labels=[op.label] * 3,
+                               ttft_p50_ms=d, ttft_p95_ms=d, ttft_p99_ms=d, e2e_p95_ms=d,
+                               request_throughput_rps=iv, output_token_throughput_tps=d)]
+    after = next(s for s in standings(r.targets, Rules(min_point_requests=1))
+                 if s.target == "cheap")
+    lo, hi = before.cost_per_correct_ci_usd
+    assert after.cost_per_correct_ci_usd == (pytest.approx(lo / 1.25), pytest.approx(hi / 0.8))
+    assert "throughput over 3 runs" in after.interval_covers
+    assert not any("throughput" in x for x in after.taken_as_exact)
