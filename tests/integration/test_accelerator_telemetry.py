@@ -127,10 +127,10 @@ def test_every_format_shows_them(run: tuple[RunResult, Path]) -> None:
     md = render(result, "md", run_dir=run_dir)
     assert "## Accelerators" in md
     assert "| trn | concurrency 2 |" in md and "21.6%" in md    # 0.8633 / 4
-    assert "588.1 / 588.1" in md                               # the 8 GPUs' total W
+    assert "588 / 588" in md                                   # the 8 GPUs' total W (3 digits)
     assert "neuron-monitor has no power" in md and "every 0.2 s" in md
     html = (run_dir / "report.html").read_text()
-    assert 'id="accelerators"' in html and "588.1 / 588.1" in html
+    assert 'id="accelerators"' in html and "588 / 588" in html
     data = json.loads((run_dir / "result.json").read_text())
     h100 = next(t for t in data["targets"] if t["name"] == "h100")
     assert h100["accelerator"]["points"][0]["power_w_total_mean"] == pytest.approx(588.149)
