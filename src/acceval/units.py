@@ -379,12 +379,22 @@ def _ratio_decimals(exp: int) -> int:
     return 0 if exp >= 1 else (1 if exp == 0 else 1 - exp)
 
 
+def _ratio_round(x: float) -> tuple[Decimal, int]:
+    """One decimal from 1 to 10, whole from 10 up, 2 significant digits below 1; a ratio
+    that one decimal would show as ``1.0`` but is not 1 keeps two (``1.02×``), so a small
+    margin never reads as none."""
+    q, places = _round(x, _ratio_decimals)
+    if abs(q) == 1 and abs(x) != 1 and places < 2:
+        places = 2
+        q = _quantize(_decimal(x), places)
+    return q, places
+
+
 def round_ratio(x: float) -> float:
-    """The value :func:`times` shows for ``x``: one decimal from 1 to 10, whole from 10 up,
-    2 significant digits below 1."""
+    """The value :func:`times` shows for ``x`` (see :func:`_ratio_round`)."""
     if not math.isfinite(x):
         return x
-    q, _ = _round(x, _ratio_decimals)
+    q, _ = _ratio_round(x)
     return float(q)
 
 
@@ -395,7 +405,7 @@ def times(x: float | None) -> str:
     assert x is not None
     if math.isinf(x):
         return f"{INFINITY}×" if x > 0 else f"-{INFINITY}×"
-    q, places = _round(x, _ratio_decimals)
+    q, places = _ratio_round(x)
     if q == 0 and x != 0:
         return f"{NEAR_ZERO}0×"
     return f"{_fixed(q, places)}×"

@@ -24,7 +24,7 @@ from acceval.training.result import (
     TimeToTargetResult,
     TrainingResult,
 )
-from acceval.units import MoneyScale, money_per, number, pick_scale, si, usd_interval
+from acceval.units import ONE, MoneyScale, money_per, number, si, usd_interval
 
 
 def _e(s: object) -> str:
@@ -270,8 +270,8 @@ def console_lines(result: RunResult) -> list[str]:
             out.append(f"training {p.name}: not measured: {p.failure}")
             continue
         t = p.time_to_target
-        cost = (money_per(p.cost.cost_per_run_usd, "training run") if p.cost is not None
-                else "no cost (no price declared)")
+        cost = (money_per(p.cost.cost_per_run_usd, "training run", scale=ONE)
+                if p.cost is not None else "no cost (no price declared)")
         out.append(f"training {p.name}: time to train {ttt_text(t) if t else NOT_MEASURED}; "
                    f"{cost}; target {target_text(p)}")
         out += [f"  run {r.index}: {r.note}" for r in p.runs if r.note]
@@ -387,8 +387,9 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
         if len(distinct) <= 1:
             return distinct[0] if distinct else ""
         return "; ".join(f"{name}: {v}" for name, v in said.items() if v)
-    # One scale for every platform, so that the amounts compare at a glance.
-    scale = pick_scale([p.cost.cost_per_run_usd for p in ps if p.cost is not None])
+    # A training run is bought one at a time: every platform's cost is per run, as the
+    # verdict says it (a run of a tiny model costs a fraction of a cent, not "$37,821 per 1B").
+    scale = ONE
     rows = [
         row("quality target", target_text, "declared in the study, else the benchmark's "
             "MLPerf training rules"),
