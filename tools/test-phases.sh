@@ -1,28 +1,50 @@
 #!/usr/bin/env bash
-# `make unit`: the suite in its two phases. The first runs everything not marked `timing` on
-# two worker processes; the second runs the `timing` tests alone, one at a time, so that their
-# wall-clock bounds and self-check verdicts are measured on a host not also running another
-# test. The second phase runs even when the first fails (a failure there says nothing about
-# timings); both results are printed, then the script fails if either phase failed.
+# `make unit` / `make test`: the suite in its two phases. The first runs everything not marked
+# `timing` on worker processes; the second runs the `timing` tests alone, one at a time, so
+# that their wall-clock bounds and self-check verdicts are measured on a host not also running
+# another test. The second phase runs even when the first fails (a failure there says nothing
+# about timings); every result is printed, then the script fails if any part failed.
+#
+# CHECKS, when set, is a shell command (`make test`: ruff, then mypy) run beside the parallel
+# phase, whose tests must pass on a busy host anyway; it is waited for, and its output
+# printed, before the timing phase starts, so the timing tests still have the host alone.
 set -u
 PYTEST=${PYTEST:-.venv/bin/pytest}
 WORKERS=${WORKERS:-2}
+CHECKS=${CHECKS:-}
 common=(-q -p no:cacheprovider --durations=20 "$@")
+
+results=()
+note() {  # note NAME RC SECONDS: one line of the summary
+  results+=("$1: $( (($2 == 0)) && echo passed || echo "FAILED (exit $2)"), $3 s")
+}
 
 phase() {  # phase NAME ARGS...: run pytest, print its status and wall time
   local name=$1; shift
   local start=$SECONDS
   "$PYTEST" "${common[@]}" "$@"
   local rc=$?
-  results+=("$name: $( ((rc == 0)) && echo passed || echo "FAILED (pytest exit $rc)"), $((SECONDS - start)) s")
+  note "$name" $rc $((SECONDS - start))
   return $rc
 }
 
-results=()
+checks=0
+if [ -n "$CHECKS" ]; then
+  checks_log=$(mktemp)
+  checks_start=$SECONDS
+  bash -c "$CHECKS" >"$checks_log" 2>&1 &
+  checks_pid=$!
+fi
 phase "parallel phase (not timing, workers: $WORKERS)" -n "$WORKERS" --dist loadfile -m "not timing"
 first=$?
+if [ -n "$CHECKS" ]; then
+  wait "$checks_pid"; checks=$?
+  echo; echo "--- checks beside the parallel phase: $CHECKS"
+  cat "$checks_log"; rm -f "$checks_log"
+  results+=("checks ($CHECKS): $( ((checks == 0)) && echo passed || echo "FAILED (exit $checks)"), done $((SECONDS - checks_start)) s after the start")
+fi
 phase "timing phase (alone)" -m timing
 second=$?
 echo
 printf '%s\n' "${results[@]}"
-((first == 0 && second == 0))
+((first == 0 && second == 0 && checks == 0))

@@ -110,6 +110,21 @@ def test_importing_the_study_loads_no_composer() -> None:
     assert not (COMPOSERS - {"acceval.study"}) & set(out)
 
 
+def test_the_command_line_imports_no_json_schema_library_until_a_schema_is_checked() -> None:
+    """Every `acceval` command (and every server a test starts) imports the CLI and the study:
+    jsonschema's import pulled in ``rfc3987_syntax``, 1.4 s of grammar building per process,
+    for a check only a JSON-schema task uses, and that one validates no formats."""
+    code = ("import sys, acceval.cli, acceval.study, acceval.checks; "
+            "print('jsonschema' in sys.modules); "
+            "from acceval.tasks._json_checker import JsonChecker; "
+            "c = JsonChecker(reference=None, schema={'type': 'object'}, fields={'a': 1}); "
+            "print('jsonschema' in sys.modules, 'rfc3987_syntax' in sys.modules "
+            "and sys.modules['rfc3987_syntax'] is not None)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={"PYTHONPATH": str(SRC)}).stdout.split()
+    assert out == ["False", "True", "False"]
+
+
 def _kind_comparisons(path: Path) -> list[int]:
     lines = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -10,12 +10,10 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import SchemaError
 
 from acceval.tasks._checkers import CheckerOptionError, _Base, unparsable, verdict
 from acceval.tasks._task import CheckResult
@@ -53,13 +51,34 @@ def _decode_at(text: str, idx: int) -> tuple[dict[str, Any], str] | None:
     return (obj, text[idx:end]) if isinstance(obj, dict) else None
 
 
+class _BadSchema(Exception):
+    """The schema is not a valid JSON Schema (jsonschema's ``SchemaError``, re-raised so that
+    importing this module does not import jsonschema)."""
+
+
+def _jsonschema() -> Any:
+    """jsonschema, imported on the first schema a study declares. Its format module imports
+    ``rfc3987_syntax`` when that is installed (a dependency of Jupyter's, which the dev tools
+    bring), and that compiles a grammar for about 1.4 s at import; the checker validates no
+    formats (no ``format_checker``), so that import is refused."""
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+    import jsonschema
+
+    return jsonschema
+
+
 @functools.lru_cache(maxsize=256)
 def _validator_for(schema_json: str) -> Any:
     """A checked validator per distinct schema: checking a schema costs milliseconds, and a task
     set of thousands usually shares one or two schemas."""
+    jsonschema = _jsonschema()
     schema = json.loads(schema_json)
     cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        raise _BadSchema(exc.message) from exc
     return cls(schema)
 
 
@@ -117,9 +136,8 @@ class JsonChecker(_Base):
                 raise CheckerOptionError("schema", "expected a JSON Schema object")
             try:
                 validator = _validator_for(json.dumps(self.schema, sort_keys=True))
-            except SchemaError as exc:
-                raise CheckerOptionError("schema", f"not a valid JSON Schema: {exc.message}") \
-                    from None
+            except _BadSchema as exc:
+                raise CheckerOptionError("schema", f"not a valid JSON Schema: {exc}") from None
             except (TypeError, ValueError) as exc:
                 raise CheckerOptionError("schema", f"not a JSON object: {exc}") from None
         if self.fields is not None:
