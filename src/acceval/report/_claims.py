@@ -211,6 +211,17 @@ def plan_heading(plan: PlanResult) -> str:
             f"{plan.kv_cache}, compute {plan.compute}")
 
 
+def _reach(eff: list[float]) -> str:
+    """The measured share of the planned bound over the closed-loop points: one figure for one
+    point (or equal ends), a range for several."""
+    if not eff:
+        return ""
+    lo, hi = pct(min(eff), 2), pct(max(eff), 2)
+    share = lo if lo == hi else f"{lo}–{hi}"
+    points = "1 closed-loop point" if len(eff) == 1 else f"{len(eff)} closed-loop points"
+    return f"; measured efficiency {share} of the planned bound at its batch, over {points}"
+
+
 def console_lines(result: RunResult) -> list[str]:
     """A few lines for the terminal: the claims checked, the conflicts, the plan's reach."""
     out = []
@@ -222,9 +233,7 @@ def console_lines(result: RunResult) -> list[str]:
             continue
         eff = [p.efficiency for p in t.plan.measured
                if p.efficiency is not None and not p.open_loop]
-        reach = (f"; measured efficiency {pct(min(eff), 2)}–{pct(max(eff), 2)} of the "
-                 f"planned bound at its batch, over {len(eff)} closed-loop points"
-                 if eff else "")
+        reach = _reach(eff)
         above = [p for p in t.plan.measured if p.above_bound]
         if above:
             reach += (f"; {len(above)} point(s) above the planned upper bound (implausible, "
