@@ -407,6 +407,9 @@ def decide(targets: Sequence[RankedTarget], rules: Rules,
                         f"overlap; {best.target} is lowest at "
                         f"{_cost_said(best)}, "
                         f"{_ratio_said(ratio, best, rest[0], 'below')} {rest[0].target}).")
+        if rest and sensitivity is not None and sensitivity.flips:
+            headline += (" The ranking flips within the declared sensitivity ranges, so it "
+                         "holds only at the inputs as declared (below).")
         for s in priced:
             lines.append(f"{s.target}: {_cost_said(s)} "
                          f"{usd_interval(s.cost_per_correct_ci_usd)} {_where(s)}.")

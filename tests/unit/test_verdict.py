@@ -145,3 +145,19 @@ def test_repeats_widen_the_cost_interval_by_the_throughput_spread(tmp_path: Path
     assert after.cost_per_correct_ci_usd == (pytest.approx(lo / 1.25), pytest.approx(hi / 0.8))
     assert "throughput over 3 runs" in after.interval_covers
     assert not any("throughput" in x for x in after.taken_as_exact)
+
+
+def test_a_winner_whose_ranking_flips_says_so_in_the_headline(tmp_path: Path) -> None:
+    """A 1.3× margin against a ±30 % price range: the named winner holds only at the declared
+    prices, and the headline (what gets forwarded) says it, not only a line below it."""
+    near = build(tmp_path / "near", [Spec("cheap", 1.0), Spec("dear", 1.3)])
+    assert near.verdict.status == "winner" and near.verdict.winner == "cheap"
+    assert near.economics is not None and near.economics.sensitivity is not None
+    assert near.economics.sensitivity.flips
+    assert near.verdict.headline.endswith(
+        "The ranking flips within the declared sensitivity ranges, so it holds only at the "
+        "inputs as declared (below).")
+    far = build(tmp_path / "far", [Spec("cheap", 1.0), Spec("dear", 5.0)])  # past 1/0.3
+    assert far.economics is not None and far.economics.sensitivity is not None
+    assert not far.economics.sensitivity.flips
+    assert "flips" not in far.verdict.headline
