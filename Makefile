@@ -38,7 +38,7 @@ lint: $(TESTSTAMP)
 typecheck: $(TESTSTAMP)
 	$(BIN)/mypy
 
-# Two phases: every test not marked `timing` on two worker processes, then the tests marked
+# Two phases: every test not marked `timing` on three worker processes, then the tests marked
 # `timing` (wall-clock bounds, the load generator's self-check) alone; together they are the
 # whole suite. The timing phase runs even when the first one fails; the script prints both
 # results and fails if either did (docs/testing.md).
