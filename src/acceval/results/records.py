@@ -109,6 +109,15 @@ _NAMES = [f.name for f in fields(Record)]
 assert RECORD_SCHEMA.names == _NAMES, "Record and RECORD_SCHEMA must list the same columns"
 
 
+def prepare_conversion() -> None:
+    """Pay pyarrow's one-time cost before any load. On its first conversion of a Python list
+    in a process, pyarrow imports pandas when pandas is installed (to ask whether the list is
+    a pandas object): about 0.3 s holding the interpreter. Done from the records writer's
+    thread during a point, that stalled the loop stamping requests and could cost the first
+    point its trust; every process that converts records during a point calls this first."""
+    records_to_table([])
+
+
 def records_to_table(records: list[Record]) -> pa.Table:
     """Columnar conversion; one pass per column keeps it cheap for large batches."""
     cols: dict[str, list[Any]] = {n: [getattr(r, n) for r in records] for n in _NAMES}

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from acceval.results.files import durable_replace
-from acceval.results.records import RECORD_SCHEMA, Record, records_to_table
+from acceval.results.records import RECORD_SCHEMA, Record, prepare_conversion, records_to_table
 
 RECORDS_FILE = "records.parquet"
 PARTS_DIR = "records.parts"
@@ -77,6 +77,7 @@ class RecordWriter:
                  *covered_parts(self.run_dir / RECORDS_FILE)]
         self._n_parts = max((_part_number(Path(n)) for n in taken), default=0)
         self._last_flush = time.monotonic()
+        prepare_conversion()              # not in the writer thread, during a point
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acceval-records")
         self._pending: list[tuple[Future[None], list[Record]]] = []
         self.written = 0

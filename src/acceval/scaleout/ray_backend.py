@@ -41,7 +41,7 @@ from acceval.errors import AccevalError
 from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt
 from acceval.loadgen.runner import PointRun, PointSpec, new_event_loop, run_point
-from acceval.results.records import Record, records_to_table, table_to_records
+from acceval.results.records import Record, prepare_conversion, records_to_table, table_to_records
 from acceval.scaleout.shard import Shard, Streamed, merge_runs, split_point
 from acceval.scaleout.spec import Execution, Placement
 from acceval.targets.spec import Endpoint
@@ -179,6 +179,7 @@ class LoadGenerator:
         self.thread.start()
         self.target = make_target(name, Endpoint.model_validate(endpoint))
         self._call(self.target.start())
+        prepare_conversion()  # before any share runs: run() converts while the loop stamps
 
     def _call(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
