@@ -668,7 +668,7 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
     rows_of = analysis_records(run_dir, problems)
     journal = _journal(run_dir)
     if journal is not None:
-        # A journal kept after the run finished holds its final log (pipeline._measure_run).
+        # A journal kept after the run finished holds its final log (pipeline.measure._measure_run).
         finished = journal.log.finished_utc is not None
         log = journal.log if finished else journal.log.model_copy(update={"interrupted": True})
         result = with_problems(analyze(study, log, rows_of, read_samples(run_dir),
