@@ -23,7 +23,13 @@ from acceval.loadgen.runner import PointSpec
 from acceval.probes import ProbeSampler, make_probe
 from acceval.probes.prometheus import ExporterProbe, TelemetryProbe
 from acceval.results.records import Record
-from acceval.results.runlog import LoadGeneratorLog, LocalServerInfo, TargetLog, TelemetryLog
+from acceval.results.runlog import (
+    Fingerprint,
+    LoadGeneratorLog,
+    LocalServerInfo,
+    TargetLog,
+    TelemetryLog,
+)
 from acceval.results.store import RecordWriter
 from acceval.scaleout.ray_backend import RemoteClients
 from acceval.scenarios import TargetRun, run_all
@@ -117,10 +123,10 @@ def study_secrets(study: Study) -> tuple[str, ...]:
 
 
 async def _measure_target(target: Target, run: TargetRun,
-                          specs: list[PointSpec]) -> dict[str, Any]:
+                          specs: list[PointSpec]) -> Fingerprint:
     await target.start()
     try:
-        fingerprint = await target.probe() if isinstance(target, Describes) else {}
+        fingerprint = await target.probe() if isinstance(target, Describes) else Fingerprint()
         if isinstance(run.remote, RemoteClients):
             await run.remote.start()
             run.log.load_generators = [LoadGeneratorLog.model_validate(i)
