@@ -55,6 +55,7 @@ from acceval.results.runlog import (
     JOURNAL_FILE,
     EndpointLog,
     FaultLog,
+    Fingerprint,
     HostBenchLog,
     Journal,
     PointLog,
@@ -70,7 +71,9 @@ from acceval.run_result import (
     DamagedResult,
     Environment,
     RunResult,
+    Seeds,
     TargetResult,
+    TasksRun,
     quarantine_result,
     read_result_text,
     schema_version_of,
@@ -374,10 +377,10 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     return RunResult(
         run_id=log.run_id, study_name=study.name, created_utc=log.created_utc,
         finished_utc=log.finished_utc, interrupted=log.interrupted,
-        study=study.model_dump(mode="json"), environment=environment(base_dir),
-        software=software(), seeds={"study": study.seed, "tasks": study.tasks.seed},
-        tasks={"source": study.tasks.source, "count": study.tasks.count,
-               "attempts": study.tasks.attempts},
+        study=study, environment=environment(base_dir), software=software(),
+        seeds=Seeds(study=study.seed, tasks=study.tasks.seed),
+        tasks=TasksRun(source=study.tasks.source, count=study.tasks.count,
+                       attempts=study.tasks.attempts),
         targets=targets, economics=economics, claims=claims, verdict=verdict, warnings=warnings,
         log=log, agents=agents, training=training,
         demand=demand_section(study.demand, base_dir,
@@ -523,7 +526,8 @@ def load_result(run_dir: Path, *, recompute: bool = False,
         recompute = False  # the rebuild just analysed the records with this version's rules
     if not recompute and not overrides:
         return stored
-    study = study_from_dict(apply_overrides(stored.study, overrides or []),
+    study = study_from_dict(apply_overrides(stored.study.model_dump(mode="json"),
+                                            overrides or []),
                             source=f"{run_dir} with overrides")
     kept = {t.name: t.portability.levels.artifact for t in stored.targets
             if t.portability is not None
@@ -563,7 +567,7 @@ def _v1_result(run_dir: Path, overrides: list[str]) -> RunResult:
                             source=f"{run_dir} (acceval 0.1 result)")
     targets = []
     for t in data.get("targets", []):
-        tl = TargetLog(name=t["name"], fingerprint=t.get("fingerprint") or {},
+        tl = TargetLog(name=t["name"], fingerprint=_v1_fingerprint(t.get("fingerprint")),
                        failure=t.get("failure"), local_server=t.get("local_server"),
                        endpoint=_v1_endpoint(t.get("endpoint")))
         tl.points = [_v1_point(p, "fixed") for p in t.get("points", [])]
@@ -595,6 +599,11 @@ def _v1_endpoint(d: dict[str, Any] | None) -> EndpointLog | None:
         return None
     return EndpointLog.model_validate({k: v for k, v in d.items()
                                        if k in EndpointLog.model_fields})
+
+
+def _v1_fingerprint(d: dict[str, Any] | None) -> Fingerprint:
+    return Fingerprint.model_validate({k: v for k, v in (d or {}).items()
+                                       if k in Fingerprint.model_fields})
 
 
 def _v1_point(p: dict[str, Any], role: str) -> PointLog:
@@ -668,7 +677,7 @@ def _rebuild_killed(run_dir: Path) -> RunResult:
     rows_of = analysis_records(run_dir, problems)
     journal = _journal(run_dir)
     if journal is not None:
-        # A journal kept after the run finished holds its final log (pipeline._measure_run).
+        # A journal kept after the run finished holds its final log (pipeline.measure._measure_run).
         finished = journal.log.finished_utc is not None
         log = journal.log if finished else journal.log.model_copy(update={"interrupted": True})
         result = with_problems(analyze(study, log, rows_of, read_samples(run_dir),

@@ -11,7 +11,6 @@ by re-analysing its records (see :func:`acceval.analysis.load_result`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
@@ -33,8 +32,10 @@ from acceval.portability.assess import PortabilityResult
 from acceval.portability.exit import ExitResult
 from acceval.quality import Gate
 from acceval.results.files import write_text_durable
-from acceval.results.runlog import EndpointLog, LocalServerInfo, RunLog
+from acceval.results.runlog import EndpointLog, Fingerprint, LocalServerInfo, RunLog
 from acceval.results.section import PointResult, RepeatsResult, Section
+from acceval.seeds import Seed
+from acceval.study import Study
 from acceval.telemetry.accelerator import AcceleratorResult
 from acceval.telemetry.summary import TelemetryResult
 from acceval.training.result import TrainingResult
@@ -44,6 +45,20 @@ SCHEMA_VERSION = 2
 RESULT_FILE = "result.json"
 
 
+class Seeds(Section):
+    """The run's seeds: the study's base seed (arrivals, sweep, demand: each dimension derives
+    its own generator from it) and the tasks' seed (generation and sampling order)."""
+
+    study: Seed
+    tasks: Seed
+
+
+class TasksRun(Section):
+    """Which tasks the run sent: their source, how many, and how many attempts of each."""
+
+    source: str
+    count: int
+    attempts: int = 1
 
 
 class Environment(Section):
@@ -61,7 +76,7 @@ class TargetResult(Section):
     name: str
     endpoint: EndpointLog | None = None
     platform: Platform  # the study's platform block as declared
-    fingerprint: dict[str, Any] = Field(default_factory=dict)
+    fingerprint: Fingerprint = Field(default_factory=Fingerprint)
     local_server: LocalServerInfo | None = None
     points: list[PointResult] = Field(default_factory=list)
     accuracy: Accuracy | None = None
@@ -100,11 +115,11 @@ class RunResult(Section):
     created_utc: str
     finished_utc: str | None = None
     interrupted: bool = False
-    study: dict[str, Any]  # the study as run (secrets never written)
+    study: Study  # the study as run (it holds no secrets: keys live in the environment)
     environment: Environment
     software: dict[str, str]
-    seeds: dict[str, Any]
-    tasks: dict[str, Any]
+    seeds: Seeds
+    tasks: TasksRun
     targets: list[TargetResult]
     economics: RunEconomics | None = None
     claims: ClaimsResult | None = None  # the claim ledger and the claims checked
@@ -118,16 +133,16 @@ class RunResult(Section):
     @property
     def slo(self) -> SLO:
         """The study's SLO as run (typed)."""
-        return SLO.model_validate(self.study.get("slo") or {})
+        return self.study.slo
 
     @property
     def quality(self) -> Quality:
         """The study's quality level as run (typed)."""
-        return Quality.model_validate(self.study.get("quality") or {})
+        return self.study.quality
 
     @property
     def description(self) -> str:
-        return str(self.study.get("description") or "")
+        return self.study.description
 
     def target(self, name: str) -> TargetResult:
         for t in self.targets:
@@ -156,7 +171,7 @@ class RunResult(Section):
 
     def raise_for_gates(self) -> None:
         """Exit 3 when a target failed the quality level and the study asked for it."""
-        fail_exit = bool(self.study.get("quality", {}).get("fail_exit"))
+        fail_exit = self.study.quality.fail_exit
         failed = self.failed_gates()
         if fail_exit and failed:
             raise GateFailed(f"quality gate failed for: {', '.join(failed)}")

@@ -78,7 +78,7 @@ def test_a_run_beside_other_parts_looks_the_browser_up_without_starting_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What `acceval run` asks when agents are not all it measures: the lookup, not the
     launch; a Chromium that is there but does not start is then the agents part's to say."""
-    from acceval.pipeline import _agents_only
+    from acceval.pipeline.measure import _agents_only
 
     monkeypatch.setenv("ACCEVAL_CHROMIUM", "/bin/false")  # found, but never starts
     with_targets = study_from_dict(_study(targets=[MOCK]))

@@ -39,7 +39,7 @@ def test_availability_is_assessed_without_a_demand_profile(tmp_path: Path) -> No
                                                             "quota_chips": 8})))
     r = build(tmp_path / "run", [blocked, Spec("open", 1.0)])
     t = r.target("blocked")
-    assert r.study.get("demand") is None
+    assert r.study.demand is None
     assert t.availability is not None and t.availability.status == "blocked"
     st = r.verdict.standing("blocked")
     assert st is not None and not st.qualified

@@ -23,6 +23,9 @@ COMPOSERS = {
     "acceval.interchange.folder",
 }
 UPPER = {"acceval.study", "acceval.pipeline"}
+# The pipeline's parts (the run, one target, the Ray wiring, signals, the disk guard, the
+# journal, resume) compose a run as the pipeline does; they count as it.
+PIPELINE = "acceval.pipeline"
 ARRIVAL_KINDS = {"concurrency", "constant", "poisson", "gamma"}
 # Files that still compare arrival kinds by name (none: the load families answer for them).
 KIND_CHAINS_PENDING: set[str] = set()
@@ -39,6 +42,9 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+PIPELINE_PARTS = {n for n in MODULES if n.startswith(f"{PIPELINE}.")}
+COMPOSERS |= PIPELINE_PARTS
+UPPER |= PIPELINE_PARTS
 
 
 def _imports(name: str, path: Path) -> set[str]:
@@ -68,14 +74,30 @@ def test_the_walk_finds_the_modules_and_their_imports() -> None:
 
 
 def test_no_concept_imports_the_study_or_the_pipeline() -> None:
-    offenders = {name: sorted(IMPORTS[name] & UPPER) for name in MODULES
-                 if name not in COMPOSERS and IMPORTS[name] & UPPER}
+    """The composed result holds the study as run (typed), so it alone may import the study;
+    never the pipeline."""
+    allowed = {name: {"acceval.study"} if name in COMPOSED else set() for name in MODULES}
+    offenders = {name: sorted(IMPORTS[name] & UPPER - allowed[name]) for name in MODULES
+                 if name not in COMPOSERS and IMPORTS[name] & UPPER - allowed[name]}
     assert offenders == {}
+    assert "acceval.study" in IMPORTS["acceval.run_result"]
 
 
 def test_only_the_front_doors_import_the_pipeline() -> None:
-    users = {name for name, imported in IMPORTS.items() if "acceval.pipeline" in imported}
+    pipeline = {PIPELINE} | PIPELINE_PARTS
+    users = {name for name, imported in IMPORTS.items()
+             if imported & pipeline and name not in pipeline}
     assert users <= {"acceval.cli", "acceval._api"}
+
+
+def test_the_pipeline_is_split_by_responsibility() -> None:
+    """The run, one target, the Ray wiring, signals, the disk guard, the journal and resume
+    are modules of their own, and the parts that need no study or result stay free of them."""
+    assert {f"{PIPELINE}.{m}" for m in ("measure", "target_run", "scaleout", "signals",
+                                         "disk_guard", "journal", "resume")} <= PIPELINE_PARTS
+    assert not {m for m in IMPORTS[f"{PIPELINE}.signals"] if m in MODULES}
+    assert {m for m in IMPORTS[f"{PIPELINE}.disk_guard"] if m in MODULES} \
+        == {"acceval.results.store"}
 
 
 def _is_leaf(name: str, seen: frozenset[str] = frozenset()) -> bool:

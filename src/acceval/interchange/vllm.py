@@ -32,7 +32,6 @@ from acceval.interchange._common import (
     ns,
     number,
 )
-from acceval.loadgen.spec import load_point
 from acceval.metrics import Distribution
 from acceval.metrics.derive import decode_stamps
 from acceval.results.records import ERROR_KINDS, Record
@@ -231,8 +230,7 @@ def point_json(result: RunResult, t: TargetResult, p: PointResult, sel: pa.Table
 def _burstiness(result: RunResult, p: PointResult) -> float:
     """The gamma shape of the point's family in the study as run (1: Poisson, and what every
     other family holds)."""
-    for data in result.study.get("load") or []:
-        fam = load_point(data)
+    for fam in result.study.load:
         if fam.kind == p.kind and p.level in fam.levels:
             return fam.burstiness
     return 1.0

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from acceval.results.records import Record
+from acceval.results.runlog import Fingerprint
 
 
 @dataclass(slots=True, frozen=True)
@@ -54,4 +55,4 @@ class Target(Protocol):
 class Describes(Protocol):
     """A target that can say what serves it (models, versions), recorded in the run log."""
 
-    async def probe(self) -> dict[str, Any]: ...
+    async def probe(self) -> Fingerprint: ...

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from acceval.economics.apply import PointCost as StoredCost
 from acceval.economics.sensitivity import FlipResult, TornadoBarResult
 from acceval.report._fmt import fact
@@ -176,15 +178,20 @@ def assumptions(result: RunResult) -> list[Assumption]:
         for name, s in sorted(t.economics.points[0].bill.inputs.items()):
             if name not in _PER_POINT_MEASURED:
                 out.append(Assumption(t.name, name, s.value, s.origin, s.source, s.date))
-    for section in ("slo", "quality"):
-        for k, v in (result.study.get(section) or {}).items():
-            if v is not None:
-                out.append(Assumption("", f"{section}.{k}", v, "assumption", "study file", None))
-    costs = result.study.get("costs") or {}
-    for k, v in costs.items():
-        if v is not None and not isinstance(v, dict):
+    study = result.study
+    for section, levels in (("slo", study.slo), ("quality", study.quality)):
+        for k, v in _declared(levels):
+            out.append(Assumption("", f"{section}.{k}", v, "assumption", "study file", None))
+    for k, v in _declared(study.costs):
+        if not isinstance(v, BaseModel | dict):
             out.append(Assumption("", f"costs.{k}", v, "assumption", "study file", None))
     return out
+
+
+def _declared(spec: BaseModel) -> list[tuple[str, Any]]:
+    """A spec's fields that hold a value, in declaration order (as the study file lists
+    them)."""
+    return [(k, v) for k in type(spec).model_fields if (v := getattr(spec, k)) is not None]
 
 
 # Measured per load point (shown in the tables), not assumptions of the whole target.

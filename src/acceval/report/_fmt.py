@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import yaml
+from pydantic import BaseModel
+
 from acceval.loadgen.spec import family
 from acceval.metrics.spec import SLO
 from acceval.results.section import PointResult
@@ -109,6 +112,11 @@ def fact(v: Any) -> str:
     return str(v)
 
 
+def facts_of(section: BaseModel) -> str:
+    """:func:`facts` of a typed section's fields (a fingerprint, the seeds), read by name."""
+    return facts({name: getattr(section, name) for name in type(section).model_fields})
+
+
 def facts(d: dict[str, Any]) -> str:
     """``base_url: http://…; models: tiny-fp32; version: engine ortgenai, version 0.1.0``;
     keys whose value is missing or empty are left out."""
@@ -126,6 +134,11 @@ def as_typed(v: Any) -> Any:
     if isinstance(v, list):
         return [as_typed(x) for x in v]
     return v
+
+
+def study_as_run(result: RunResult) -> str:
+    """The study as it ran, as YAML, numbers the way the user typed them."""
+    return yaml.safe_dump(as_typed(result.study.model_dump(mode="json")), sort_keys=False)
 
 
 def when(iso: str | None) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import yaml
+from pydantic import BaseModel
 
 from acceval._version import __version__
 from acceval.errors import MissingExtra
@@ -42,9 +42,9 @@ from acceval.report._econ import (
 )
 from acceval.report._fmt import (
     NOT_MEASURED,
-    as_typed,
     fact,
     facts,
+    facts_of,
     gate,
     not_assessed,
     num,
@@ -52,6 +52,7 @@ from acceval.report._fmt import (
     selfcheck_table,
     sig,
     slo_text,
+    study_as_run,
     usd,
     when,
 )
@@ -512,6 +513,11 @@ def _kv(d: dict[str, Any]) -> str:
     return facts(d)
 
 
+def _sorted_json(section: BaseModel) -> str:
+    """A small stored section (the seeds, the tasks) as result.json holds it, keys sorted."""
+    return json.dumps(section.model_dump(mode="json"), sort_keys=True)
+
+
 def _provenance(result: RunResult) -> str:
     targets = []
     for t in result.targets:
@@ -522,12 +528,12 @@ def _provenance(result: RunResult) -> str:
                         t.endpoint.model if t.endpoint else "—",
                         t.endpoint.transport if t.endpoint else "—",
                         _kv(t.platform.model_dump(mode="json")) or "—",
-                        _kv(t.fingerprint) or NOT_MEASURED, local])
+                        facts_of(t.fingerprint) or NOT_MEASURED, local])
     assume = [[a.target or "study", a.name,
                a.shown, a.origin, a.source or "—",
                a.date or "—"] for a in assumptions(result)]
     warn = "".join(f"<li>{esc(w)}</li>" for w in result.warnings)
-    study_yaml = yaml.safe_dump(as_typed(result.study), sort_keys=False)
+    study_yaml = study_as_run(result)
     t_targets = ('<h3>Targets</h3><div class="scroll">' + _table(
         ["target", "endpoint", "model", "client", "platform", "fingerprint", "local server"],
         targets) + "</div>") if targets else ""
@@ -553,8 +559,8 @@ def _provenance(result: RunResult) -> str:
         f"{t_targets}{t_load}{t_check}"
         f'<h3>Assumptions and their sources</h3><div class="scroll">{t_assume}</div>'
         f"<h3>Software</h3>{t_soft}<h3>Environment</h3>{t_env}"
-        f"<h3>Seeds</h3><pre>{esc(json.dumps(result.seeds, sort_keys=True))}</pre>"
-        f"<h3>Tasks</h3><pre>{esc(json.dumps(result.tasks, sort_keys=True))}</pre>"
+        f"<h3>Seeds</h3><pre>{esc(_sorted_json(result.seeds))}</pre>"
+        f"<h3>Tasks</h3><pre>{esc(_sorted_json(result.tasks))}</pre>"
         + (f"<h3>Warnings</h3><ul>{warn}</ul>" if warn else "")
         + f"<details><summary>Study as run</summary><pre>{esc(study_yaml)}</pre></details>"
         "</section>"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import html
 
-import yaml
-
 from acceval.economics.bill import BillResult
 from acceval.economics.energy import EnergyResult
 from acceval.report import _accelerator as am
@@ -19,8 +17,7 @@ from acceval.report._agents import agents_markdown
 from acceval.report._econ import assumptions
 from acceval.report._fmt import (
     NOT_MEASURED,
-    as_typed,
-    facts,
+    facts_of,
     gate,
     not_assessed,
     num,
@@ -28,6 +25,7 @@ from acceval.report._fmt import (
     selfcheck_table,
     sig,
     slo_text,
+    study_as_run,
     when,
 )
 from acceval.report._points import point_table
@@ -167,7 +165,7 @@ def _provenance(result: RunResult) -> list[str]:
     lines = ["## Provenance", ""]
     rows = []
     for t in result.targets:
-        fp = _esc(facts(t.fingerprint)) or NOT_MEASURED
+        fp = _esc(facts_of(t.fingerprint)) or NOT_MEASURED
         local = "—"
         if t.local_server:
             ls = t.local_server
@@ -192,11 +190,11 @@ def _provenance(result: RunResult) -> list[str]:
         lines += _esc_table((["target", "input", "value", "origin", "source", "date"],
                              assumed))
     lines += ["", "Software: " + ", ".join(f"{k} {v}" for k, v in sorted(result.software.items())),
-              "", "Seeds: " + (facts(result.seeds) or "none"), ""]
+              "", "Seeds: " + (facts_of(result.seeds) or "none"), ""]
     if result.warnings:
         lines += ["Warnings:", ""] + [f"- {_esc(w)}" for w in result.warnings] + [""]
     lines += ["<details><summary>Study as run</summary>", "", "```yaml",
-              yaml.safe_dump(as_typed(result.study), sort_keys=False).rstrip(), "```", "",
+              study_as_run(result).rstrip(), "```", "",
               "</details>", ""]
     return lines
 

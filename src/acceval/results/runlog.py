@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from acceval.metrics import Distribution
 from acceval.results.section import PeerFigures, Section
@@ -159,11 +159,24 @@ class ExecutionLog(Section):
     parallel_targets: bool = False
 
 
+class Fingerprint(Section):
+    """What a server said of itself before its load (GET /models, GET /version, its
+    ``Server`` header); what failed to answer is listed in ``errors``. Every field is empty
+    for a target that said nothing (it failed first, or cannot describe itself)."""
+
+    base_url: str | None = None
+    model: str | None = None
+    models: list[str] | None = None
+    version: JsonValue = None  # the /version body: JSON as the server wrote it, or an excerpt
+    server: str | None = None
+    errors: list[str] = Field(default_factory=list)
+
+
 class TargetLog(Section):
     name: str
     endpoint: EndpointLog | None = None
     local_server: LocalServerInfo | None = None
-    fingerprint: dict[str, Any] = Field(default_factory=dict)  # what the server said of itself
+    fingerprint: Fingerprint = Field(default_factory=Fingerprint)
     failure: str | None = None  # the target could not be measured at all, and why
     points: list[PointLog] = Field(default_factory=list)  # fixed and sweep points, in order
     sweep: SweepLog | None = None

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from acceval.errors import TargetError
 from acceval.loadgen.protocol import Prompt
 from acceval.results.records import Record
+from acceval.results.runlog import Fingerprint
 from acceval.targets._retry import clear_outcome, parse_retry_after, wait_before_next
 from acceval.targets._sse import EventSplitter
 from acceval.targets.spec import Endpoint, header_value_problem
@@ -521,23 +522,22 @@ class OpenAITarget:
         models, err, _, _ = await self._models(timeout_s)
         return models, err
 
-    async def probe(self, timeout_s: float = 5.0) -> dict[str, Any]:
+    async def probe(self, timeout_s: float = 5.0) -> Fingerprint:
         """What the server says it is: model ids (GET /models), version (GET /version), the
         ``Server`` header. Never raises; what failed is listed under ``errors``."""
-        out: dict[str, Any] = {"base_url": self.endpoint.base_url, "model": self.endpoint.model,
-                               "models": None, "version": None, "server": None, "errors": []}
+        out = Fingerprint(base_url=self.endpoint.base_url, model=self.endpoint.model)
         base = self._base
         models, err, status, headers = await self._models(timeout_s)
-        out["server"] = headers.get("server")
-        out["models"] = models
+        out.server = headers.get("server")
+        out.models = models
         if err:
-            out["errors"].append(err)
+            out.errors.append(err)
         if status is not None:
             vpath = base.rsplit("/", 1)[0] + "/version"
             status, body, err, _ = await self._get(vpath, timeout_s)
             if err is None and status == 200:
                 try:
-                    out["version"] = json.loads(body)
+                    out.version = json.loads(body)
                 except ValueError:
-                    out["version"] = _excerpt(body)
+                    out.version = _excerpt(body)
         return out

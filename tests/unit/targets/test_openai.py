@@ -222,9 +222,9 @@ def test_probe_reports_models_and_version(transport: str) -> None:
                 await t.close()
 
     fp = run(go())
-    assert fp["models"] == ["served-model"]
-    assert fp["version"] == {"version": "sse-test-0"}
-    assert fp["errors"] == []
+    assert fp.models == ["served-model"]
+    assert fp.version == {"version": "sse-test-0"}
+    assert fp.errors == []
 
 
 def test_probe_never_raises_when_nothing_listens(transport: str) -> None:
@@ -241,7 +241,7 @@ def test_probe_never_raises_when_nothing_listens(transport: str) -> None:
                 await t.close()
 
         fp = run(go())
-    assert fp["models"] is None and fp["errors"] and "cannot connect" in fp["errors"][0]
+    assert fp.models is None and fp.errors and "cannot connect" in fp.errors[0]
 
 
 @pytest.mark.parametrize("cached_as", ["usage", "timings"])
