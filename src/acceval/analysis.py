@@ -47,8 +47,9 @@ from acceval.metrics.derive import derive
 from acceval.metrics.point import loop_fell_behind
 from acceval.portability import assess_target
 from acceval.portability.artifact import ArtifactCheck
+from acceval.portability.assess import summary_label
 from acceval.portability.ledger import compile_time_for
-from acceval.portability.levels import LevelResult
+from acceval.portability.levels import ArtifactLevel
 from acceval.probes import read_samples, table_to_samples
 from acceval.quality import evaluate_gate
 from acceval.results.runlog import (
@@ -284,7 +285,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
             base_dir: Path | None = None,
             artifact_checks: dict[str, ArtifactCheck] | None = None,
             run_artifact_checks: bool = False,
-            kept_artifact_levels: dict[str, LevelResult] | None = None,
+            kept_artifact_levels: dict[str, ArtifactLevel] | None = None,
             agent_records: AgentRecords | None = None,
             run_dir: Path | None = None) -> RunResult:
     """Every number from stored records and the run log (pure apart from reading the files
@@ -355,8 +356,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
         kept = kept_artifact_levels.get(t.name)
         if kept is not None and t.portability is not None:
             t.portability.levels.artifact = kept
-            t.portability.level = " · ".join(f"{n} {lv.verdict}"
-                                             for n, lv in t.portability.levels.items())
+            t.portability.level = summary_label(dict(t.portability.levels.items()))
     warnings = [f"{tl.name}: energy probe {probe}: {why}"
                 for tl in log.targets for probe, why in tl.probe_notes.items()]
     warnings += log.notes + [_resume_note(r) for r in log.resumes]

@@ -447,7 +447,7 @@ def artifact_check(artifact: str, runtime_a: str, runtime_b: str, prompts: int,
 
     check = check_artifact(artifact, runtime_a=runtime_a, runtime_b=runtime_b,
                            n_prompts=prompts, min_agreement=min_agreement)
-    click.echo(json.dumps(check.to_dict(), indent=2, default=str))
+    click.echo(json.dumps(check.model_dump(mode="json"), indent=2))
     if check.verdict == "fail":
         raise GateFailed(f"artifact check failed: {'; '.join(check.reasons) or 'see above'}")
 

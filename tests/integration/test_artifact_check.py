@@ -36,8 +36,8 @@ def test_tiny_model_moves_between_runtimes(tiny_copy: Path) -> None:
     assert r.accuracy_a == r.accuracy_b and r.accuracy_a is not None and r.accuracy_a > 0.9
     assert r.logits_compared == N
     assert r.max_abs_logit_diff is not None and r.max_abs_logit_diff < 1e-3  # fp32 both
-    d = r.to_dict()
-    assert d["verdict"] == "pass" and json.dumps(d)
+    d = r.model_dump(mode="json")
+    assert d["verdict"] == "pass" and "logits_non_finite" not in d and json.dumps(d)
 
 
 
@@ -58,7 +58,8 @@ def test_corruption_is_caught_without_a_manifest_too(tiny_copy: Path, tmp_path: 
     assert r.manifest_status == "unverified"
     assert r.verdict == "fail"
     assert "non-finite logits (NaN/inf) in one runtime" in r.reasons
-    assert r.to_dict()["logits_non_finite"] is True
+    assert r.logits_non_finite is True and r.max_abs_logit_diff is None
+    assert r.model_dump(mode="json")["logits_non_finite"] is True
 
 
 def test_manifest_written_before_a_move_detects_changes(tiny_copy: Path,

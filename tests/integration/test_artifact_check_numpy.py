@@ -78,7 +78,8 @@ def test_corruption_is_caught_without_a_manifest_too(tiny_copy: Path, tmp_path: 
     assert r.manifest_status == "unverified"
     assert r.verdict == "fail"
     assert "non-finite logits (NaN/inf) in one runtime" in r.reasons
-    assert r.to_dict()["logits_non_finite"] is True
+    assert r.logits_non_finite is True and r.max_abs_logit_diff is None
+    assert r.model_dump(mode="json")["logits_non_finite"] is True
 
 
 @pytest.mark.usefixtures("no_torch")

@@ -89,7 +89,7 @@ def test_the_operating_point_has_one_definition(tmp_path: Path) -> None:
     assert st is not None and st.operating_point == "poisson 20 rps"  # the cheaper one
     t = r.target("a")
     assert t.portability is not None
-    assert t.portability.levels.performance.details["operating_point"] == st.operating_point
+    assert t.portability.levels.performance.details.operating_point == st.operating_point
     assert t.energy is None or t.energy.load_label == st.operating_point
     md = render(r, "md")
     assert "| a | poisson 20 rps |" in md

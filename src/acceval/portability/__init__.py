@@ -43,7 +43,13 @@ from acceval.portability.ledger import (
     warmup_from_records,
 )
 from acceval.portability.levels import (
+    ArtifactLevel,
+    ContractCheck,
     LevelResult,
+    PerformanceDetails,
+    PerformanceLevel,
+    SourceDetails,
+    SourceLevel,
     artifact_level,
     performance_level,
     source_level,
@@ -59,10 +65,12 @@ from acceval.portability.spec import (
 )
 
 __all__ = [
-    "Answer", "ArtifactCheck", "ArtifactSpec", "CodeChange", "Contract", "Evidence",
+    "Answer", "ArtifactCheck", "ArtifactLevel", "ArtifactSpec", "CodeChange", "Contract",
+    "ContractCheck", "Evidence",
     "ExitCostItemResult", "ExitCostResult", "ExitResult", "ExitSpec", "FallbackOp",
     "FallbackReport",
-    "LedgerEntry", "LevelResult", "ManagedService", "MigrationLedger", "StudyPortability",
+    "LedgerEntry", "LevelResult", "ManagedService", "MigrationLedger", "PerformanceDetails",
+    "PerformanceLevel", "SourceDetails", "SourceLevel", "StudyPortability",
     "TargetPortability", "Verdict", "Warmup", "artifact_level",
     "artifact_manifest", "assess_managed_service", "assess_target",
     "build_ledger", "check_artifact", "compare_manifest", "dir_code_change", "exit_cost",

@@ -17,14 +17,16 @@ import json
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from acceval.engines.base import GenerationRequest, engine_class, load_engine
 from acceval.errors import MissingExtra, UsageError
 from acceval.models import MANIFEST, build_manifest, resolve_model
 from acceval.portability.evidence import Verdict
+from acceval.results.section import Section
 from acceval.units import number
 
 LogitsFn = Callable[[Path, list[list[int]]], list[list[float]]]
@@ -146,8 +148,14 @@ LOGIT_READERS: dict[str, LogitsFn] = {"ortgenai": _ort_logits, "transformers": _
 
 # --- the check -------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class ArtifactCheck:
+class ArtifactCheck(Section):
+    """One artifact check, as ``check_artifact`` returns it, the artifact level carries it in
+    ``details`` and ``acceval artifact-check`` prints it. Non-finite logits are stored as
+    ``max_abs_logit_diff`` None with ``logits_non_finite``, because JSON has no NaN; the flag is
+    written only when set, so the JSON keys are those of earlier versions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
+
     path: str
     runtime_a: str
     runtime_b: str
@@ -155,27 +163,25 @@ class ArtifactCheck:
     manifest_problems: tuple[str, ...] = ()
     files: int = 0
     total_bytes: int = 0
-    load_errors: dict[str, str] = field(default_factory=dict)
+    load_errors: dict[str, str] = Field(default_factory=dict)
     prompts: int = 0
     agreement_rate: float | None = None       # identical answers / prompts
     disagreements: tuple[tuple[str, str, str], ...] = ()  # (prompt, a, b), first few
     accuracy_a: float | None = None           # against the expected answers, when known
     accuracy_b: float | None = None
-    max_abs_logit_diff: float | None = None   # nan when a runtime produced non-finite logits
+    max_abs_logit_diff: float | None = None   # None also when logits_non_finite
     logits_compared: int = 0
     verdict: Verdict = "not assessed"
     reasons: tuple[str, ...] = ()
     wall_s: float | None = None
+    logits_non_finite: bool = False           # a runtime produced NaN/inf logits
 
-    def to_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        d["disagreements"] = [list(x) for x in self.disagreements]
-        d["manifest_problems"] = list(self.manifest_problems)
-        d["reasons"] = list(self.reasons)
-        if self.max_abs_logit_diff is not None and math.isnan(self.max_abs_logit_diff):
-            d["max_abs_logit_diff"] = None
-            d["logits_non_finite"] = True
-        return d
+    @model_serializer(mode="wrap")
+    def _flag_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        if not self.logits_non_finite:
+            out.pop("logits_non_finite", None)
+        return out
 
 
 def heldout_prompts(path: Path, n: int) -> tuple[list[str], list[str | None]]:
@@ -296,6 +302,7 @@ def check_artifact(path: str | Path, *, runtime_a: str = "ortgenai",
                 and logit_diff > max_logit_diff:
             reasons.append(f"max |logit difference| {number(logit_diff)} > "
                            f"{number(max_logit_diff)}")
+    non_finite = logit_diff is not None and math.isnan(logit_diff)
     if reasons:
         verdict: Verdict = "fail"
     elif missing:
@@ -309,6 +316,7 @@ def check_artifact(path: str | Path, *, runtime_a: str = "ortgenai",
         total_bytes=sum(int(f["size"]) for f in man.values()), load_errors=errors,
         prompts=len(prompts), agreement_rate=agreement, disagreements=tuple(diffs[:5]),
         accuracy_a=_accuracy(a, answers), accuracy_b=_accuracy(b, answers),
-        max_abs_logit_diff=logit_diff, logits_compared=n_logits, verdict=verdict,
+        max_abs_logit_diff=None if non_finite else logit_diff, logits_non_finite=non_finite,
+        logits_compared=n_logits, verdict=verdict,
         reasons=tuple(reasons), wall_s=(time.perf_counter_ns() - started) / 1e9,
     )

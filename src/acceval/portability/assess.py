@@ -22,8 +22,11 @@ from acceval.portability.artifact import ArtifactCheck, check_artifact
 from acceval.portability.exit import ExitResult, exit_test
 from acceval.portability.ledger import LedgerResult, build_ledger, compile_time_for
 from acceval.portability.levels import (
+    ArtifactLevel,
     LevelResult,
+    PerformanceLevel,
     PortableTarget,
+    SourceLevel,
     artifact_level,
     performance_level,
     source_level,
@@ -38,9 +41,9 @@ from acceval.results.section import Section
 
 
 class PortabilityLevels(Section):
-    source: LevelResult
-    artifact: LevelResult
-    performance: LevelResult
+    source: SourceLevel
+    artifact: ArtifactLevel
+    performance: PerformanceLevel
 
     def items(self) -> list[tuple[str, LevelResult]]:
         return [("source", self.source), ("artifact", self.artifact),
@@ -148,19 +151,18 @@ def assess_target(study: PortabilityStudy, targets: Sequence[PortableTarget], t:
         except UsageError as exc:
             problems.append(f"artifact check: {exc}")
     reference = next((r for r in targets if r.name == ref), None)
-    levels = {
-        "source": source_level(t, ledger),
-        "artifact": artifact_level(art_spec, artifact_check),
-        "performance": performance_level(t, study_contract(study), reference,
-                                         operating_point=op.get(t.name),
-                                         reference_point=op.get(ref or "")),
-    }
+    levels = PortabilityLevels(
+        source=source_level(t, ledger),
+        artifact=artifact_level(art_spec, artifact_check),
+        performance=performance_level(t, study_contract(study), reference,
+                                      operating_point=op.get(t.name),
+                                      reference_point=op.get(ref or "")))
     portability = PortabilityResult(
-        level=summary_label(levels), reference=ref,
-        levels=PortabilityLevels(**levels), ledger=ledger.result(), problems=problems)
+        level=summary_label(dict(levels.items())), reference=ref, levels=levels,
+        ledger=ledger.result(), problems=problems)
     exit_ = None
     if spec.exit is not None:
         exit_ = exit_test(spec.exit, costs=study.costs, ledger=ledger,
                           fleet_usd_per_hour=_fleet_rate(t, op.get(t.name)),
-                          artifact_verdict=levels["artifact"].verdict)
+                          artifact_verdict=levels.artifact.verdict)
     return portability, exit_

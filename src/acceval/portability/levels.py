@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from acceval.economics.apply import TargetEconomics
 from acceval.portability.artifact import ArtifactCheck
@@ -51,47 +51,104 @@ class PortableTarget(Protocol):
 LevelName = Literal["source", "artifact", "performance"]
 
 
+class SourceDetails(Section):
+    """How much model/serving code the port changed, from the ledger; None without one."""
+
+    lines_added: int | None = None
+    lines_removed: int | None = None
+    files_changed: int | None = None
+    unchanged_fraction: float | None = None
+
+
+class ContractCheck(Section):
+    """One bound of the performance contract at the operating point. ``ok`` and the margins
+    are None when the value was not measured; the margin is positive when the bound holds."""
+
+    name: str
+    measured: float | None
+    bound: float
+    ok: bool | None
+    margin: float | None
+    margin_pct: float | None
+
+
+class PerformanceDetails(Section):
+    """The operating point the contract was checked at, each bound's check and §9's goodput
+    ratio to the reference (None when either side has no correct goodput)."""
+
+    operating_point: str | None = None
+    checks: list[ContractCheck] = Field(default_factory=list)
+    goodput_ratio_to_reference: float | None = None
+
+
+LevelDetails = SourceDetails | ArtifactCheck | PerformanceDetails | None
+
+
 class LevelResult(Section):
-    """One portability level's verdict, its evidence and the measurements behind it."""
+    """One portability level's verdict, its evidence and the measurements behind it. Each level
+    is its own subclass, named by its ``level`` literal, whose ``details`` is that level's own
+    model; code that reads every level alike (a table row per level) reads this base."""
 
     level: LevelName
     verdict: Verdict
     summary: str
     evidence: list[Evidence] = Field(default_factory=list)
-    details: dict[str, Any] = Field(default_factory=dict)  # per-level measurements
+    details: LevelDetails
 
 
-def source_level(t: PortableTarget, ledger: MigrationLedger | None) -> LevelResult:
-    details: dict[str, Any] = {}
+class SourceLevel(LevelResult):
+    level: Literal["source"] = "source"
+    details: SourceDetails = Field(default_factory=SourceDetails)
+
+
+class ArtifactLevel(LevelResult):
+    """``details`` is the check that ran, or None for a declared or unassessed artifact."""
+
+    level: Literal["artifact"] = "artifact"
+    details: ArtifactCheck | None = None
+
+    @field_validator("details", mode="before")
+    @classmethod
+    def _empty_is_none(cls, v: Any) -> Any:
+        return None if v == {} else v  # earlier versions stored no check as {}
+
+
+class PerformanceLevel(LevelResult):
+    level: Literal["performance"] = "performance"
+    details: PerformanceDetails = Field(default_factory=PerformanceDetails)
+
+
+def source_level(t: PortableTarget, ledger: MigrationLedger | None) -> SourceLevel:
+    details = SourceDetails()
     ev: list[Evidence] = []
     code = ledger.code if ledger is not None else None
     change = ""
     if code is not None:
-        details.update(lines_added=code.lines_added, lines_removed=code.lines_removed,
-                       files_changed=code.files_changed,
-                       unchanged_fraction=code.unchanged_fraction)
+        details = SourceDetails(lines_added=code.lines_added, lines_removed=code.lines_removed,
+                                files_changed=code.files_changed,
+                                unchanged_fraction=code.unchanged_fraction)
         ev.append(code.evidence)
         change = (f"; model/serving code changed by {code.lines_added + code.lines_removed} "
                   f"lines in {code.files_changed} files")
     if t.failure:
-        return LevelResult(level="source", verdict="fail",
+        return SourceLevel(verdict="fail",
                            summary=f"the study could not run against it: {t.failure}",
-                           evidence=tuple(ev), details=details)
+                           evidence=ev, details=details)
     measured = [p for p in t.points if p.completed > 0]
     if not measured:
-        return LevelResult(level="source", verdict="not assessed",
+        return SourceLevel(verdict="not assessed",
                            summary="no load point completed a request" + change,
-                           evidence=tuple(ev), details=details)
+                           evidence=ev, details=details)
     api = t.endpoint.api if t.endpoint is not None else "completions"
     ev.insert(0, Evidence(kind="measurement",
                           detail=f"{len(measured)} load point(s) measured through "
                           f"acceval's one OpenAI-compatible client (/v1/{api})"))
-    return LevelResult(level="source", verdict="pass",
+    return SourceLevel(verdict="pass",
                        summary="the same study and client ran unchanged" + change,
-                       evidence=tuple(ev), details=details)
+                       evidence=ev, details=details)
 
 
-def artifact_level(spec: ArtifactSpec | None, check: ArtifactCheck | None) -> LevelResult:
+def artifact_level(spec: ArtifactSpec | None, check: ArtifactCheck | None) -> ArtifactLevel:
     if check is not None:
         ev = Evidence(kind="command",
                       detail=f"check_artifact({check.path!r}, runtime_a={check.runtime_a!r}, "
@@ -102,17 +159,17 @@ def artifact_level(spec: ArtifactSpec | None, check: ArtifactCheck | None) -> Le
                        f"{check.manifest_status}")
         else:
             summary = "; ".join(check.reasons) or check.verdict
-        return LevelResult(level="artifact", verdict=check.verdict, summary=summary,
-                           evidence=(ev,), details=check.to_dict())
+        return ArtifactLevel(verdict=check.verdict, summary=summary, evidence=[ev],
+                             details=check)
     if spec is not None and spec.portable is not None:
         note = spec.note or ""
         ev = (from_reference(note) if note.startswith(("http://", "https://"))
               else None) or declared(spec.note or "study file")
-        return LevelResult(level="artifact", verdict="pass" if spec.portable else "fail",
-                           summary=f"declared {'portable' if spec.portable else 'not portable'}"
-                           + (f": {spec.note}" if spec.note else ""), evidence=(ev,))
-    return LevelResult(level="artifact", verdict="not assessed",
-                       summary="no artifact check ran and no verdict was declared")
+        return ArtifactLevel(verdict="pass" if spec.portable else "fail",
+                             summary=f"declared {'portable' if spec.portable else 'not portable'}"
+                             + (f": {spec.note}" if spec.note else ""), evidence=[ev])
+    return ArtifactLevel(verdict="not assessed",
+                         summary="no artifact check ran and no verdict was declared")
 
 
 def _point(t: PortableTarget, label: str | None) -> PointResult | None:
@@ -136,26 +193,35 @@ def _cost(t: PortableTarget | None, label: str | None) -> float | None:
 
 
 def _check(name: str, measured: float | None, bound: float, upper: bool = True
-           ) -> dict[str, Any]:
+           ) -> ContractCheck:
     if measured is None:
-        return {"name": name, "measured": None, "bound": bound, "ok": None, "margin": None,
-                "margin_pct": None}
+        return ContractCheck(name=name, measured=None, bound=bound, ok=None, margin=None,
+                             margin_pct=None)
     margin = bound - measured if upper else measured - bound
-    return {"name": name, "measured": measured, "bound": bound, "ok": margin >= 0,
-            "margin": margin, "margin_pct": 100.0 * margin / bound if bound else None}
+    return ContractCheck(name=name, measured=measured, bound=bound, ok=margin >= 0,
+                         margin=margin, margin_pct=100.0 * margin / bound if bound else None)
+
+
+def _goodput_ratio(t: PortableTarget, reference: PortableTarget | None,
+                   reference_point: str | None, goodput_rps: float | None) -> float | None:
+    """§9's performance score: correct goodput after the port over the origin's."""
+    ref_p = (_point(reference, reference_point)
+             if reference is not None and reference is not t else None)
+    if ref_p is None or not ref_p.summary.correct_goodput_rps or goodput_rps is None:
+        return None
+    return goodput_rps / ref_p.summary.correct_goodput_rps
 
 
 def performance_level(t: PortableTarget, contract: Contract,
                       reference: PortableTarget | None = None, *,
                       operating_point: str | None = None,
-                      reference_point: str | None = None) -> LevelResult:
+                      reference_point: str | None = None) -> PerformanceLevel:
     """Each bound of the contract at the target's operating point, with its margin."""
     p = _point(t, operating_point)
     if p is None:
-        return LevelResult(level="performance", verdict="not assessed",
-                           summary="no load point was measured")
+        return PerformanceLevel(verdict="not assessed", summary="no load point was measured")
     s = p.summary
-    checks: list[dict[str, Any]] = []
+    checks: list[ContractCheck] = []
     for name, dist, bound in (("ttft_ms", s.ttft_ms, contract.ttft_ms),
                               ("tpot_ms", s.tpot_ms, contract.tpot_ms),
                               ("e2e_ms", s.e2e_ms, contract.e2e_ms)):
@@ -177,34 +243,29 @@ def performance_level(t: PortableTarget, contract: Contract,
     if contract.min_accuracy is not None:
         acc = s.accuracy.accuracy if s.accuracy is not None else None
         checks.append(_check("accuracy", acc, contract.min_accuracy, upper=False))
-    details: dict[str, Any] = {"operating_point": p.label, "checks": checks}
-    ref_p = (_point(reference, reference_point)
-             if reference is not None and reference is not t else None)
-    if ref_p is not None and ref_p.summary.correct_goodput_rps and s.correct_goodput_rps \
-            is not None:
-        # §9's performance score: correct goodput after the port over the origin's.
-        details["goodput_ratio_to_reference"] = (s.correct_goodput_rps
-                                                 / ref_p.summary.correct_goodput_rps)
+    details = PerformanceDetails(operating_point=p.label, checks=checks,
+                                 goodput_ratio_to_reference=_goodput_ratio(
+                                     t, reference, reference_point, s.correct_goodput_rps))
     ev = (Evidence(kind="measurement",
                    detail=f"load point {p.label}: latency percentiles from records, "
                    "cost per correct task from the bill"),)
     if not checks:
-        return LevelResult(level="performance", verdict="not assessed",
-                           summary="the contract sets no bound (set portability.contract or slo)",
-                           evidence=ev, details=details)
-    failed = [c for c in checks if c["ok"] is False]
-    unknown = [c for c in checks if c["ok"] is None]
+        return PerformanceLevel(verdict="not assessed",
+                                summary="the contract sets no bound (set portability.contract "
+                                "or slo)", evidence=ev, details=details)
+    failed = [c for c in checks if c.ok is False]
+    unknown = [c for c in checks if c.ok is None]
     if failed:
-        text = "; ".join(f"{c['name']} {number(c['measured'])} > {number(c['bound'])}"
-                         if c["name"] != "accuracy" else
-                         f"accuracy {c['measured']:.3f} < {c['bound']:.3f}" for c in failed)
-        return LevelResult(level="performance", verdict="fail",
-                           summary=f"contract broken at {p.label}: {text}",
-                           evidence=ev, details=details)
+        text = "; ".join(f"{c.name} {number(c.measured)} > {number(c.bound)}"
+                         if c.name != "accuracy" else
+                         f"accuracy {c.measured or 0.0:.3f} < {c.bound:.3f}" for c in failed)
+        return PerformanceLevel(verdict="fail", summary=f"contract broken at {p.label}: {text}",
+                                evidence=ev, details=details)
     if unknown:
-        return LevelResult(level="performance", verdict="not assessed", summary="not measured: "
-                           + ", ".join(c["name"] for c in unknown), evidence=ev, details=details)
-    worst = min(checks, key=lambda c: c["margin_pct"] if c["margin_pct"] is not None else 0.0)
-    return LevelResult(level="performance", verdict="pass",
-                       summary=f"contract holds at {p.label}; smallest margin {worst['name']} "
-                       f"{worst['margin_pct']:.1f} %", evidence=ev, details=details)
+        return PerformanceLevel(verdict="not assessed", summary="not measured: "
+                                + ", ".join(c.name for c in unknown), evidence=ev,
+                                details=details)
+    worst = min(checks, key=lambda c: c.margin_pct if c.margin_pct is not None else 0.0)
+    return PerformanceLevel(verdict="pass",
+                            summary=f"contract holds at {p.label}; smallest margin {worst.name} "
+                            f"{worst.margin_pct or 0.0:.1f} %", evidence=ev, details=details)

@@ -46,10 +46,11 @@ def _study(**extra: Any) -> Study:
 
 def test_public_names_are_pinned() -> None:
     assert set(portability.__all__) == {
-        "Answer", "ArtifactCheck", "ArtifactSpec", "CodeChange", "Contract", "Evidence",
-        "ExitCostItemResult", "ExitCostResult", "ExitResult", "ExitSpec", "FallbackOp",
-        "FallbackReport",
-        "LedgerEntry", "LevelResult", "ManagedService", "MigrationLedger", "StudyPortability",
+        "Answer", "ArtifactCheck", "ArtifactLevel", "ArtifactSpec", "CodeChange", "Contract",
+        "ContractCheck", "Evidence", "ExitCostItemResult", "ExitCostResult", "ExitResult",
+        "ExitSpec", "FallbackOp", "FallbackReport",
+        "LedgerEntry", "LevelResult", "ManagedService", "MigrationLedger", "PerformanceDetails",
+        "PerformanceLevel", "SourceDetails", "SourceLevel", "StudyPortability",
         "TargetPortability", "Verdict", "Warmup", "artifact_level",
         "artifact_manifest", "assess_managed_service", "assess_target",
         "build_ledger", "check_artifact", "compare_manifest", "dir_code_change", "exit_cost",
@@ -70,11 +71,11 @@ def test_levels_on_fixture_run(tmp_path: Path) -> None:
     loose = performance_level(fast, Contract(ttft_ms=1e6, cost_ratio_to_reference=100.0),
                               reference=cheap)
     assert loose.verdict == "pass"
-    checks = loose.details["checks"]
-    assert [c["name"] for c in checks] == ["p95 ttft_ms", "cost ratio to cheap"]
-    assert all(c["margin"] > 0 for c in checks)
+    checks = loose.details.checks
+    assert [c.name for c in checks] == ["p95 ttft_ms", "cost ratio to cheap"]
+    assert all(c.margin is not None and c.margin > 0 for c in checks)
     tight = performance_level(fast, Contract(ttft_ms=1.0))
-    assert tight.verdict == "fail" and tight.details["checks"][0]["margin"] < 0
+    assert tight.verdict == "fail" and (tight.details.checks[0].margin or 0.0) < 0
     assert "contract broken" in tight.summary
     unmeasured = performance_level(fast, Contract(tpot_ms=50.0, percentile=42.0))
     assert unmeasured.verdict == "not assessed"  # p42 is not a stored percentile
@@ -82,16 +83,19 @@ def test_levels_on_fixture_run(tmp_path: Path) -> None:
 
 
 def test_artifact_level_from_check_or_declaration() -> None:
-    ok = ArtifactCheck("/m", "ortgenai", "transformers", "verified", prompts=8,
-                       agreement_rate=1.0, verdict="pass")
+    ok = ArtifactCheck(path="/m", runtime_a="ortgenai", runtime_b="transformers",
+                       manifest_status="verified", prompts=8, agreement_rate=1.0, verdict="pass")
     lv = artifact_level(None, ok)
     assert lv.verdict == "pass" and "agreement 100%" in lv.summary
-    bad = ArtifactCheck("/m", "ortgenai", "transformers", "mismatch", verdict="fail",
+    assert lv.details is ok
+    bad = ArtifactCheck(path="/m", runtime_a="ortgenai", runtime_b="transformers",
+                        manifest_status="mismatch", verdict="fail",
                         reasons=("checksum mismatch: model.safetensors: sha256 mismatch",))
     assert "checksum mismatch" in artifact_level(None, bad).summary
     declared = artifact_level(ArtifactSpec(portable=False, note="NEFF bound to neuronx-cc"),
                               None)
     assert declared.verdict == "fail" and declared.evidence[0].kind == "declared"
+    assert declared.details is None
     assert artifact_level(None, None).verdict == "not assessed"
 
 
@@ -122,7 +126,7 @@ def test_assess_target_fills_the_result_and_the_report_reads_it(tmp_path: Path) 
     assert result.target("cheap").exit is None
     perf = result.target("cheap").portability
     assert perf is not None
-    assert perf.levels.performance.details["checks"][1]["measured"] == pytest.approx(1.0)
+    assert perf.levels.performance.details.checks[1].measured == pytest.approx(1.0)
     econ = target_econ(fast, result)
     assert econ.portability_level == fast.portability.level
     assert econ.exit_readiness == "partial"
@@ -138,9 +142,9 @@ def test_default_contract_is_the_study_slo(tmp_path: Path) -> None:
     perf, _ = assess_target(study, result.targets, fast, base_dir=tmp_path,
                             operating=_operating(result))
     assert perf is not None
-    checks = perf.levels.performance.details["checks"]
-    assert [c["name"] for c in checks] == ["p95 ttft_ms", "p95 tpot_ms"]
-    assert [c["bound"] for c in checks] == [200, 30]
+    checks = perf.levels.performance.details.checks
+    assert [c.name for c in checks] == ["p95 ttft_ms", "p95 tpot_ms"]
+    assert [c.bound for c in checks] == [200, 30]
 
 
 def test_unknown_reference_is_a_study_error() -> None:
