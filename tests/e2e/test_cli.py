@@ -187,7 +187,10 @@ def test_artifact_check_command_passes_and_fails_on_a_corrupted_copy(cli_dir: Pa
 
     ok = run_cli("artifact-check", "builtin:small", "--prompts", "8", cwd=cli_dir)
     assert ok.returncode == 0, ok.stderr
-    assert json.loads(ok.stdout)["verdict"] == "pass"
+    out = json.loads(ok.stdout)
+    assert out["verdict"] == "pass" and out["prompts"] == 8
+    # the keys it has always printed; logits_non_finite only when logits were not finite
+    assert list(out)[-3:] == ["verdict", "reasons", "wall_s"] and len(out) == 18
     bad = corrupt_copy(resolve_model("builtin:small").root, cli_dir / "small-copy")
     res = run_cli("artifact-check", str(bad), "--prompts", "8", cwd=cli_dir)
     assert res.returncode == 3
