@@ -20,7 +20,6 @@ import pytest
 from acceval.analysis import analyze
 from acceval.capacity.apply import CapacityResult, demand_section
 from acceval.capacity.curve import MaxRateResult
-from acceval.capacity.spec import Demand
 from acceval.report import _capacity as cap
 from acceval.report._charts import demand_vs_capacity
 from acceval.report._fmt import NOT_MEASURED, num, pct
@@ -334,8 +333,8 @@ def test_strings_from_the_run_are_escaped(run: RunResult) -> None:
 def test_unloadable_profile_falls_back_to_the_stored_plan(run: RunResult) -> None:
     # The analysis reads the profile; when a relative csv: path does not resolve from the
     # run folder, the hours come from a stored fleet plan, else the section says why.
-    demand = Demand.model_validate({**run.study["demand"], "profile": "csv:missing.csv",
-                                    "peak_rps": None})
+    assert run.study.demand is not None
+    demand = run.study.demand.model_copy(update={"profile": "csv:missing.csv", "peak_rps": None})
     plan = _capacity(run, "fast").plan
     assert plan is not None
     stored = demand_section(demand, None, [plan])
