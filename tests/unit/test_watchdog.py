@@ -4,6 +4,7 @@ exit."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import sys
@@ -28,17 +29,22 @@ with orphan_guard():
     if sys.argv[1] == "die":
         time.sleep(1.5)  # the watchdog has seen both
         os.kill(os.getpid(), 9)
+    sys.stdin.readline()  # the test holds both before the kid goes
     kid.kill(); kid.wait()
     print("left", flush=True)
 """
 
 
 def _start(mode: str) -> tuple[subprocess.Popen[str], list[psutil.Process]]:
-    proc = subprocess.Popen([sys.executable, "-c", _PARENT, mode], stdout=subprocess.PIPE,
-                            text=True)
-    assert proc.stdout is not None
+    proc = subprocess.Popen([sys.executable, "-c", _PARENT, mode], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdin is not None
     pids = [int(x) for x in proc.stdout.readline().split()]
-    return proc, [psutil.Process(p) for p in pids]
+    procs = [psutil.Process(p) for p in pids]
+    with contextlib.suppress(BrokenPipeError):  # "die" may be gone already: it reads nothing
+        proc.stdin.write("go\n")
+        proc.stdin.close()
+    return proc, procs
 
 
 def test_a_sigkilled_parent_takes_its_children_and_grandchildren_with_it() -> None:
