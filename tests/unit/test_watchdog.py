@@ -42,8 +42,10 @@ def _start(mode: str) -> tuple[subprocess.Popen[str], list[psutil.Process]]:
     pids = [int(x) for x in proc.stdout.readline().split()]
     procs = [psutil.Process(p) for p in pids]
     with contextlib.suppress(BrokenPipeError):  # "die" may be gone already: it reads nothing
-        proc.stdin.write("go\n")
-        proc.stdin.close()
+        try:
+            proc.stdin.write("go\n")
+        finally:
+            proc.stdin.close()
     return proc, procs
 
 
