@@ -11,8 +11,9 @@ whose write end only acceval holds. While acceval lives, the watchdog notes ever
 descendant of acceval (pid and start time) twice a second: once acceval dies they are
 re-parented and the tree is lost. When the pipe reaches end-of-file without the "done"
 byte, or acceval's pid is gone (whatever killed it), it sends SIGTERM to each noted process
-still alive with the same start time, and SIGKILL :data:`GRACE_S` later to those left. A
-run that ends normally writes the byte, and the watchdog leaves at once.
+still alive with the same start time, and to what those started since they were noted, and
+SIGKILL :data:`GRACE_S` later to those left and to what they started meanwhile. A run that
+ends normally writes the byte, and the watchdog leaves at once.
 
 The pipe, not ``prctl(PR_SET_PDEATHSIG)``: the death signal reaches only direct children,
 is cleared by a set-uid exec and is Linux-only, while Ray's helpers are grandchildren that
@@ -90,15 +91,27 @@ def _alive(noted: dict[int, float]) -> list[psutil.Process]:
     return out
 
 
+def _with_descendants(procs: list[psutil.Process]) -> list[psutil.Process]:
+    """``procs`` and every live descendant of theirs: what a noted process started after
+    the last snapshot (a raylet's new worker) is still its child, so it is found here."""
+    found = {p.pid: p for p in procs}
+    for p in procs:
+        with suppress(psutil.Error):
+            found.update((k.pid, k) for k in p.children(recursive=True))
+    found.pop(os.getpid(), None)
+    return list(found.values())
+
+
 def end_all(noted: dict[int, float], grace_s: float = GRACE_S) -> None:
-    """SIGTERM every noted process still alive (the same start time: not a reused pid),
-    then SIGKILL those left after ``grace_s``."""
-    procs = _alive(noted)
+    """SIGTERM every noted process still alive (the same start time: not a reused pid) and
+    what they started since they were noted, then SIGKILL those left after ``grace_s`` and
+    whatever they started meanwhile (a helper replacing one that ended)."""
+    procs = _with_descendants(_alive(noted))
     for p in procs:
         with suppress(psutil.Error):
             p.send_signal(signal.SIGTERM)
     _, left = psutil.wait_procs(procs, timeout=grace_s)
-    for p in left:
+    for p in _with_descendants(left):
         with suppress(psutil.Error):
             p.kill()
 

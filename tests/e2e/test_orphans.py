@@ -1,6 +1,11 @@
 """SIGKILL of `acceval run --clients 2` (a private Ray, a local server) leaves no process
 of its alive (issue 30): before the orphan guard, two Ray helpers were still running under
-PID 1 40 s later."""
+PID 1 40 s later.
+
+Marked `timing`: whether there is a run to kill depends on host load. Ray gives its node a
+fixed 30 s to register, and on this 2-core host under a load of 10-19 it did not in about
+one try of three (the run then says so and exits, and the test is skipped with that
+message); in the timing phase, with the rest of the suite done, it comes up."""
 
 from __future__ import annotations
 
@@ -18,6 +23,21 @@ from acceval.results.store import PARTS_DIR
 from helpers.cli import mock_target, write_study
 
 pytest.importorskip("ray")
+
+
+def _cmdlines(procs: list[psutil.Process]) -> dict[psutil.Process, str]:
+    """Each process's command line; one that ended meanwhile is left out (listing a tree and
+    reading it are not one step)."""
+    out = {}
+    for p in procs:
+        try:
+            out[p] = " ".join(p.cmdline())
+        except psutil.Error:
+            continue
+    return out
+
+
+@pytest.mark.timing
 
 
 def test_sigkill_of_a_ray_run_leaves_no_helper(tmp_path: Path) -> None:
@@ -44,11 +64,11 @@ def test_sigkill_of_a_ray_run_leaves_no_helper(tmp_path: Path) -> None:
                 pytest.skip(f"Ray's node did not come up on this host: {err[-200:]}")
             pytest.fail(f"the run ended before it could be killed: {err[-2000:]}")
         time.sleep(1.0)  # the watchdog's snapshot is half a second old at most
+        tree = _cmdlines(psutil.Process(proc.pid).children(recursive=True))
         watchdogs = [p for p in psutil.Process(proc.pid).children()
-                     if "acceval.watchdog" in " ".join(p.cmdline())]
-        helpers = [p for p in psutil.Process(proc.pid).children(recursive=True)
-                   if p not in watchdogs]
-        names = " ".join(" ".join(p.cmdline()) for p in helpers)
+                     if "acceval.watchdog" in tree.get(p, "")]
+        helpers = [p for p in tree if p not in watchdogs]
+        names = " ".join(tree[p] for p in helpers)
         assert "raylet" in names and "gcs_server" in names and "acceval.serve" in names
         assert watchdogs, "no orphan guard was running"
         os.kill(proc.pid, signal.SIGKILL)  # acceval alone: none of its cleanup code runs

@@ -6,7 +6,8 @@ process group with the endpoint and the goal in its environment. The episode end
 program calls ``done`` (it then has ``grace_s`` to exit), exits, reaches the step limit, or
 runs out of time; on every one of these paths, and on an error or a cancellation, the whole
 process group is ended (SIGTERM, then SIGKILL). The program's output goes to a log file
-beside the records. The state is judged from the app, as for every agent.
+beside the records, with the study's API keys redacted. The state is judged from the app,
+as for every agent.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from acceval.agents.browser import Browser
 from acceval.agents.env import Episode, EpisodeEnv, EpisodePlan, World
@@ -24,6 +27,7 @@ from acceval.agents.spec import AgentCommand
 from acceval.agents.spec import Gate as GateSpec
 from acceval.agents.tools import SYSTEM_PROMPT
 from acceval.agents.toolserver import ToolServer
+from acceval.redaction import copy_scrubbed
 
 _POLL_S = 0.05
 _TERM_WAIT_S = 3.0
@@ -42,22 +46,29 @@ def program_environment(command: AgentCommand, server: ToolServer, env: EpisodeE
 
 async def run_command_episode(plan: EpisodePlan, command: AgentCommand, server: ToolServer,
                               world: World, browser: Browser, base_url: str, *, max_steps: int,
-                              timeout_s: float, gate: GateSpec, log_path: Path) -> Episode:
-    """One episode driven by the program; never raises for what the program did."""
+                              timeout_s: float, gate: GateSpec, log_path: Path,
+                              secrets: Sequence[str] = ()) -> Episode:
+    """One episode driven by the program; never raises for what the program did. Its
+    output reaches ``log_path`` through a pipe, with ``secrets`` (API keys the program may
+    have read from its environment and printed, or a server it called echoed) redacted."""
     env = EpisodeEnv(plan, world, browser, base_url, gate, max_steps=max_steps)
     stopped: str | None = None
     error: str | None = None
     proc: asyncio.subprocess.Process | None = None
+    log: BinaryIO | None = None
+    copier: asyncio.Task[None] | None = None
     log_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         await env.begin()
         server.attach(env)
-        with log_path.open("wb") as log:
-            proc = await asyncio.create_subprocess_exec(
-                *command.argv, env=program_environment(command, server, env),
-                stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log,
-                start_new_session=True)
-            stopped = await _watch(proc, env, timeout_s, command.grace_s)
+        log = log_path.open("wb")
+        proc = await asyncio.create_subprocess_exec(
+            *command.argv, env=program_environment(command, server, env),
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+        assert proc.stdout is not None
+        copier = asyncio.create_task(copy_scrubbed(proc.stdout, log, secrets))
+        stopped = await _watch(proc, env, timeout_s, command.grace_s)
         if stopped == "agent_exit" and proc.returncode:
             error = f"the program exited with {proc.returncode} (its output: {log_path})"
     except OSError as exc:  # the program could not be started
@@ -68,7 +79,18 @@ async def run_command_episode(plan: EpisodePlan, command: AgentCommand, server: 
         server.attach(None)
         if proc is not None:
             await end_group(proc)
+        await _close_log(copier, log)
     return await env.end(stopped, error)
+
+
+async def _close_log(copier: asyncio.Task[None] | None, log: BinaryIO | None) -> None:
+    """Let the copy reach the pipe's end, then close the log. A process that left the
+    program's group may still hold the pipe: the copy stops after a short wait."""
+    if copier is not None:
+        with contextlib.suppress(OSError, TimeoutError):
+            await asyncio.wait_for(copier, _TERM_WAIT_S)
+    if log is not None:
+        log.close()
 
 
 async def _watch(proc: asyncio.subprocess.Process, env: EpisodeEnv, timeout_s: float,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,6 +29,7 @@ from acceval.agents.spec import Agents, AgentTarget
 from acceval.agents.store import AGENTS_DIR, AgentRecords, AgentsLog, tables, write
 from acceval.agents.toolserver import ToolServer, missing
 from acceval.errors import AccevalError
+from acceval.redaction import keys_of, scrub
 from acceval.targets.spec import Endpoint
 
 
@@ -64,9 +65,17 @@ StartEngine = Callable[[str, dict[str, Any]], Awaitable[LocalHandle]]
 
 
 def execute_agents(spec: Agents, run_dir: Path, base_dir: Path | None = None, *,
-                   start_engine: StartEngine | None = None) -> AgentRecords:
-    """Run the section and write its records into ``run_dir/agents/``."""
+                   start_engine: StartEngine | None = None,
+                   secrets: Sequence[str] = ()) -> AgentRecords:
+    """Run the section and write its records into ``run_dir/agents/``.
+
+    ``secrets``: API keys to keep out of the records and the programs' logs besides those
+    of the section's own endpoints (the composer gives the whole study's: a user's agent
+    program runs with the user's environment and may print any of them)."""
     started = time.perf_counter()
+    keys = tuple(dict.fromkeys(
+        (*keys_of(t.endpoint.api_key_env for t in spec.targets if t.endpoint is not None),
+         *secrets)))
     why = unavailable()
     if why is not None:
         log = AgentsLog(skipped=f"agents part skipped: {why}")
@@ -76,18 +85,20 @@ def execute_agents(spec: Agents, run_dir: Path, base_dir: Path | None = None, *,
     log = AgentsLog()
     try:
         done = asyncio.run(_run(spec, log, Path(run_dir) / AGENTS_DIR / "logs", base_dir,
-                                start_engine))
+                                start_engine, keys))
     except BrowserError as exc:
         log.skipped = f"agents part skipped: {exc}"
         done = []
     log.wall_s = time.perf_counter() - started
-    steps, episodes = tables(done)
+    log.failures = {k: scrub(v, keys) for k, v in log.failures.items()}
+    steps, episodes = tables(done, keys)
     write(run_dir, steps, episodes, log)
     return AgentRecords(steps, episodes, log)
 
 
 async def _run(spec: Agents, log: AgentsLog, logs: Path, base_dir: Path | None,
-               start_engine: StartEngine | None) -> list[tuple[str, Episode]]:
+               start_engine: StartEngine | None,
+               secrets: Sequence[str]) -> list[tuple[str, Episode]]:
     shop = Shop()
     server = ShopServer(shop)
     base = await server.start()
@@ -101,7 +112,7 @@ async def _run(spec: Agents, log: AgentsLog, logs: Path, base_dir: Path | None,
             for target in spec.targets:
                 if target.command is not None:
                     out += await _program(spec, target, episodes, shop, browser, base, log,
-                                          logs)
+                                          logs, secrets)
                     continue
                 out += await _target(spec, target, episodes, shop, browser, base, session, log,
                                      start_engine)
@@ -163,8 +174,8 @@ __all__ = ["execute_agents", "plan"]
 
 
 async def _program(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan], shop: Shop,
-                   browser: Browser, base: str, log: AgentsLog,
-                   logs: Path) -> list[tuple[str, Episode]]:
+                   browser: Browser, base: str, log: AgentsLog, logs: Path,
+                   secrets: Sequence[str]) -> list[tuple[str, Episode]]:
     """A user's own agent program: the tool server up for the target, one launch per
     episode."""
     assert target.command is not None
@@ -182,7 +193,7 @@ async def _program(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan
             ep = await run_command_episode(
                 p, target.command, server, world, browser, url, max_steps=spec.max_steps,
                 timeout_s=spec.timeout_s, gate=spec.gate,
-                log_path=logs / f"{target.name}-{p.episode}.log")
+                log_path=logs / f"{target.name}-{p.episode}.log", secrets=secrets)
             out.append((target.name, ep))
             if ep.stopped_by == "agent_error":
                 log.failures[target.name] = ep.error or "the program could not be started"

@@ -9,12 +9,15 @@ them like the request records.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from acceval.redaction import scrub
 
 if TYPE_CHECKING:
     from acceval.agents.env import Episode
@@ -76,7 +79,10 @@ class AgentRecords:
     log: AgentsLog
 
 
-def tables(target_episodes: list[tuple[str, Episode]]) -> tuple[pa.Table, pa.Table]:
+def tables(target_episodes: list[tuple[str, Episode]],
+           secrets: Sequence[str] = ()) -> tuple[pa.Table, pa.Table]:
+    """The two record tables of ``target_episodes``, with ``secrets`` (the API keys in use)
+    redacted from every text a model, an agent program or a page put there."""
     steps: list[dict[str, Any]] = []
     episodes: list[dict[str, Any]] = []
     for target, ep in target_episodes:
@@ -103,8 +109,15 @@ def tables(target_episodes: list[tuple[str, Episode]]) -> tuple[pa.Table, pa.Tab
                          "state_problem": ep.state_problem, "said_done": ep.said_done,
                          "stopped_by": ep.stopped_by, "started_ns": ep.started_ns,
                          "done_ns": ep.done_ns, "error": ep.error})
+    if secrets:
+        steps, episodes = _scrubbed(steps, secrets), _scrubbed(episodes, secrets)
     return (pa.Table.from_pylist(steps, schema=STEP_SCHEMA),
             pa.Table.from_pylist(episodes, schema=EPISODE_SCHEMA))
+
+
+def _scrubbed(rows: list[dict[str, Any]], secrets: Sequence[str]) -> list[dict[str, Any]]:
+    return [{k: scrub(v, secrets) if isinstance(v, str) else v for k, v in row.items()}
+            for row in rows]
 
 
 def write(run_dir: Path, steps: pa.Table, episodes: pa.Table, log: AgentsLog) -> None:

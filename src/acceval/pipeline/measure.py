@@ -291,7 +291,8 @@ def _agents(study: Study, run_dir: Path, prog: Progress,
     if prog.active:
         prog.console.print(f"agents: workflows of {study.agents.scenarios} in headless "
                            "Chromium")
-    return execute_agents(study.agents, run_dir, base_dir, start_engine=_start_engine)
+    return execute_agents(study.agents, run_dir, base_dir, start_engine=_start_engine,
+                          secrets=study_secrets(study))
 
 
 async def _start_engine(name: str, options: dict[str, Any]) -> Any:

@@ -3,7 +3,6 @@ run, and every record scored (and scrubbed of echoed API keys) on its way to the
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from acceval.loadgen.protocol import Describes, Prompt, Target
 from acceval.loadgen.runner import PointSpec
 from acceval.probes import ProbeSampler, make_probe
 from acceval.probes.prometheus import ExporterProbe, TelemetryProbe
+from acceval.redaction import keys_of, scrub
 from acceval.results.records import Record
 from acceval.results.runlog import (
     Fingerprint,
@@ -38,8 +38,6 @@ from acceval.study import Target as TargetSpec
 from acceval.targets import make_target
 from acceval.targets.preflight import served_model
 from acceval.tasks import Task, TaskSets, score, to_prompt, write_answers_jsonl
-
-REDACTED = "[redacted]"
 
 
 class Scorer:
@@ -72,10 +70,8 @@ class Scorer:
     def _redact(self, rec: Record) -> None:
         for field in ("error_detail", "output_text", "check_reason", "extracted"):
             text = getattr(rec, field)
-            if text is not None and any(s in text for s in self.secrets):
-                for s in self.secrets:
-                    text = text.replace(s, REDACTED)
-                setattr(rec, field, text)
+            if text is not None:
+                setattr(rec, field, scrub(text, self.secrets))
 
 
 class RunTasks:
@@ -116,10 +112,11 @@ class RunTasks:
 
 
 def study_secrets(study: Study) -> tuple[str, ...]:
-    """The API keys the study's endpoints use (from the environment), to keep off disk."""
-    names = {t.endpoint.api_key_env for t in study.targets
-             if t.endpoint is not None and t.endpoint.api_key_env}
-    return tuple(v for v in (os.environ.get(n) for n in sorted(names)) if v)
+    """The API keys the study's endpoints use (from the environment), inference and agent
+    targets alike, to keep off disk."""
+    agents = study.agents.targets if study.agents is not None else []
+    return keys_of([t.endpoint.api_key_env for t in study.targets if t.endpoint is not None]
+                   + [a.endpoint.api_key_env for a in agents if a.endpoint is not None])
 
 
 async def _measure_target(target: Target, run: TargetRun,

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from acceval.errors import TargetError
 from acceval.loadgen.protocol import Prompt
+from acceval.redaction import REDACTED, scrub
 from acceval.results.records import Record
 from acceval.results.runlog import Fingerprint
 from acceval.targets._retry import clear_outcome, parse_retry_after, wait_before_next
@@ -78,8 +79,6 @@ def _cached_tokens(usage: Any, timings: dict[str, Any] | None) -> int | None:
     return None
 
 
-#: What an API key a server echoed back becomes, wherever acceval keeps or prints it.
-REDACTED = "[redacted]"
 
 
 def _excerpt(data: bytes | str, limit: int = _EXCERPT) -> str:
@@ -498,9 +497,7 @@ class OpenAITarget:
 
     def scrub(self, text: str) -> str:
         """``text`` with this client's API key replaced by :data:`REDACTED`."""
-        for s in self._secrets:
-            text = text.replace(s, REDACTED)
-        return text
+        return scrub(text, self._secrets)
 
     async def _models(self, timeout_s: float
                       ) -> tuple[list[str] | None, str | None, int | None, dict[str, str]]:
