@@ -259,25 +259,41 @@ def compare(run_dirs: tuple[Path, ...], fmt: str, n_boot: int) -> None:
 @main.command("import")
 @click.argument("files", nargs=-1, required=True,
                 type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["vllm", "guidellm", "aiperf"]),
+@click.option("--format", "fmt", type=click.Choice(["vllm", "guidellm", "aiperf", "tau-bench",
+                                                    "tau2", "agentlab"]),
               required=True, help="The tool that wrote the files: vLLM bench result JSON, "
-              "GuideLLM benchmarks.json, AIPerf profile_export.jsonl.")
+              "GuideLLM benchmarks.json, AIPerf profile_export.jsonl; agent benchmarks: "
+              "τ-bench results JSON, tau2 results JSON, AgentLab summary_info.json (one per "
+              "episode folder).")
 @click.option("--study", "study_file", type=click.Path(dir_okay=False, exists=True,
               path_type=Path), default=None, help="Apply this study's prices, SLO, quality "
               "level and verdict (its targets must carry the imported targets' names).")
 @click.option("--target", default=None, help="Name every imported point's target this "
               "(default: the name the file gives, e.g. its model).")
+@click.option("--usd-per-mtok-in", "usd_in", type=click.FloatRange(min=0), default=None,
+              help="Agent benchmarks: USD per 1M prompt tokens, to price each trial's tokens "
+              "(with --usd-per-mtok-out).")
+@click.option("--usd-per-mtok-out", "usd_out", type=click.FloatRange(min=0), default=None,
+              help="Agent benchmarks: USD per 1M completion tokens.")
+@click.option("--price-source", default=None, help="Where the token prices come from (shown "
+              "beside the cost).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("runs"), show_default=True, help="Where the run folder goes.")
 def import_(files: tuple[Path, ...], fmt: str, study_file: Path | None, target: str | None,
+            usd_in: float | None, usd_out: float | None, price_source: str | None,
             out_dir: Path) -> None:
     """Read peers' result files into a run folder (per-request records where the file has
     them), analyse it with a study and render its report; every field or line not mapped is
     counted and said (mapping: docs/metrics.md)."""
+    from acceval.agents.store import TokenPrices
     from acceval.interchange import import_files
 
+    if (usd_in is None) != (usd_out is None):
+        raise UsageError("give both --usd-per-mtok-in and --usd-per-mtok-out (or neither)")
+    prices = (TokenPrices(usd_in, usd_out, price_source)
+              if usd_in is not None and usd_out is not None else None)
     result, run_dir = import_files(list(files), fmt, study_path=study_file, out_dir=out_dir,
-                                   target=target)
+                                   target=target, token_prices=prices)
     assert result.log.imported is not None
     for note in result.log.notes:
         click.echo(note)

@@ -20,7 +20,7 @@ COMPOSERS = {
     # What one target runs (fixed points, sweep, replay, interruption) reads the whole study.
     "acceval.scenarios",
     # An imported run is composed like a measured one: a study, the records, the analysis.
-    "acceval.interchange.folder",
+    "acceval.interchange.folder", "acceval.interchange.agent_folder",
 }
 UPPER = {"acceval.study", "acceval.pipeline"}
 # The pipeline's parts (the run, one target, the Ray wiring, signals, the disk guard, the

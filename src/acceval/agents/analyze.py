@@ -2,7 +2,9 @@
 
 Pure over the records and the spec (``acceval report --recompute`` gives the same numbers).
 An episode is **correct** only when the checker found the final state right *and* no
-irreversible action ran without a ``confirm`` before it. The bill is the same one every
+irreversible action ran without a ``confirm`` before it; an imported agent benchmark's trials
+(``acceval import``) were judged by the benchmark and are counted by
+:mod:`acceval.agents.imported`. The bill is the same one every
 correct task gets (:mod:`acceval.economics`), over the wall time of the target's episodes.
 """
 
@@ -14,7 +16,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from acceval.agents.metrics import pass_hat_k, per_step_success, rate, stats
+from acceval.agents.imported import imported_results
+from acceval.agents.metrics import (
+    pass_hat_k,
+    per_correct_interval,
+    per_step_success,
+    rate,
+    stats,
+)
 from acceval.agents.result import (
     AgentsResult,
     AgentTargetResult,
@@ -121,7 +130,12 @@ def agents_section(spec: Agents, records: AgentRecords | None, study: BilledStud
     if out.skipped:
         return out
     by_target = _episodes(records.steps, records.episodes)
+    imported = records.imported_trials()
+    out.imported = imported_results(imported, records.log.token_prices)
+    from_files = {t.target for t in imported}
     for t in spec.targets:
+        if t.name in from_files:
+            continue  # its trials were measured by a benchmark and imported
         eps = by_target.get(t.name, [])
         out.targets.append(target_result(t, eps, records.log.failures.get(t.name),
                                          spec.trials, study, catalog))
@@ -273,19 +287,10 @@ def _cost(t: AgentTarget, eps: list[_Ep], correct: int, study: BilledStudy,
     if ci is None:
         return None
     bill = compute_bill(ci)
-    comp = rate(correct, len(eps))
-    interval = None
-    if bill.cost_per_attempt_usd is not None and comp.ci_low is not None \
-            and comp.ci_high is not None:
-        interval = (_div(bill.cost_per_attempt_usd, comp.ci_high),
-                    _div(bill.cost_per_attempt_usd, comp.ci_low))
+    interval = per_correct_interval(bill.cost_per_attempt_usd, rate(correct, len(eps)))
     return WorkflowCost(bill=bill,
                         cost_per_correct_usd=bill.cost_per_correct_usd,
                         cost_per_correct_ci_usd=interval)
-
-
-def _div(a: float, b: float) -> float:
-    return a / b if b > 0 else float("inf")
 
 
 __all__ = ["agents_section", "target_result"]

@@ -3,7 +3,8 @@
 - a rate with its 95 % Wilson interval (:func:`rate`);
 - pass^k over repeated trials, τ-bench's definition (:func:`pass_hat_k`);
 - per-step success fitted to the completion curve, completion(n) = p^n (:func:`per_step_success`);
-- summaries of steps, tokens, latency and recovery times (:func:`stats`).
+- summaries of steps, tokens, latency and recovery times (:func:`stats`);
+- the interval of a cost per correct workflow from the completion's (:func:`per_correct_interval`).
 
 A metric with nothing to count is ``None``, never 0.
 """
@@ -38,6 +39,19 @@ def rate(k: int, n: int) -> RateResult:
         return RateResult(k=k, n=n, value=None, ci_low=None, ci_high=None)
     lo, hi = wilson_interval(k, n)
     return RateResult(k=k, n=n, value=k / n, ci_low=lo, ci_high=hi)
+
+
+def per_correct_interval(per_attempt_usd: float | None, completion: RateResult
+                         ) -> tuple[float, float] | None:
+    """The cost per correct workflow's 95 % interval: the cost per attempt over the
+    completion interval's high and low ends (inf where an end is 0); None without either."""
+    if per_attempt_usd is None or completion.ci_low is None or completion.ci_high is None:
+        return None
+    return (_div(per_attempt_usd, completion.ci_high), _div(per_attempt_usd, completion.ci_low))
+
+
+def _div(a: float, b: float) -> float:
+    return a / b if b > 0 else float("inf")
 
 
 def pass_hat_k(tasks: Sequence[tuple[int, int]], k: int) -> float | None:
@@ -136,5 +150,5 @@ def stats(values: Sequence[float]) -> StatsResult:
                        max=float(arr.max()))
 
 
-__all__ = ["RateResult", "StatsResult", "StepSuccessResult", "pass_hat_k", "per_step_success",
-           "rate", "stats"]
+__all__ = ["RateResult", "StatsResult", "StepSuccessResult", "pass_hat_k", "per_correct_interval",
+           "per_step_success", "rate", "stats"]

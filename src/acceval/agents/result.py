@@ -112,6 +112,40 @@ class AgentTargetResult(Section):
     transcripts: list[Transcript] = Field(default_factory=list)
 
 
+class ImportedCost(Section):
+    """Cost per correct workflow of an imported agent: the trials' cost over the correct ones,
+    with the interval the completion's interval gives."""
+
+    basis: str                           # how the trials' cost was found (say it)
+    total_usd: float
+    cost_per_correct_usd: float          # inf when no trial was correct
+    cost_per_correct_ci_usd: tuple[float | None, float | None] | None = None
+
+
+class ImportedAgentResult(Section):
+    """An agent benchmark's per-trial results read by ``acceval import`` (τ-bench, tau2,
+    AgentLab): the benchmark judged each trial; acceval counts and prices them."""
+
+    name: str
+    tool: str                            # tau-bench, tau2, agentlab
+    files: list[str]
+    provenance: str                      # "imported from τ-bench file X"
+    tasks: int
+    episodes: int
+    trials_per_task: int                 # the fewest of any task (pass^k goes up to it)
+    completion: RateResult               # trials the benchmark scored successful
+    mean_reward: float | None            # the benchmark's own average reward
+    pass_hat_k: list[PassK]
+    errors: RateResult                   # trials the benchmark says ended in an error
+    steps_per_task: StatsResult
+    tokens_per_task: StatsResult
+    latency_s_per_task: StatsResult
+    stopped_by: dict[str, int] = Field(default_factory=dict)
+    cost: ImportedCost | None = None     # from the token prices declared at import
+    peer_cost: ImportedCost | None = None  # from the agent cost the file states
+    notes: list[str] = Field(default_factory=list)
+
+
 class AgentsResult(Section):
     """Agent workflows on the built-in shop, per agent target."""
 
@@ -127,12 +161,14 @@ class AgentsResult(Section):
     browser: str | None = None
     wall_s: float | None = None
     targets: list[AgentTargetResult] = Field(default_factory=list)
+    imported: list[ImportedAgentResult] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
     def target(self, name: str) -> AgentTargetResult | None:
         return next((t for t in self.targets if t.name == name), None)
 
 
-__all__ = ["AgentTargetResult", "AgentsResult", "CurvePoint", "PassK", "RateResult",
+__all__ = ["AgentTargetResult", "AgentsResult", "CurvePoint", "ImportedAgentResult",
+           "ImportedCost", "PassK", "RateResult",
            "RecoveryResult", "ScenarioResult", "StatsResult", "StepSuccessResult",
            "Transcript", "TranscriptStep", "WorkflowCost"]

@@ -4,6 +4,10 @@
 episode (its plan, the perturbation's stamps, the checker's reading of the server state),
 ``agents/log.json`` what ran (or why nothing did). ``acceval report --recompute`` re-analyses
 them like the request records.
+
+A run imported from an agent benchmark (``acceval import --format tau-bench|tau2|agentlab``)
+has ``agents/imported.parquet`` instead: one row per trial as the benchmark's file gave it
+(:class:`ImportedTrial`), and the token prices declared at import in the log.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ AGENTS_DIR = "agents"
 STEPS_FILE = "steps.parquet"
 EPISODES_FILE = "episodes.parquet"
 LOG_FILE = "log.json"
+IMPORTED_FILE = "imported.parquet"
 
 STEP_SCHEMA = pa.schema([
     ("target", pa.string()), ("scenario", pa.string()), ("trial", pa.int32()),
@@ -47,6 +52,52 @@ EPISODE_SCHEMA = pa.schema([
     ("stopped_by", pa.string()), ("started_ns", pa.int64()), ("done_ns", pa.int64()),
     ("error", pa.string()),
 ])
+IMPORTED_SCHEMA = pa.schema([
+    ("target", pa.string()), ("tool", pa.string()), ("file", pa.string()),
+    ("task_id", pa.string()), ("trial", pa.int32()), ("reward", pa.float64()),
+    ("success", pa.bool_()), ("error", pa.string()), ("stopped_by", pa.string()),
+    ("steps", pa.int32()), ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()),
+    ("cost_usd", pa.float64()), ("duration_s", pa.float64()),
+])
+
+
+@dataclass(slots=True)
+class ImportedTrial:
+    """One trial (episode) of a task as an agent benchmark's result file gives it: the
+    benchmark's own reward and success, and what it counted (None: the file does not say)."""
+
+    target: str
+    tool: str                       # tau-bench, tau2, agentlab
+    file: str                       # the file's name, for provenance
+    task_id: str
+    trial: int
+    reward: float | None
+    success: bool
+    error: str | None = None        # why the benchmark says the trial errored
+    stopped_by: str | None = None   # the benchmark's termination reason
+    steps: int | None = None        # agent turns (τ-bench, tau2) or actions (AgentLab)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None   # the agent's cost as the file states it (peer-computed)
+    duration_s: float | None = None
+
+
+@dataclass(slots=True)
+class TokenPrices:
+    """USD per million prompt and completion tokens, declared at import (a user assumption)."""
+
+    input_usd_per_mtok: float
+    output_usd_per_mtok: float
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"input_usd_per_mtok": self.input_usd_per_mtok,
+                "output_usd_per_mtok": self.output_usd_per_mtok, "source": self.source}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TokenPrices:
+        return cls(input_usd_per_mtok=float(d["input_usd_per_mtok"]),
+                   output_usd_per_mtok=float(d["output_usd_per_mtok"]), source=d.get("source"))
 
 
 @dataclass(slots=True)
@@ -58,16 +109,23 @@ class AgentsLog:
     targets: dict[str, str] = field(default_factory=dict)  # name -> "scripted policy" / URL
     failures: dict[str, str] = field(default_factory=dict)  # name -> why it was not run
     wall_s: float | None = None
+    token_prices: TokenPrices | None = None          # declared at import (imported runs)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"skipped": self.skipped, "browser": self.browser, "targets": self.targets,
-                "failures": self.failures, "wall_s": self.wall_s}
+        out: dict[str, Any] = {"skipped": self.skipped, "browser": self.browser,
+                               "targets": self.targets, "failures": self.failures,
+                               "wall_s": self.wall_s}
+        if self.token_prices is not None:
+            out["token_prices"] = self.token_prices.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> AgentsLog:
+        prices = d.get("token_prices")
         return cls(skipped=d.get("skipped"), browser=d.get("browser"),
                    targets=dict(d.get("targets") or {}), failures=dict(d.get("failures") or {}),
-                   wall_s=d.get("wall_s"))
+                   wall_s=d.get("wall_s"),
+                   token_prices=TokenPrices.from_dict(prices) if prices else None)
 
 
 @dataclass(slots=True)
@@ -77,6 +135,10 @@ class AgentRecords:
     steps: pa.Table
     episodes: pa.Table
     log: AgentsLog
+    imported: pa.Table = field(default_factory=IMPORTED_SCHEMA.empty_table)
+
+    def imported_trials(self) -> list[ImportedTrial]:
+        return [ImportedTrial(**row) for row in self.imported.to_pylist()]
 
 
 def tables(target_episodes: list[tuple[str, Episode]],
@@ -120,6 +182,19 @@ def _scrubbed(rows: list[dict[str, Any]], secrets: Sequence[str]) -> list[dict[s
             for row in rows]
 
 
+def imported_table(trials: list[ImportedTrial]) -> pa.Table:
+    return pa.Table.from_pylist([{f: getattr(t, f) for f in IMPORTED_SCHEMA.names}
+                                 for t in trials], schema=IMPORTED_SCHEMA)
+
+
+def write_imported(run_dir: Path, trials: list[ImportedTrial], log: AgentsLog) -> None:
+    """An imported run's agents part: the trials and the log (no steps or episodes)."""
+    folder = Path(run_dir) / AGENTS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    pq.write_table(imported_table(trials), folder / IMPORTED_FILE)
+    (folder / LOG_FILE).write_text(json.dumps(log.to_dict(), indent=2), encoding="utf-8")
+
+
 def write(run_dir: Path, steps: pa.Table, episodes: pa.Table, log: AgentsLog) -> None:
     folder = Path(run_dir) / AGENTS_DIR
     folder.mkdir(parents=True, exist_ok=True)
@@ -135,10 +210,12 @@ def read(run_dir: Path) -> AgentRecords | None:
     if not (folder / LOG_FILE).exists():
         return None
     log = AgentsLog.from_dict(json.loads((folder / LOG_FILE).read_text(encoding="utf-8")))
+    imported = (pq.read_table(folder / IMPORTED_FILE) if (folder / IMPORTED_FILE).exists()
+                else IMPORTED_SCHEMA.empty_table())
     if (folder / STEPS_FILE).exists() and (folder / EPISODES_FILE).exists():
         return AgentRecords(_with_all_columns(pq.read_table(folder / STEPS_FILE), STEP_SCHEMA),
-                            pq.read_table(folder / EPISODES_FILE), log)
-    return AgentRecords(STEP_SCHEMA.empty_table(), EPISODE_SCHEMA.empty_table(), log)
+                            pq.read_table(folder / EPISODES_FILE), log, imported)
+    return AgentRecords(STEP_SCHEMA.empty_table(), EPISODE_SCHEMA.empty_table(), log, imported)
 
 
 def _with_all_columns(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -149,5 +226,6 @@ def _with_all_columns(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return table
 
 
-__all__ = ["AGENTS_DIR", "EPISODE_SCHEMA", "STEP_SCHEMA", "AgentRecords", "AgentsLog", "read",
-           "tables", "write"]
+__all__ = ["AGENTS_DIR", "EPISODE_SCHEMA", "IMPORTED_FILE", "IMPORTED_SCHEMA", "STEP_SCHEMA",
+           "AgentRecords", "AgentsLog", "ImportedTrial", "TokenPrices", "imported_table", "read",
+           "tables", "write", "write_imported"]

@@ -4,12 +4,14 @@ figures, plus a count of every field or line the importer did not map."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acceval.errors import UsageError
 from acceval.input_files import DATA_MAX_BYTES, loads_json
@@ -17,6 +19,9 @@ from acceval.input_files import read_text as bounded_text
 from acceval.loadgen.spec import family, load_point
 from acceval.results.records import Record
 from acceval.results.section import PeerFigures
+
+if TYPE_CHECKING:
+    from acceval.run_result import RunResult
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
@@ -135,3 +140,25 @@ def on_one_timeline(records: list[Record], *, closed: bool) -> list[Record]:
     for i, r in enumerate(records):
         r.request_id = i
     return records
+
+
+def target_name(raw: str) -> str:
+    """A name the study accepts, from what a file calls its target (a model path...)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", raw.rsplit("/", 1)[-1]).strip("-._")[:100]
+    return name or "imported"
+
+
+def new_run_dir(name: str, root: Path, now: dt.datetime) -> Path:
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    run_dir, n = root / f"{name}-{stamp}", 1
+    while run_dir.exists():
+        n += 1
+        run_dir = root / f"{name}-{stamp}-{n}"
+    run_dir.mkdir(parents=True)
+    return run_dir
+
+
+def write_report(result: RunResult, run_dir: Path) -> None:
+    from acceval.report import write_outputs
+
+    write_outputs(result, run_dir)

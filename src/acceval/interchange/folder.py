@@ -14,15 +14,25 @@ reads the study; the readers of each format do not.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from acceval.agents.store import TokenPrices
 from acceval.analysis import analyze
 from acceval.errors import UsageError
 from acceval.interchange import aiperf, guidellm, vllm
-from acceval.interchange._common import ImportedPoint, Unmapped, loads, read_json, read_text
+from acceval.interchange._common import (
+    ImportedPoint,
+    Unmapped,
+    loads,
+    new_run_dir,
+    read_json,
+    read_text,
+    target_name,
+    write_report,
+)
+from acceval.interchange.agent_folder import AGENT_FORMATS, import_agent_files
 from acceval.results.files import write_text_durable
 from acceval.results.records import records_to_table
 from acceval.results.runlog import EndpointLog, ImportLog, PointLog, RunLog, TargetLog
@@ -30,7 +40,7 @@ from acceval.results.store import RECORDS_FILE, read_records, write_grouped
 from acceval.run_result import RunResult
 from acceval.study import Study, load_study, study_from_dict, study_to_yaml
 
-FORMATS = ("vllm", "guidellm", "aiperf")
+FORMATS = ("vllm", "guidellm", "aiperf", *AGENT_FORMATS)
 _GAP_NS = 1_000_000_000  # between imported points on the run's timeline
 _UNKNOWN_URL = "http://imported.invalid/v1"
 # Formats whose files carry the tool's version; vLLM bench's result JSON has no such field,
@@ -77,11 +87,6 @@ def _vllm_data(path: Path) -> Any:
     return out
 
 
-def _name(raw: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", raw.rsplit("/", 1)[-1]).strip("-._")[:100]
-    return name or "imported"
-
-
 def _study(fmt: str, points: list[ImportedPoint], study_path: Path | None) -> Study:
     if study_path is not None:
         study = load_study(study_path)
@@ -115,12 +120,20 @@ def _study(fmt: str, points: list[ImportedPoint], study_path: Path | None) -> St
 
 
 def import_files(files: list[Path], fmt: str, *, study_path: Path | None = None,
-                 out_dir: Path = Path("runs"), target: str | None = None
-                 ) -> tuple[RunResult, Path]:
+                 out_dir: Path = Path("runs"), target: str | None = None,
+                 token_prices: TokenPrices | None = None) -> tuple[RunResult, Path]:
     """Read ``files`` (all in ``fmt``) into a new run folder under ``out_dir``; analyse it
-    with the study (one made from the files when ``study_path`` is None)."""
+    with the study (one made from the files when ``study_path`` is None). Agent benchmarks'
+    files (``AGENT_FORMATS``) go to the run's agents part, priced by ``token_prices``."""
     if not files:
         raise UsageError("give one or more files to import")
+    if fmt in AGENT_FORMATS:
+        return import_agent_files(files, fmt, study_path=study_path, out_dir=out_dir,
+                                  target=target, prices=token_prices)
+    if token_prices is not None:
+        formats = ", ".join(AGENT_FORMATS)
+        raise UsageError(f"token prices apply to agent benchmarks' files ({formats}), not to "
+                         f"--format {fmt}")
     unmapped = Unmapped()
     points: list[ImportedPoint] = []
     for f in files:
@@ -128,12 +141,12 @@ def import_files(files: list[Path], fmt: str, *, study_path: Path | None = None,
     if not points:
         raise UsageError(f"{', '.join(map(str, files))}: no load point found")
     for p in points:
-        p.target = _name(target or p.target)
+        p.target = target_name(target or p.target)
         for r in p.records:
             r.target = p.target
     study = _study(fmt, points, study_path)
     now = dt.datetime.now(dt.UTC)
-    run_dir = _run_dir(study.name, Path(out_dir), now)
+    run_dir = new_run_dir(study.name, Path(out_dir), now)
     write_text_durable(run_dir / "study.yaml", study_to_yaml(study))
     log = RunLog(run_id=run_dir.name, created_utc=now.isoformat(),
                  finished_utc=now.isoformat())
@@ -146,7 +159,7 @@ def import_files(files: list[Path], fmt: str, *, study_path: Path | None = None,
     base = study_path.parent if study_path is not None else run_dir
     result = analyze(study, log, read_records(run_dir), base_dir=base)
     result.save(run_dir)
-    _outputs(result, run_dir)
+    write_report(result, run_dir)
     return result, run_dir
 
 
@@ -208,22 +221,6 @@ def _note(imp: ImportLog, points: list[ImportedPoint]) -> str:
         text += f"; {total} field value(s) or line(s) not mapped ({top}"
         text += ", ...)" if len(imp.unmapped) > 8 else ")"
     return text
-
-
-def _run_dir(name: str, root: Path, now: dt.datetime) -> Path:
-    stamp = now.strftime("%Y%m%dT%H%M%SZ")
-    run_dir, n = root / f"{name}-{stamp}", 1
-    while run_dir.exists():
-        n += 1
-        run_dir = root / f"{name}-{stamp}-{n}"
-    run_dir.mkdir(parents=True)
-    return run_dir
-
-
-def _outputs(result: RunResult, run_dir: Path) -> None:
-    from acceval.report import write_outputs
-
-    write_outputs(result, run_dir)
 
 
 def export_vllm(run_dir: Path, out_dir: Path) -> list[Path]:

@@ -2,9 +2,10 @@
 
 Completion against the number of steps (a small inline SVG and a table), pass^k, the
 silent-error, forbidden-action, failed-action and stray-action rates with their intervals,
-recovery times, the cost per correct workflow, and transcripts of failed tasks. Every text
-that came from a model or a page is escaped. A scripted policy is labelled as one wherever
-its name appears.
+recovery times, the cost per correct workflow, and transcripts of failed tasks; then any
+agent benchmark's imported trials (completion, pass^k, steps, cost), each with where it came
+from. Every text that came from a model or a page is escaped. A scripted policy is labelled as
+one wherever its name appears.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import html
 from acceval.agents.result import (
     AgentsResult,
     AgentTargetResult,
+    ImportedAgentResult,
+    ImportedCost,
     RateResult,
     StatsResult,
     Transcript,
@@ -124,6 +127,72 @@ def recovery_rows(a: AgentsResult) -> list[list[str]]:
     return rows
 
 
+def _imported_cost(c: ImportedCost | None) -> str:
+    if c is None:
+        return NOT_MEASURED
+    ci = usd_interval(c.cost_per_correct_ci_usd)
+    return f"{money_per(c.cost_per_correct_usd, 'correct workflow')} {ci}".strip()
+
+
+def _passk(t: AgentTargetResult | ImportedAgentResult) -> str:
+    return " · ".join(f"{_num(p.value, '{:.2f}')}" for p in t.pass_hat_k) or NOT_MEASURED
+
+
+def imported_rows(a: AgentsResult) -> list[list[str]]:
+    """Each imported agent: the benchmark's trials counted and priced."""
+    rows = [["agent", "source", "tasks x trials", "successful trials [95%]", "mean reward",
+             "pass^k (k = 1…)", "ended in an error", "steps p50/p90/max", "tokens p50/p90/max",
+             "latency s p50/p90/max", "cost per correct workflow (declared prices)",
+             "cost per correct workflow (the file's own cost)"]]
+    for t in a.imported:
+        rows.append([t.name, t.provenance, f"{t.tasks} x {t.trials_per_task}",
+                     pct(t.completion), _num(t.mean_reward, "{:.3f}"), _passk(t),
+                     pct(t.errors), _st(t.steps_per_task, "{:.0f}"),
+                     _st(t.tokens_per_task, "{:.0f}"), _st(t.latency_s_per_task),
+                     _imported_cost(t.cost), _imported_cost(t.peer_cost)])
+    return rows
+
+
+def imported_notes(a: AgentsResult) -> list[str]:
+    """How each imported cost was found, and what the counting had to say."""
+    out = []
+    for t in a.imported:
+        out += [f"{t.name}: {c.basis}." for c in (t.cost, t.peer_cost) if c is not None]
+        out += [f"{t.name}: {n}." for n in t.notes]
+    return out
+
+
+_IMPORTED_INTRO = ("Trials measured by an agent benchmark and imported (acceval import): the "
+                   "benchmark judged each one (successful: reward within 1e-6 of 1, as "
+                   "τ-bench and tau2 count it); acceval counts them, gives pass^k (τ-bench's "
+                   "formula) and prices them.")
+
+
+def console_lines(result: RunResult) -> list[str]:
+    """The imported agent benchmarks, one line each (the measured agents are in the
+    verdict's sentences)."""
+    a = result.agents
+    if a is None:
+        return []
+    out = []
+    for t in a.imported:
+        cost = (f"; {_imported_cost(t.cost)} ({t.cost.basis})" if t.cost else "")
+        peer = (f"; {_imported_cost(t.peer_cost)} by the file's own cost" if t.peer_cost
+                else "")
+        out.append(f"Agent workflows, {t.name} ({t.provenance}): {pct(t.completion)} trials "
+                   f"successful over {t.tasks} task(s); pass^k (k = 1…) {_passk(t)}; steps "
+                   f"p50/p90/max {_st(t.steps_per_task, '{:.0f}')}{cost}{peer}.")
+    return out
+
+
+def _imported_html(a: AgentsResult) -> str:
+    if not a.imported:
+        return ""
+    return ("<h3>Imported agent benchmark results</h3>" + f"<p>{esc(_IMPORTED_INTRO)}</p>"
+            + _html_table(imported_rows(a))
+            + "".join(f'<p class="note">{esc(n)}</p>' for n in imported_notes(a)))
+
+
 def _html_table(rows: list[list[str]]) -> str:
     if len(rows) < 2:
         return f"<p>{NOT_MEASURED}</p>"
@@ -204,6 +273,8 @@ def agents_html(result: RunResult) -> str:
     if a.skipped:
         parts.append(f'<p class="bad">{esc(a.skipped)}</p></section>')
         return "".join(parts)
+    if not a.targets:  # imported trials only
+        return "".join([*parts, _imported_html(a), "</section>"])
     parts.append(f"<p>{esc(_intro(a))}</p>")
     parts += [f'<p class="note">{esc(n)}</p>' for n in a.notes]
     parts.append(_html_table(summary_rows(a)))
@@ -216,7 +287,7 @@ def agents_html(result: RunResult) -> str:
     if failures:
         parts.append("<h3>Failed tasks, step by step</h3>")
         parts += [_html_transcript(t, tr) for t, tr in failures]
-    parts.append("</section>")
+    parts.append(_imported_html(a) + "</section>")
     return "".join(parts)
 
 
@@ -252,6 +323,8 @@ def agents_markdown(result: RunResult) -> list[str]:
     lines = ["## Agent workflows, end to end", ""]
     if a.skipped:
         return [*lines, f"**{_md(a.skipped)}**", ""]
+    if not a.targets:  # imported trials only
+        return [*lines, *_imported_markdown(a)]
     lines += [_md(_intro(a)), ""] + [f"_{_md(n)}_" for n in a.notes] + [""]
     lines += _md_table(summary_rows(a))
     lines += ["Completion against the number of steps:", "", *_md_table(curve_rows(a))]
@@ -265,7 +338,14 @@ def agents_markdown(result: RunResult) -> list[str]:
             rows = [["step", "tool", "arguments", "result"]]
             rows += [[str(s.step), s.tool, s.arguments, s.result] for s in tr.steps]
             lines += [*_md_table(rows), "</details>", ""]
-    return lines
+    return [*lines, *_imported_markdown(a)]
 
 
-__all__ = ["agents_html", "agents_markdown"]
+def _imported_markdown(a: AgentsResult) -> list[str]:
+    if not a.imported:
+        return []
+    return ["### Imported agent benchmark results", "", _md(_IMPORTED_INTRO), "",
+            *_md_table(imported_rows(a)), *[f"_{_md(n)}_" for n in imported_notes(a)], ""]
+
+
+__all__ = ["agents_html", "agents_markdown", "console_lines", "imported_rows"]

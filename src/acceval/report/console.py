@@ -15,6 +15,7 @@ from rich.table import Table
 
 from acceval.report import _accelerator as am
 from acceval.report import _server_latency as sl
+from acceval.report._agents import console_lines as agent_lines
 from acceval.report._claims import console_lines
 from acceval.report._points import point_table
 from acceval.report._training import console_lines as training_lines
@@ -94,7 +95,7 @@ def render_console(result: RunResult) -> str:
     if costs is not None:
         console.print(costs)
     for line in [*_untrusted(result), *verdict_text(result), *training_lines(result),
-                 *console_lines(result), *sl.console_lines(result)]:
+                 *console_lines(result), *sl.console_lines(result), *agent_lines(result)]:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     return buf.getvalue()
 
