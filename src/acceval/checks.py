@@ -162,6 +162,15 @@ def _training_inputs(study: Study, base_dir: Path) -> list[Problem]:
     return out
 
 
+def _once(contents: list[Problem], unreadable: list[Problem]) -> list[Problem]:
+    """The logs' content problems without those of a log already named unreadable: the
+    bounded read above names it with its own field; the content check would name it again
+    (with the same field, or the section's when the bounded reader refused it)."""
+    named = {field for field, _, _ in unreadable}
+    return [pr for pr in contents if pr[0] not in named
+            and not (unreadable and pr[0] == "training.platforms[].logs")]
+
+
 def _plan(study: Study, catalog: Catalog) -> list[Problem]:
     """Every target's plan can be made: its model resolves and its precisions are known
     (the plan is computed here without a run, so the analysis cannot fail on it later)."""
@@ -431,7 +440,8 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _guarded("demand.profile", lambda: _demand(study, base_dir),
                          "a CSV has the header hour,rps or hour,weight (docs/capacity.md)")
     problems += _interruption(study)
-    problems += _training_inputs(study, base_dir)
+    unreadable_logs = _training_inputs(study, base_dir)
+    problems += unreadable_logs
     problems += _engines(study)
     problems += _agent_programs(study)
     problems += _agent_scenarios(study, base_dir)
@@ -440,7 +450,8 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _output(study, base_dir, out_dir)
     problems += _descriptors(study, descriptor_limit())
     problems += _scale_out(study)
-    problems += (log_problems(study.training, base_dir) if study.training is not None else [])
+    if study.training is not None:
+        problems += _once(log_problems(study.training, base_dir), unreadable_logs)
     browser_problems, browser_notes = browser_check(study, launch=launch_browser)
     problems += browser_problems
     if problems:

@@ -187,3 +187,18 @@ def test_a_task_file_that_is_a_fifo_is_refused_without_waiting(tmp_path: Path) -
     path.write_text(yaml.safe_dump(_with("tasks", {"source": "jsonl:tasks.jsonl"})),
                     encoding="utf-8")
     assert "  - tasks.source: the task file is not a regular file" in _validate(path)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_training_log_that_is_a_fifo_is_named_once_with_its_field(tmp_path: Path) -> None:
+    """The bounded read names the log's own field; the content check that follows does not
+    name the same file again with the section's field."""
+    os.mkfifo(tmp_path / "p.log")
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({"name": "t", "training": {"platforms": [
+        {"name": "a", "logs": {"runs": [{"path": "p.log"}]}}]}}), encoding="utf-8")
+    out = _validate(path)
+    assert "1 problem(s)" in out, out
+    assert "  - training.platforms[0].logs.runs[0].path: " in out
+    assert "p.log: the training log is not a regular file" in out
+    assert out.count("not a regular file") == 1
