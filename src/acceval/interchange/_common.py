@@ -142,6 +142,16 @@ def on_one_timeline(records: list[Record], *, closed: bool) -> list[Record]:
     return records
 
 
+def unmapped_said(unmapped: dict[str, int], what: str = "field value(s)") -> str:
+    """``; 12 field value(s) not mapped (a x7, b x5)``, the first eight named; empty when
+    everything mapped. The closing words of an import's note."""
+    if not unmapped:
+        return ""
+    top = ", ".join(f"{k} x{v}" for k, v in list(unmapped.items())[:8])
+    more = ", ..." if len(unmapped) > 8 else ""
+    return f"; {sum(unmapped.values())} {what} not mapped ({top}{more})"
+
+
 def target_name(raw: str) -> str:
     """A name the study accepts, from what a file calls its target (a model path...)."""
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", raw.rsplit("/", 1)[-1]).strip("-._")[:100]

@@ -25,6 +25,7 @@ from acceval.interchange._common import (
     new_run_dir,
     read_json,
     target_name,
+    unmapped_said,
     write_report,
 )
 from acceval.results.files import write_text_durable
@@ -126,12 +127,7 @@ def _note(fmt: str, trials: list[ImportedTrial], imp: ImportLog) -> str:
     versions = f" ({', '.join(imp.tool_versions)})" if imp.tool_versions else ""
     text = (f"imported from {TOOL_NAMES[fmt]}{versions}: {agents} agent(s), {len(trials)} "
             f"trial(s) of {tasks} task(s)")
-    if imp.unmapped:
-        total = sum(imp.unmapped.values())
-        top = ", ".join(f"{k} x{v}" for k, v in list(imp.unmapped.items())[:8])
-        text += f"; {total} field value(s) not mapped ({top}"
-        text += ", ...)" if len(imp.unmapped) > 8 else ")"
-    return text
+    return text + unmapped_said(imp.unmapped)
 
 
 __all__ = ["AGENT_FORMATS", "import_agent_files"]

@@ -30,6 +30,7 @@ from acceval.interchange._common import (
     read_json,
     read_text,
     target_name,
+    unmapped_said,
     write_report,
 )
 from acceval.interchange.agent_folder import AGENT_FORMATS, import_agent_files
@@ -215,12 +216,7 @@ def _note(imp: ImportLog, points: list[ImportedPoint]) -> str:
     if only:
         text += (f"; {len(only)} point(s) had summaries only (peer-computed figures, no "
                  f"requests: {', '.join(only)})")
-    if imp.unmapped:
-        total = sum(imp.unmapped.values())
-        top = ", ".join(f"{k} x{v}" for k, v in list(imp.unmapped.items())[:8])
-        text += f"; {total} field value(s) or line(s) not mapped ({top}"
-        text += ", ...)" if len(imp.unmapped) > 8 else ")"
-    return text
+    return text + unmapped_said(imp.unmapped, "field value(s) or line(s)")
 
 
 def export_vllm(run_dir: Path, out_dir: Path) -> list[Path]:
