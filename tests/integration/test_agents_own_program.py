@@ -4,7 +4,9 @@ the built-in shop, acting through the tools acceval serves while the scenario ru
 - the OpenAI Agents SDK (a real third-party agent framework) over MCP, its model the mock
   engine's scripted tool-calling mode behind ``acceval serve``, gets the same metrics as
   acceval's own loop driving the same scripted model, and the gate refuses its
-  unconfirmed, mismatched and stale irreversible requests the same way;
+  unconfirmed, mismatched and stale irreversible requests the same way; its model calls go
+  through acceval's recording proxy, and the tokens recorded are those the model server
+  counted (its /metrics);
 - a plain program on the small HTTP API completes a scenario, judged by the shop's state;
 - a program that lingers after ``done``, and the child it started, are ended with their
   process group.
@@ -16,9 +18,11 @@ from __future__ import annotations
 import os
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from acceval.agents.analyze import agents_section
@@ -49,7 +53,10 @@ def _section(tmp: Path, spec: Agents) -> tuple[AgentsResult, AgentRecords]:
 
 @pytest.fixture(scope="module")
 def models() -> Iterator[dict[str, LocalServer]]:
-    servers = {s: spawn_server("mock", options={"tool_policy": s, "seed": 1}) for s in STYLES}
+    """The same scripted model per style, twice: one server each for the SDK agent and for
+    acceval's loop, so that each server's counters are one agent's tokens."""
+    servers = {f"{who}-{s}": spawn_server("mock", options={"tool_policy": s, "seed": 1})
+               for s in STYLES for who in ("sdk", "loop")}
     try:
         yield servers
     finally:
@@ -58,20 +65,25 @@ def models() -> Iterator[dict[str, LocalServer]]:
 
 
 @pytest.fixture(scope="module")
-def both(models: dict[str, LocalServer], tmp_path_factory: pytest.TempPathFactory
-         ) -> tuple[AgentsResult, AgentRecords]:
-    """Per style: the SDK agent over MCP, and acceval's loop, on the same scripted model."""
+def sdk_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("sdk")
+
+
+@pytest.fixture(scope="module")
+def both(models: dict[str, LocalServer], sdk_run: Path) -> tuple[AgentsResult, AgentRecords]:
+    """Per style: the SDK agent over MCP (its model through the recording proxy), and
+    acceval's loop, on the same scripted model."""
     targets: list[dict[str, object]] = []
-    for style, server in models.items():
+    for style in STYLES:
         targets.append({"name": f"sdk-{style}", "command": {
             "argv": [sys.executable, str(HELPERS / "sdk_agent.py")],
-            "env": {"MODEL_BASE_URL": server.base_url, "MODEL_NAME": "mock"},
-            "grace_s": 20}})
+            "env": {"MODEL_NAME": "mock"}, "grace_s": 20,
+            "model": {"base_url": models[f"sdk-{style}"].base_url}}})
         targets.append({"name": f"loop-{style}", "endpoint": {
-            "base_url": server.base_url, "model": "mock"}})
+            "base_url": models[f"loop-{style}"].base_url, "model": "mock"}})
     spec = Agents.model_validate({"trials": 1, "only": ONLY, "max_steps": 20, "seed": 2,
                                   "timeout_s": 120, "targets": targets})
-    return _section(tmp_path_factory.mktemp("sdk"), spec)
+    return _section(sdk_run, spec)
 
 
 def _t(a: AgentsResult, name: str) -> AgentTargetResult:
@@ -101,10 +113,46 @@ def test_the_sdk_agent_over_mcp_gets_the_same_metrics_as_the_builtin_loop(
         seq = {who: [(r["scenario"], r["tool"], r["arguments"]) for r in rows
                      if r["target"] == f"{who}-{style}"] for who in ("sdk", "loop")}
         assert seq["sdk"] == seq["loop"] and seq["sdk"]
-    # acceval saw no model for the program: no tokens and no model time are invented
-    sdk_rows = [r for r in rows if r["target"].startswith("sdk-")]
-    assert all(r["prompt_tokens"] is None and r["model_ms"] == 0 for r in sdk_rows)
-    assert _t(a, "sdk-hasty").tokens_per_task.n == 0
+    for style in STYLES:  # the proxy measured the program's model
+        sdk = _t(a, f"sdk-{style}")
+        assert sdk.tokens_per_task.n == 2 and sdk.model_ms_per_step.n > 0
+
+
+def _served_tokens(server: LocalServer) -> tuple[int, int]:
+    """(prompt, generated) tokens as the model server itself counted them (its /metrics)."""
+    origin = server.base_url.removesuffix("/v1")
+    with urllib.request.urlopen(f"{origin}/metrics", timeout=10) as r:
+        page = r.read().decode()
+    values = {line.split("{")[0]: float(line.split()[-1]) for line in page.splitlines()
+              if line and not line.startswith("#")}
+    return int(values["vllm:prompt_tokens_total"]), int(values["vllm:generation_tokens_total"])
+
+
+def test_the_programs_tokens_come_through_the_proxy_as_the_model_counted_them(
+        both: tuple[AgentsResult, AgentRecords], models: dict[str, LocalServer],
+        sdk_run: Path) -> None:
+    _, records = both
+    rows = records.steps.to_pylist()
+    calls = pq.read_table(sdk_run / "agents" / "model_calls.parquet").to_pylist()
+    for style in STYLES:
+        name = f"sdk-{style}"
+        mine = [r for r in rows if r["target"] == name]
+        recorded = (sum(r["prompt_tokens"] or 0 for r in mine),
+                    sum(r["completion_tokens"] or 0 for r in mine))
+        served = _served_tokens(models[name])
+        assert served[0] > 0 and recorded == served, (style, recorded, served)
+        # every call is recorded once, with its usage, and handed to one of the steps
+        own = [c for c in calls if c["target"] == name]
+        assert own and all(c["status"] == 200 and c["prompt_tokens"] is not None for c in own)
+        assert (sum(c["prompt_tokens"] for c in own),
+                sum(c["completion_tokens"] for c in own)) == served
+        steps = {(r["episode"], r["step"]) for r in mine}
+        assert all((c["episode"], c["step"]) in steps for c in own)
+        # a step's model time is the sum of its calls' latencies
+        for r in mine:
+            handed = [c["model_ms"] for c in own
+                      if (c["episode"], c["step"]) == (r["episode"], r["step"])]
+            assert r["model_ms"] == pytest.approx(sum(handed))
 
 
 def test_the_gate_refuses_unconfirmed_mismatched_and_stale_requests_over_mcp(

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from acceval.agents.browser import Browser
-from acceval.agents.env import Episode, EpisodeEnv, EpisodePlan, World
+from acceval.agents.env import Episode, EpisodeEnv, EpisodePlan, ModelTurn, Step, World
+from acceval.agents.proxy import PLACEHOLDER_KEY, RecordingProxy
 from acceval.agents.spec import AgentCommand
 from acceval.agents.spec import Gate as GateSpec
 from acceval.agents.tools import SYSTEM_PROMPT
@@ -33,24 +34,57 @@ _POLL_S = 0.05
 _TERM_WAIT_S = 3.0
 
 
-def program_environment(command: AgentCommand, server: ToolServer, env: EpisodeEnv
-                        ) -> dict[str, str]:
-    """What the program finds in its environment (docs/agents.md)."""
-    return {**os.environ, **command.env,
-            "ACCEVAL_MCP_URL": server.mcp_url, "ACCEVAL_API_URL": server.api_url,
-            "ACCEVAL_GOAL": env.goal, "ACCEVAL_SYSTEM_PROMPT": SYSTEM_PROMPT,
-            "ACCEVAL_SCENARIO": env.plan.scenario.id,
-            "ACCEVAL_EPISODE": str(env.plan.episode),
-            "ACCEVAL_MAX_STEPS": str(env.max_steps)}
+def program_environment(command: AgentCommand, server: ToolServer, env: EpisodeEnv,
+                        proxy: RecordingProxy | None = None) -> dict[str, str]:
+    """What the program finds in its environment (docs/agents.md). With a recording proxy
+    the OpenAI clients' own variables point at it, and the upstream's key is not there:
+    the proxy adds it, so the program has no key to print."""
+    out = {**os.environ, **command.env,
+           "ACCEVAL_MCP_URL": server.mcp_url, "ACCEVAL_API_URL": server.api_url,
+           "ACCEVAL_GOAL": env.goal, "ACCEVAL_SYSTEM_PROMPT": SYSTEM_PROMPT,
+           "ACCEVAL_SCENARIO": env.plan.scenario.id,
+           "ACCEVAL_EPISODE": str(env.plan.episode),
+           "ACCEVAL_MAX_STEPS": str(env.max_steps)}
+    if proxy is not None:
+        if proxy.upstream.api_key_env:
+            out.pop(proxy.upstream.api_key_env, None)
+        out.update({"ACCEVAL_MODEL_URL": proxy.url, "OPENAI_BASE_URL": proxy.url,
+                    "OPENAI_API_KEY": PLACEHOLDER_KEY})
+    return out
+
+
+def settle_model_calls(out: Episode, proxy: RecordingProxy) -> None:
+    """Keep the episode's proxied calls; those after its last tool call count with its last
+    step (they are part of what the episode cost)."""
+    rest = proxy.turn(len(out.steps) - 1) if out.steps else None
+    if rest is not None:
+        _add(out.steps[-1], rest)
+    out.model_calls = proxy.reset()
+
+
+def _add(step: Step, turn: ModelTurn) -> None:
+    if step.model_ms == 0:  # no call was handed to it: the rest is all its model cost
+        step.prompt_tokens, step.completion_tokens = turn.prompt_tokens, turn.completion_tokens
+    else:
+        step.prompt_tokens = _plus(step.prompt_tokens, turn.prompt_tokens)
+        step.completion_tokens = _plus(step.completion_tokens, turn.completion_tokens)
+    step.model_ms += turn.model_ms
+
+
+def _plus(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
 
 
 async def run_command_episode(plan: EpisodePlan, command: AgentCommand, server: ToolServer,
                               world: World, browser: Browser, base_url: str, *, max_steps: int,
                               timeout_s: float, gate: GateSpec, log_path: Path,
-                              secrets: Sequence[str] = ()) -> Episode:
+                              secrets: Sequence[str] = (),
+                              proxy: RecordingProxy | None = None) -> Episode:
     """One episode driven by the program; never raises for what the program did. Its
     output reaches ``log_path`` through a pipe, with ``secrets`` (API keys the program may
-    have read from its environment and printed, or a server it called echoed) redacted."""
+    have read from its environment and printed, or a server it called echoed) redacted.
+    With ``proxy`` (the target's recording proxy), the program's model calls through it
+    give the steps their tokens and model time."""
     env = EpisodeEnv(plan, world, browser, base_url, gate, max_steps=max_steps)
     stopped: str | None = None
     error: str | None = None
@@ -59,11 +93,13 @@ async def run_command_episode(plan: EpisodePlan, command: AgentCommand, server: 
     copier: asyncio.Task[None] | None = None
     log_path.parent.mkdir(parents=True, exist_ok=True)
     try:
+        if proxy is not None:
+            proxy.reset()
         await env.begin()
-        server.attach(env)
+        server.attach(env, proxy)
         log = log_path.open("wb")
         proc = await asyncio.create_subprocess_exec(
-            *command.argv, env=program_environment(command, server, env),
+            *command.argv, env=program_environment(command, server, env, proxy),
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True)
         assert proc.stdout is not None
@@ -80,6 +116,8 @@ async def run_command_episode(plan: EpisodePlan, command: AgentCommand, server: 
         if proc is not None:
             await end_group(proc)
         await _close_log(copier, log)
+        if proxy is not None:
+            settle_model_calls(env.out, proxy)
     return await env.end(stopped, error)
 
 
@@ -129,4 +167,4 @@ async def end_group(proc: asyncio.subprocess.Process) -> None:
         return
 
 
-__all__ = ["end_group", "program_environment", "run_command_episode"]
+__all__ = ["end_group", "program_environment", "run_command_episode", "settle_model_calls"]

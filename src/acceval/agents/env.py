@@ -78,8 +78,9 @@ class EpisodePlan:
 
 @dataclass(frozen=True, slots=True)
 class ModelTurn:
-    """What the model's reply cost, for the first tool call of that reply (None when the
-    agent's own program called the tool: acceval saw no model)."""
+    """What the model's reply cost, for the first tool call of that reply (for an agent
+    program: its model calls through the recording proxy since its last tool call; None
+    when there were none or acceval saw no model)."""
 
     model_ms: float
     prompt_tokens: int | None
@@ -126,6 +127,8 @@ class Episode:
     started_ns: int = 0
     done_ns: int = 0
     error: str | None = None
+    #: the program's model calls through the recording proxy (acceval.agents.proxy)
+    model_calls: list[Any] = field(default_factory=list)
 
 
 class EpisodeEnv:

@@ -24,9 +24,17 @@ from acceval.agents.env import Episode, EpisodePlan, World
 from acceval.agents.flows import FlowApp, FlowScenario
 from acceval.agents.loop import ChatClient, ModelError, run_episode
 from acceval.agents.policy import PolicyServer
+from acceval.agents.proxy import RecordingProxy
 from acceval.agents.sets import load_set, selected
 from acceval.agents.spec import Agents, AgentTarget
-from acceval.agents.store import AGENTS_DIR, AgentRecords, AgentsLog, tables, write
+from acceval.agents.store import (
+    AGENTS_DIR,
+    AgentRecords,
+    AgentsLog,
+    model_calls_table,
+    tables,
+    write,
+)
 from acceval.agents.toolserver import ToolServer, missing
 from acceval.errors import AccevalError
 from acceval.redaction import keys_of, scrub
@@ -74,7 +82,7 @@ def execute_agents(spec: Agents, run_dir: Path, base_dir: Path | None = None, *,
     program runs with the user's environment and may print any of them)."""
     started = time.perf_counter()
     keys = tuple(dict.fromkeys(
-        (*keys_of(t.endpoint.api_key_env for t in spec.targets if t.endpoint is not None),
+        (*keys_of(t.key_env for t in spec.targets),
          *secrets)))
     why = unavailable()
     if why is not None:
@@ -92,7 +100,7 @@ def execute_agents(spec: Agents, run_dir: Path, base_dir: Path | None = None, *,
     log.wall_s = time.perf_counter() - started
     log.failures = {k: scrub(v, keys) for k, v in log.failures.items()}
     steps, episodes = tables(done, keys)
-    write(run_dir, steps, episodes, log)
+    write(run_dir, steps, episodes, log, model_calls_table(done, keys))
     return AgentRecords(steps, episodes, log)
 
 
@@ -185,19 +193,26 @@ async def _program(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan
         return []
     server = ToolServer()
     await server.start()
+    model = target.command.model
+    proxy = RecordingProxy(model) if model is not None else None
     log.targets[target.name] = target.source
     out = []
     try:
+        if proxy is not None:
+            await proxy.start()
         for p in episodes:
             world, url = _where(p, shop, base)
             ep = await run_command_episode(
                 p, target.command, server, world, browser, url, max_steps=spec.max_steps,
                 timeout_s=spec.timeout_s, gate=spec.gate,
-                log_path=logs / f"{target.name}-{p.episode}.log", secrets=secrets)
+                log_path=logs / f"{target.name}-{p.episode}.log", secrets=secrets,
+                proxy=proxy)
             out.append((target.name, ep))
             if ep.stopped_by == "agent_error":
                 log.failures[target.name] = ep.error or "the program could not be started"
                 break  # a program that cannot start would fail every episode alike
     finally:
+        if proxy is not None:
+            await proxy.stop()
         await server.stop()
     return out

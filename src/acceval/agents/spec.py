@@ -9,13 +9,14 @@ billed like every other correct task (docs/agents.md).
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from acceval.economics.spec import Platform, Price, TargetCosts
 from acceval.names import Name
-from acceval.targets.spec import Endpoint
+from acceval.targets.spec import Endpoint, url_problem
 
 Perturbation = Literal["expired_session", "popup", "layout", "language"]
 PERTURBATIONS: tuple[Perturbation, ...] = ("expired_session", "popup", "layout", "language")
@@ -76,6 +77,43 @@ class LocalEngine(_Model):
                                     "mock: tool_policy, seed, ...).")
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class ProxiedModel(_Model):
+    """The model endpoint a user's agent program calls, reached through acceval's recording
+    proxy: acceval serves an OpenAI-compatible proxy on 127.0.0.1 during each episode, hands
+    its URL to the program (OPENAI_BASE_URL, ACCEVAL_MODEL_URL), forwards every request here
+    and records each call's tokens (from the answer's `usage`) and latency, so the episode's
+    tokens and model time are measured as for acceval's own loop."""
+
+    base_url: str = Field(description="The upstream's base URL up to and including /v1, "
+                          "e.g. http://127.0.0.1:8000/v1; the program's requests to "
+                          "{proxy}/v1/PATH go to {base_url}/PATH.")
+    api_key_env: str | None = Field(None, description="Name of the environment variable "
+                                    "holding the upstream's API key. The proxy sends it and "
+                                    "never writes it anywhere; the variable is removed from "
+                                    "the program's environment (it needs no key of its own).")
+    timeout_s: float = Field(300.0, gt=0, le=3600, description="Per-request timeout of the "
+                             "upstream, whole response.")
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        problem = url_problem(v)
+        if problem is not None:
+            raise ValueError(problem)
+        return v.rstrip("/")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, v: str | None) -> str | None:
+        if v is not None and not _ENV_NAME.fullmatch(v):
+            raise ValueError("an environment variable name: letters, digits and '_', not "
+                             "starting with a digit")
+        return v
+
+
 class AgentCommand(_Model):
     """A user's own agent program, launched once per episode in its own process group. Its
     environment holds ACCEVAL_MCP_URL (the tools over MCP), ACCEVAL_API_URL (the same over
@@ -89,6 +127,10 @@ class AgentCommand(_Model):
                                 "your own environment instead).")
     grace_s: float = Field(5.0, gt=0, le=600, description="After `done`, how long the "
                            "program may take to exit before its process group is ended.")
+    model: ProxiedModel | None = Field(None, description="The model endpoint the program "
+                                       "calls, through acceval's recording proxy (its URL in "
+                                       "OPENAI_BASE_URL): the episode's tokens and model time "
+                                       "are then measured. Without it they are not.")
 
     @model_validator(mode="before")
     @classmethod
@@ -141,6 +183,17 @@ class AgentTarget(_Model):
             return "command: " + " ".join(self.command.argv)
         assert self.endpoint is not None
         return f"{self.endpoint.base_url} ({self.endpoint.model})"
+
+    @property
+    def key_env(self) -> str | None:
+        """The environment variable holding the API key this target's model is reached with
+        (its endpoint's, or its program's proxied model's): redacted wherever acceval keeps
+        or prints text."""
+        if self.endpoint is not None:
+            return self.endpoint.api_key_env
+        if self.command is not None and self.command.model is not None:
+            return self.command.model.api_key_env
+        return None
 
     @property
     def scripted(self) -> bool:
@@ -211,4 +264,5 @@ class Agents(_Model):
 
 
 __all__ = ["PERTURBATIONS", "SCRIPTED_LABEL", "STYLES", "AgentCommand", "AgentTarget", "Agents",
-           "Gate", "LocalEngine", "Perturbation", "Perturbations", "ScriptedPolicy", "Style"]
+           "Gate", "LocalEngine", "Perturbation", "Perturbations", "ProxiedModel", "ScriptedPolicy",
+           "Style"]

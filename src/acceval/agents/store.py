@@ -31,6 +31,7 @@ STEPS_FILE = "steps.parquet"
 EPISODES_FILE = "episodes.parquet"
 LOG_FILE = "log.json"
 IMPORTED_FILE = "imported.parquet"
+MODEL_CALLS_FILE = "model_calls.parquet"
 
 STEP_SCHEMA = pa.schema([
     ("target", pa.string()), ("scenario", pa.string()), ("trial", pa.int32()),
@@ -50,6 +51,14 @@ EPISODE_SCHEMA = pa.schema([
     ("onset_step", pa.int32()), ("resolved_ns", pa.int64()), ("resolved_step", pa.int32()),
     ("state_ok", pa.bool_()), ("state_problem", pa.string()), ("said_done", pa.bool_()),
     ("stopped_by", pa.string()), ("started_ns", pa.int64()), ("done_ns", pa.int64()),
+    ("error", pa.string()),
+])
+#: One row per model call an agent program made through the recording proxy.
+MODEL_CALL_SCHEMA = pa.schema([
+    ("target", pa.string()), ("scenario", pa.string()), ("episode", pa.int32()),
+    ("call", pa.int32()), ("step", pa.int32()), ("path", pa.string()), ("status", pa.int32()),
+    ("stream", pa.bool_()), ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()),
+    ("model_ms", pa.float64()), ("started_ns", pa.int64()), ("done_ns", pa.int64()),
     ("error", pa.string()),
 ])
 IMPORTED_SCHEMA = pa.schema([
@@ -177,6 +186,19 @@ def tables(target_episodes: list[tuple[str, Episode]],
             pa.Table.from_pylist(episodes, schema=EPISODE_SCHEMA))
 
 
+def model_calls_table(target_episodes: list[tuple[str, Episode]],
+                      secrets: Sequence[str] = ()) -> pa.Table:
+    """The proxied model calls of ``target_episodes`` (acceval.agents.proxy), one row each;
+    ``step`` is the step whose tokens and model time include it."""
+    rows = [{"target": target, "scenario": ep.plan.scenario.id, "episode": ep.plan.episode,
+             "call": i, "step": c.step, "path": c.path, "status": c.status, "stream": c.stream,
+             "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
+             "model_ms": c.model_ms, "started_ns": c.started_ns, "done_ns": c.done_ns,
+             "error": c.error}
+            for target, ep in target_episodes for i, c in enumerate(ep.model_calls)]
+    return pa.Table.from_pylist(_scrubbed(rows, secrets), schema=MODEL_CALL_SCHEMA)
+
+
 def _scrubbed(rows: list[dict[str, Any]], secrets: Sequence[str]) -> list[dict[str, Any]]:
     return [{k: scrub(v, secrets) if isinstance(v, str) else v for k, v in row.items()}
             for row in rows]
@@ -195,12 +217,15 @@ def write_imported(run_dir: Path, trials: list[ImportedTrial], log: AgentsLog) -
     (folder / LOG_FILE).write_text(json.dumps(log.to_dict(), indent=2), encoding="utf-8")
 
 
-def write(run_dir: Path, steps: pa.Table, episodes: pa.Table, log: AgentsLog) -> None:
+def write(run_dir: Path, steps: pa.Table, episodes: pa.Table, log: AgentsLog,
+          model_calls: pa.Table | None = None) -> None:
     folder = Path(run_dir) / AGENTS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     if steps.num_rows or episodes.num_rows:
         pq.write_table(steps, folder / STEPS_FILE)
         pq.write_table(episodes, folder / EPISODES_FILE)
+    if model_calls is not None and model_calls.num_rows:
+        pq.write_table(model_calls, folder / MODEL_CALLS_FILE)
     (folder / LOG_FILE).write_text(json.dumps(log.to_dict(), indent=2), encoding="utf-8")
 
 
@@ -226,6 +251,7 @@ def _with_all_columns(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return table
 
 
-__all__ = ["AGENTS_DIR", "EPISODE_SCHEMA", "IMPORTED_FILE", "IMPORTED_SCHEMA", "STEP_SCHEMA",
-           "AgentRecords", "AgentsLog", "ImportedTrial", "TokenPrices", "imported_table", "read",
+__all__ = ["AGENTS_DIR", "EPISODE_SCHEMA", "IMPORTED_FILE", "IMPORTED_SCHEMA",
+           "MODEL_CALLS_FILE", "MODEL_CALL_SCHEMA", "STEP_SCHEMA", "AgentRecords", "AgentsLog",
+           "ImportedTrial", "TokenPrices", "imported_table", "model_calls_table", "read",
            "tables", "write", "write_imported"]

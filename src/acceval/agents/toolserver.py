@@ -24,6 +24,7 @@ import socket
 from typing import Any
 
 from acceval.agents.env import EpisodeEnv
+from acceval.agents.proxy import RecordingProxy
 from acceval.agents.tools import SYSTEM_PROMPT, TOOLS
 
 MCP_PATH = "/mcp"
@@ -45,6 +46,7 @@ class ToolServer:
 
     def __init__(self) -> None:
         self.env: EpisodeEnv | None = None
+        self.proxy: RecordingProxy | None = None  # the program's model calls, when proxied
         self._lock = asyncio.Lock()   # one call at a time: an episode is a sequence of steps
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -58,8 +60,8 @@ class ToolServer:
     def api_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api"
 
-    def attach(self, env: EpisodeEnv | None) -> None:
-        self.env = env
+    def attach(self, env: EpisodeEnv | None, proxy: RecordingProxy | None = None) -> None:
+        self.env, self.proxy = env, proxy
 
     async def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
         """Carry out one tool call on the running episode: (result text, it worked)."""
@@ -70,7 +72,8 @@ class ToolServer:
             if env.out.said_done:
                 return ENDED, False
             before = len(env.out.steps)
-            text = await env.call(name, json.dumps(args), None)
+            turn = self.proxy.turn(before) if self.proxy is not None else None
+            text = await env.call(name, json.dumps(args), turn)
             ok = len(env.out.steps) > before and env.out.steps[-1].ok
             return text, ok
 

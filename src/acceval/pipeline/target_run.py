@@ -116,7 +116,7 @@ def study_secrets(study: Study) -> tuple[str, ...]:
     targets alike, to keep off disk."""
     agents = study.agents.targets if study.agents is not None else []
     return keys_of([t.endpoint.api_key_env for t in study.targets if t.endpoint is not None]
-                   + [a.endpoint.api_key_env for a in agents if a.endpoint is not None])
+                   + [a.key_env for a in agents])
 
 
 async def _measure_target(target: Target, run: TargetRun,
