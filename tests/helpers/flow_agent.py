@@ -1,6 +1,8 @@
 """A user's own agent program for the notes app, on acceval's plain HTTP API: it saves a
 draft and publishes it. ``STYLE=hasty`` publishes unconfirmed first and, once refused, goes
-back, confirms and publishes again; ``careful`` confirms right before."""
+back, confirms and publishes again; ``careful`` confirms right before. A dialog covering
+the page (a perturbation) is closed as soon as a page shows it, and a title that a reload
+emptied is typed again."""
 
 from __future__ import annotations
 
@@ -13,11 +15,21 @@ API = os.environ["ACCEVAL_API_URL"]
 TITLE = os.environ.get("TITLE", "hello")
 
 
-def call(name: str, **args: object) -> str:
+def _call(name: str, **args: object) -> str:
     req = urllib.request.Request(f"{API}/tools/{name}", data=json.dumps(args).encode(),
                                  headers={"content-type": "application/json"})
     with urllib.request.urlopen(req) as r:
         return str(json.load(r)["result"])
+
+
+def closed(page: str) -> str:
+    while 'dialog "' in page:
+        page = _call("click", ref=ref(page, "button", "Close"))
+    return page
+
+
+def call(name: str, **args: object) -> str:
+    return closed(_call(name, **args))
 
 
 def ref(page: str, role: str, name: str) -> int:
@@ -27,8 +39,10 @@ def ref(page: str, role: str, name: str) -> int:
 
 
 with urllib.request.urlopen(f"{API}/episode") as r:
-    page = json.load(r)["goal"]
+    page = closed(json.load(r)["goal"])
 page = call("type", ref=ref(page, "textbox", "Title"), text=TITLE)
+while 'textbox "Title" value=""' in page:  # a perturbation's reload emptied the form
+    page = call("type", ref=ref(page, "textbox", "Title"), text=TITLE)
 page = call("click", ref=ref(page, "button", "Save draft"))
 if os.environ.get("STYLE") == "hasty":
     page = call("click", ref=ref(page, "button", f"Publish {TITLE}"))

@@ -15,7 +15,7 @@ import yaml
 
 from acceval.agents.analyze import agents_section
 from acceval.agents.browser import unavailable
-from acceval.agents.run import execute_agents
+from acceval.agents.run import execute_agents, plan
 from acceval.agents.spec import Agents
 from acceval.agents.store import read
 from acceval.economics.spec import StudyCosts
@@ -88,3 +88,47 @@ def test_a_users_agent_completes_a_users_flow_judged_by_the_apps_state(
     # the app saw 2 + 2 + 2 publish requests: the hasty agent's refused ones never came
     assert app.publish_requests == 6
     assert all(t.stray_actions is None for t in a.targets)  # the app records no effects
+
+
+def test_a_flow_meets_a_popup_and_a_layout_change_through_the_proxy_and_recovers(
+        app: NotesApp, tmp_path: Path) -> None:
+    """The flow declares which perturbations it may meet; acceval's reverse proxy in front
+    of the app switches them on. The agent's browser shows the pop-up as a dialog covering
+    the page; closing it (a request the proxy answers, never the app) overcomes it, and the
+    first request that succeeds on the shifted layout overcomes that."""
+    assert unavailable() is None, unavailable()
+    flows = _scenario_file(tmp_path, app.base_url)
+    data = yaml.safe_load(flows.read_text())
+    data["scenarios"][0]["perturbations"] = ["popup", "layout"]
+    flows.write_text(yaml.safe_dump(data), encoding="utf-8")
+    spec = Agents.model_validate({
+        "scenarios": "flows.yaml", "only": ["publish-note"], "trials": 4, "max_steps": 15,
+        "seed": 2, "perturbations": {"kinds": ["popup", "layout"], "share": 1.0},
+        "targets": [{"name": "careful", "command": {
+            "argv": [sys.executable, str(AGENT)], "env": {"STYLE": "careful"}}}]})
+    planned = [p.perturbation for p in plan(spec, tmp_path)]
+    assert sorted(set(planned)) == ["layout", "popup"], planned  # the seed meets both
+    execute_agents(spec, tmp_path / "run", base_dir=tmp_path)
+    records = read(tmp_path / "run")
+    assert records is not None
+    careful = agents_section(spec, records, _Costs(), None).target("careful")
+    assert careful is not None and careful.completion.k == 4, careful and careful.transcripts
+    episodes = records.episodes.to_pylist()
+    assert [e["perturbation"] for e in episodes] == planned
+    for e in episodes:
+        assert e["onset_ns"] is not None and e["resolved_ns"] is not None, e
+        assert e["resolved_ns"] > e["onset_ns"]
+    by_kind = {r.perturbation: r for r in careful.recoveries}
+    for kind in ("popup", "layout"):
+        r = by_kind[kind]
+        assert r.recovered.k == r.recovered.n == planned.count(kind)
+        assert r.recovery_s.n == planned.count(kind)
+    # the pop-up was seen and closed by the agent, in the browser acceval drives
+    steps = records.steps.to_pylist()
+    # (one struck before the first step: the goal's observation showed it)
+    popup_eps = {e["episode"] for e in episodes
+                 if e["perturbation"] == "popup" and e["perturb_after"] > 0}
+    assert popup_eps and all(any('dialog "Notice"' in (s["observation"] or "") for s in steps
+                                 if s["episode"] == ep) for ep in popup_eps)
+    assert app.published == ["hello"]  # the last episode's (each starts from a reset)
+    assert app.publish_requests == 4

@@ -27,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from acceval.agents.flowproxy import PerturbingProxy
 from acceval.agents.gate import Guard
 from acceval.errors import StudyError
 
@@ -89,6 +90,10 @@ class FlowSpec(_Model):
     check: Check
     reset: ResetRequest | None = Field(None, description="Sent before each episode, so "
                                        "that trials start from the same state.")
+    perturbations: list[Literal["popup", "expired_session", "layout"]] = Field(
+        default_factory=list, description="Perturbations this flow may meet (the study's "
+        "`agents.perturbations` picks among them): acceval's reverse proxy in front of the "
+        "app switches them on (docs/agents.md).")
 
     @field_validator("start_url")
     @classmethod
@@ -138,6 +143,7 @@ def _flow(spec: FlowSpec) -> FlowScenario:
     return FlowScenario(
         id=spec.id, goal=spec.goal, start=start, base_url=f"{u.scheme}://{u.netloc}",
         steps=spec.steps, check_spec=spec.check, reset=spec.reset,
+        perturbations=tuple(dict.fromkeys(spec.perturbations)),
         guards=tuple(Guard(g.action, g.method, g.path, g.object_field, g.describe)
                      for g in spec.irreversible))
 
@@ -174,12 +180,23 @@ def contains(have: Any, want: Any) -> bool:
 
 class FlowApp:
     """A user's app as the episode's environment (:class:`acceval.agents.env.World`): no
-    server-side record of effects (stray actions are not judged) and no perturbations;
-    the final state is read by the flow's check."""
+    server-side record of effects (stray actions are not judged); an episode that meets a
+    perturbation reaches the app through a :class:`PerturbingProxy` (:meth:`serve`); the
+    final state is read by the flow's check."""
 
     def __init__(self) -> None:
         self.effects: list[dict[str, Any]] = []
-        self.perturbation: Any = None
+        self.proxy: PerturbingProxy | None = None
+        self.perturbation: Any = None    # the proxy's, once switched on
+
+    async def serve(self, origin: str) -> str:
+        """Put the perturbing proxy in front of the app; returns the address to browse."""
+        self.proxy = PerturbingProxy(origin)
+        return await self.proxy.start()
+
+    async def close(self) -> None:
+        if self.proxy is not None:
+            await self.proxy.stop()
 
     async def begin(self, scenario: Any) -> tuple[str, str] | None:
         if scenario.reset is not None:
@@ -193,10 +210,15 @@ class FlowApp:
         return None
 
     def perturb(self, kind: str) -> None:
-        raise ValueError(f"flows have no perturbation {kind!r}")
+        if self.proxy is None:
+            raise ValueError(f"perturbation {kind!r}: the episode was not served through "
+                             "the perturbing proxy")
+        self.proxy.perturb(kind)
+        self.perturbation = self.proxy.perturbation
 
     def mark_onset(self) -> None:
-        return None
+        if self.proxy is not None:
+            self.proxy.mark_onset()
 
     async def problem(self, scenario: Any, tab: Any) -> str | None:
         check: Check = scenario.check_spec

@@ -130,11 +130,20 @@ async def _run(spec: Agents, log: AgentsLog, logs: Path, base_dir: Path | None,
     return out
 
 
-def _where(p: EpisodePlan, shop: Shop, base: str) -> tuple[World, str]:
-    """The app an episode acts on, and its address: a user's flow runs on the user's app."""
+async def _where(p: EpisodePlan, shop: Shop, base: str) -> tuple[World, str]:
+    """The app an episode acts on, and its address: a user's flow runs on the user's app,
+    behind the perturbing proxy when the episode meets a perturbation."""
     if isinstance(p.scenario, FlowScenario):
-        return FlowApp(), p.scenario.base_url
+        app = FlowApp()
+        if p.perturbation is not None:
+            return app, await app.serve(p.scenario.base_url)
+        return app, p.scenario.base_url
     return shop, base
+
+
+async def _done_with(world: World) -> None:
+    if isinstance(world, FlowApp):
+        await world.close()
 
 
 async def _target(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan], shop: Shop,
@@ -160,9 +169,13 @@ async def _target(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan]
         client = ChatClient(endpoint, session)
         out = []
         for p in episodes:
-            world, url = _where(p, shop, base)
-            ep = await run_episode(p, client, world, browser, url, max_steps=spec.max_steps,
-                                   timeout_s=spec.timeout_s, gate=spec.gate)
+            world, url = await _where(p, shop, base)
+            try:
+                ep = await run_episode(p, client, world, browser, url,
+                                       max_steps=spec.max_steps, timeout_s=spec.timeout_s,
+                                       gate=spec.gate)
+            finally:
+                await _done_with(world)
             out.append((target.name, ep))
             if ep.stopped_by == "model_error" and not ep.steps:
                 log.failures[target.name] = ep.error or "the endpoint did not answer"
@@ -201,12 +214,15 @@ async def _program(spec: Agents, target: AgentTarget, episodes: list[EpisodePlan
         if proxy is not None:
             await proxy.start()
         for p in episodes:
-            world, url = _where(p, shop, base)
-            ep = await run_command_episode(
-                p, target.command, server, world, browser, url, max_steps=spec.max_steps,
-                timeout_s=spec.timeout_s, gate=spec.gate,
-                log_path=logs / f"{target.name}-{p.episode}.log", secrets=secrets,
-                proxy=proxy)
+            world, url = await _where(p, shop, base)
+            try:
+                ep = await run_command_episode(
+                    p, target.command, server, world, browser, url,
+                    max_steps=spec.max_steps, timeout_s=spec.timeout_s, gate=spec.gate,
+                    log_path=logs / f"{target.name}-{p.episode}.log", secrets=secrets,
+                    proxy=proxy)
+            finally:
+                await _done_with(world)
             out.append((target.name, ep))
             if ep.stopped_by == "agent_error":
                 log.failures[target.name] = ep.error or "the program could not be started"

@@ -1,0 +1,181 @@
+"""Perturbations on a user's own flow: a loopback reverse proxy in front of the user's app.
+
+acceval cannot switch a perturbation on inside an app it does not own, so an episode that
+meets one reaches the app through this proxy (127.0.0.1, a free port), which changes what
+passes, whatever browser the agent drives:
+
+- ``popup``: every HTML page gets a modal dialog covering it (``role=dialog``, a full-page
+  backdrop) until its Close button is pressed (``POST /__acceval/close-popup``, answered by
+  the proxy itself, never the app): overcome then.
+- ``expired_session``: the cookies the browser sent at the first request after the switch
+  are dropped from every later request, so the app sees a visitor without a session;
+  overcome when a request carries a cookie the app set since (a new sign-in).
+- ``layout``: every HTML page gets a style sheet that reverses the order of the body's
+  blocks and of each form's fields and pushes the page down; overcome when the agent's
+  next request after the onset succeeds (HTTP status below 400).
+
+Redirects to the app's origin are rewritten to the proxy's, so the browser stays behind it.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+from urllib.parse import urlsplit
+
+import aiohttp
+from aiohttp import web
+from multidict import CIMultiDict
+
+#: The perturbations a flow may declare (the shop's `language` needs an app that has one).
+FLOW_PERTURBATIONS = ("popup", "expired_session", "layout")
+CLOSE_PATH = "/__acceval/close-popup"
+_DROP = frozenset({"connection", "keep-alive", "transfer-encoding", "upgrade", "host",
+                   "content-length", "content-encoding", "accept-encoding", "te", "trailer"})
+LAYOUT_CSS = ("<style id=\"acceval-layout\">body{display:flex;flex-direction:column-reverse;"
+              "padding-top:9rem}form{display:flex;flex-direction:row-reverse;"
+              "flex-wrap:wrap;gap:2rem}</style>")
+
+
+def popup_html(next_path: str) -> str:
+    return ('<div class="backdrop" style="position:fixed;inset:0;z-index:2147483647;'
+            'background:rgba(0,0,0,.55)"><div role="dialog" aria-label="Notice" '
+            'style="background:#fff;max-width:24rem;margin:20vh auto;padding:1rem">'
+            "<p>A notice covers the page. Close it to carry on.</p>"
+            f'<form method="post" action="{CLOSE_PATH}"><input type="hidden" name="next" '
+            f'value="{html.escape(next_path)}"><button>Close</button></form></div></div>')
+
+
+@dataclass(slots=True)
+class FlowPerturbation:
+    """The perturbation switched on, with its stamps (perf_counter_ns), as the shop's."""
+
+    kind: str
+    onset_ns: int | None = None
+    resolved_ns: int | None = None
+
+    def resolve(self) -> None:
+        if self.onset_ns is not None and self.resolved_ns is None:
+            self.resolved_ns = time.perf_counter_ns()
+
+
+class PerturbingProxy:
+    """The reverse proxy of one episode, in front of the app at ``origin``."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin.rstrip("/")
+        self.perturbation: FlowPerturbation | None = None
+        self._dropped: set[tuple[str, str]] | None = None   # expired: the cookies dropped
+        self._runner: web.AppRunner | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self.url = ""
+
+    async def start(self) -> str:
+        app = web.Application(client_max_size=64 * 2**20)
+        app.router.add_post(CLOSE_PATH, self._close_popup)
+        app.router.add_route("*", "/{tail:.*}", self._forward)
+        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.url = f"http://127.0.0.1:{port}"
+        return self.url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def perturb(self, kind: str) -> None:
+        if kind not in FLOW_PERTURBATIONS:
+            raise ValueError(f"a flow has no perturbation {kind!r}; it may have "
+                             f"{', '.join(FLOW_PERTURBATIONS)}")
+        self.perturbation = FlowPerturbation(kind)
+
+    def mark_onset(self) -> None:
+        p = self.perturbation
+        if p is not None and p.onset_ns is None:
+            p.onset_ns = time.perf_counter_ns()
+
+    def _live(self, kind: str) -> bool:
+        p = self.perturbation
+        return p is not None and p.kind == kind and p.resolved_ns is None
+
+    async def _close_popup(self, request: web.Request) -> web.Response:
+        nxt = str((await request.post()).get("next", "/"))
+        if self._live("popup"):
+            assert self.perturbation is not None
+            self.perturbation.resolve()
+        raise web.HTTPSeeOther(nxt if nxt.startswith("/") else "/")
+
+    def _cookies(self, request: web.Request) -> str | None:
+        """The Cookie header to send on, without the cookies an expired session dropped."""
+        header = request.headers.get("Cookie")
+        p = self.perturbation
+        if p is None or p.kind != "expired_session":
+            return header
+        jar = SimpleCookie()
+        jar.load(header or "")
+        pairs = {(k, m.value) for k, m in jar.items()}
+        if self._dropped is None:
+            self._dropped = pairs  # the session the browser had when it expired
+        elif p.onset_ns is not None and pairs - self._dropped:
+            p.resolve()           # the app gave a new session since
+        kept = sorted(pairs - self._dropped)
+        return "; ".join(f"{k}={v}" for k, v in kept) or None
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        assert self._session is not None
+        headers = CIMultiDict((k, v) for k, v in request.headers.items()
+                              if k.lower() not in _DROP and k.lower() != "cookie")
+        cookie = self._cookies(request)
+        if cookie:
+            headers["Cookie"] = cookie
+        async with self._session.request(
+                request.method, self.origin + request.path_qs, headers=headers,
+                data=await request.read(), allow_redirects=False) as up:
+            body = await up.read()
+            out_headers = CIMultiDict((k, v) for k, v in up.headers.items()
+                                      if k.lower() not in _DROP)
+            status, ctype = up.status, up.headers.get("Content-Type", "")
+        if "Location" in out_headers:
+            out_headers["Location"] = self._local(out_headers["Location"])
+        if "text/html" in ctype:
+            body = self._inject(body.decode("utf-8", "replace"), request.path_qs).encode()
+        p = self.perturbation
+        if p is not None and p.kind == "layout" and p.onset_ns is not None and status < 400:
+            p.resolve()
+        return web.Response(status=status, body=body, headers=out_headers)
+
+    def _local(self, location: str) -> str:
+        """A redirect to the app's own origin, pointed at the proxy instead."""
+        u = urlsplit(location)
+        if u.scheme and f"{u.scheme}://{u.netloc}" == self.origin:
+            return self.url + (u.path or "/") + (f"?{u.query}" if u.query else "")
+        return location
+
+    def _inject(self, page: str, path: str) -> str:
+        if self._live("popup"):
+            page = _before(page, "</body>", popup_html(path))
+        p = self.perturbation
+        if p is not None and p.kind == "layout":
+            tag = "</head>" if "</head>" in page.lower() else "<body"
+            page = _before(page, tag, LAYOUT_CSS)
+        return page
+
+
+def _before(page: str, tag: str, text: str) -> str:
+    """``text`` inserted before ``tag`` (case aside), or at the end when there is none."""
+    i = page.lower().rfind(tag)
+    return page[:i] + text + page[i:] if i >= 0 else page + text
+
+
+__all__ = ["CLOSE_PATH", "FLOW_PERTURBATIONS", "FlowPerturbation", "PerturbingProxy",
+           "popup_html"]
