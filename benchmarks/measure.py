@@ -93,6 +93,8 @@ class MockServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
         return [json.loads(x) for p in self._logs() for x in p.read_text().splitlines()
                 if x.strip()]
 
