@@ -1,22 +1,28 @@
-"""Client benchmark: acceval's load generator against inference-perf, AIPerf and GuideLLM.
+"""Client benchmark: acceval's load generator against vllm bench serve, inference-perf, AIPerf
+and GuideLLM.
 
-Every tool drives the same ``acceval serve --engine mock`` process (a separate process,
-optionally pinned with taskset) over /v1/completions with SSE streaming, and every number
-comes from the same places: the server's ground-truth log (rate, load window, server TTFT)
-and /proc CPU of the client's whole process tree (user+sys, sampled by psutil). acceval runs
-as a child process too (``loadgen.py worker``), calling ``run_point`` in-process there, so
-it is measured exactly like the peers. Runs alternate (acceval, peer1, peer2, ..., acceval,
-...) so the ratios come from one sitting.
+Every tool drives the same ``acceval serve --engine mock`` process group (``--server-workers``
+processes, optionally pinned with taskset) over /v1/completions with SSE streaming, and every
+number comes from the same places: the server's ground-truth log (rate, load window, server
+TTFT) and /proc CPU of the client's whole process tree (user+sys, sampled by psutil). acceval
+runs as a child process too (``loadgen.py worker``, ``--clients N`` processes splitting the
+point as ``acceval run --clients`` does), calling ``run_point`` in-process there, so it is
+measured exactly like the peers. Runs alternate (acceval, peer1, peer2, ..., acceval, ...) so
+the ratios come from one sitting. A run whose window, rate or schedule is off what was asked
+is rejected, said so and left out of the tables (goals.py); the script exits 3 when a goal of
+issue 31 is missed, naming it.
 
-    python benchmarks/loadgen.py --setup-peers            # venvs under /work/peers, tokenizer
-    python benchmarks/loadgen.py --peers inference-perf,aiperf,guidellm
-    python benchmarks/loadgen.py --quick --peers none     # acceval only, seconds
+    python benchmarks/loadgen.py --setup-peers --setup-only   # venvs, vLLM's, the tokenizer
+    python benchmarks/loadgen.py                              # every peer, 22 s windows
+    python benchmarks/loadgen.py --quick --peers vllm-bench   # smoke run: 3 s windows
     python benchmarks/loadgen.py --peers none --transports native,aiohttp   # both transports
+    benchmarks/paced_many_cores.sh                            # paced, mock and clients apart
 
 With ``--transports``, acceval is measured once per transport (``acceval`` is the native one,
-``acceval-aiohttp`` the aiohttp one), alternating like the peers.
+``acceval-aiohttp`` the aiohttp one), and with ``--clients 1,8`` once per client count
+(``acceval-c8``), alternating like the peers.
 
-Results: ``benchmarks/out/loadgen-<UTC>.json`` and ``.md`` (see docs/benchmarks.md).
+Results: ``benchmarks/out/loadgen-<UTC>/results.json`` and ``report.md`` (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -320,7 +326,7 @@ class Bench:
         if (tool not in self.ours and not tool.startswith("acceval") and rate is None
                 and len(reasons) == 1 and reasons[0].startswith("load window")
                 and res.get("rate_rps")):
-            n = math.ceil(res["rate_rps"] * self.args.duration * 1.15)
+            n = math.ceil(res["rate_rps"] * self._duration(rate) * 1.15)
             print(f"  {tool}: window {res['window_s']:.1f} s too short; again with {n} "
                   "requests", flush=True)
             res["superseded"] = True
@@ -598,6 +604,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.duration, args.poisson_duration, args.rounds = 3.0, 3.0, 1
         args.min_window = min(args.min_window, 2.5)
+    if min(args.duration, args.poisson_duration) < args.min_window:
+        sys.exit(f"--duration and --poisson-duration must be at least --min-window "
+                 f"({args.min_window:g} s): a shorter run would be rejected")
     if args.setup_peers:
         setup_peers(Path(args.peers_root), args.peer_list, args.vllm_venv)
         if args.setup_only:
