@@ -47,7 +47,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from goals import EXIT_GOAL_MISSED, MIN_WINDOW_S, Cores, Goal, evaluate, reject_reasons, summary
+from goals import (
+    EXIT_GOAL_MISSED,
+    MIN_WINDOW_S,
+    Cores,
+    Goal,
+    evaluate,
+    floor_key,
+    reject_reasons,
+    summary,
+)
 from measure import MockServer, TreeCpu, run_client, summarize, wall_minus_mono_ns
 from peers import (
     PEERS,
@@ -323,9 +332,8 @@ class Bench:
         short, and nothing else wrong, runs once more with the requests its rate needs."""
         res = self._measure_once(tool, setting, mode, concurrency, rate, None)
         reasons = res.get("rejected") or []
-        if (tool not in self.ours and not tool.startswith("acceval") and rate is None
-                and len(reasons) == 1 and reasons[0].startswith("load window")
-                and res.get("rate_rps")):
+        if (not tool.startswith("acceval") and rate is None and len(reasons) == 1
+                and reasons[0].startswith("load window") and res.get("rate_rps")):
             n = math.ceil(res["rate_rps"] * self._duration(rate) * 1.15)
             print(f"  {tool}: window {res['window_s']:.1f} s too short; again with {n} "
                   "requests", flush=True)
@@ -388,11 +396,11 @@ class Bench:
                     path.unlink()
         return res
 
-    def measure_floor(self, setting: str, rate: float) -> None:
-        """The host's timer floor at ``rate``, where acceval's client runs, just before its
+    def measure_floor(self, setting: str, tool: str, rate: float) -> None:
+        """The host's timer floor at ``rate``, on the CPUs ``tool`` runs on, just before its
         half-max point (timer_floor.py's waker: no server, no requests)."""
         arrivals = max(500, int(rate * min(self.args.poisson_duration, 5.0)))
-        cmd = [*self._client_prefix("acceval"), sys.executable, str(HERE / "loadgen.py"),
+        cmd = [*self._client_prefix(tool), sys.executable, str(HERE / "loadgen.py"),
                "floor", "--rate", str(rate), "--arrivals", str(arrivals)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=False,
                              env={**os.environ, **self.env})
@@ -401,7 +409,7 @@ class Bench:
         except (IndexError, KeyError, ValueError):
             print(f"  timer floor not measured: {out.stderr.strip()[-300:]}", file=sys.stderr)
             floor_p99 = None
-        self.floors[setting] = floor_p99
+        self.floors[floor_key(setting, tool)] = floor_p99
         print(f"{setting:6} floor    timer waker at {rate:g}/s: p99 {_fmt(floor_p99, 3)} ms",
               flush=True)
 
@@ -425,7 +433,7 @@ class Bench:
                          and r.get("rate_rps") and not r.get("rejected")]
                 if rates:
                     half = round(max(rates) / 2, -1)
-                    self.measure_floor(setting, half)
+                    self.measure_floor(setting, tool, half)
                     self.measure(tool, setting, "half-max", rate=half)
 
     def goals(self) -> list[Goal]:

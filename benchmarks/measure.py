@@ -222,6 +222,11 @@ def summarize(tool: str, reqs: list[ClientReq], log: list[dict[str, Any]], token
     window_s = (b - a) / 1e9
     res["window_s"] = window_s
     res["rate_rps"] = len(ok_lines) / window_s if window_s > 0 else None
+    # The rate the server saw requests arrive at (first to last receive): the load offered,
+    # which an open loop's schedule sets; rate_rps also holds the last request's latency.
+    recv = [x["recv_ns"] for x in log]
+    span_s = (max(recv) - min(recv)) / 1e9
+    res["offered_rps"] = (len(recv) - 1) / span_s if span_s > 0 else None
     cpu_s = cpu_s_override if cpu_s_override is not None else (
         cpu.cpu_between(a, b) if cpu is not None else None)
     res["cpu_s"] = cpu_s

@@ -14,6 +14,7 @@ from goals import (
     RATE_TOLERANCE,
     Cores,
     evaluate,
+    floor_key,
     lag_goal,
     rate_goal,
     reject_reasons,
@@ -43,6 +44,13 @@ def test_a_short_window_is_rejected_and_a_smoke_floor_accepts_it() -> None:
 def test_an_open_loop_off_its_requested_rate_is_rejected(factor: float) -> None:
     reasons = reject_reasons(_run(rate_rps=50.0 * factor), requested_rps=50.0)
     assert len(reasons) == 1 and "requested 50" in reasons[0]
+
+
+def test_the_rate_checked_is_the_arrival_rate_not_completions_over_the_window() -> None:
+    # A 3 s paced run at exactly 50 req/s: completions over the window (which holds the last
+    # request's 365 ms) read 44.8 req/s; the arrivals 50.
+    assert reject_reasons(_run(rate_rps=44.8, offered_rps=50.0), requested_rps=50.0) == []
+    assert reject_reasons(_run(rate_rps=50.0, offered_rps=44.0), requested_rps=50.0) != []
 
 
 def test_a_rate_within_the_tolerance_is_tabled() -> None:
@@ -130,3 +138,10 @@ def test_evaluate_lists_only_what_the_sitting_measured() -> None:
     goals = evaluate(rows, settings=["fast"], ours=["acceval"], peers=[], cores=CORES,
                      floors_p99_ms={})
     assert [g.name for g in goals] == ["fast: acceval schedule-lag p99 at half its max rate"]
+
+
+def test_evaluate_reads_each_tools_own_floor() -> None:
+    rows = [_half(1.2), {**_half(1.2), "tool": "acceval-c2"}]
+    goals = evaluate(rows, settings=["fast"], ours=["acceval", "acceval-c2"], peers=[],
+                     cores=CORES, floors_p99_ms={floor_key("fast", "acceval"): 0.95})
+    assert [g.met for g in goals] == [True, False]

@@ -48,6 +48,7 @@ def test_summary_counts_only_complete_server_responses() -> None:
     res = summarize("t", reqs, log, 16, None)
     assert res["server_ok"] == 2
     assert res["rate_rps"] == pytest.approx(2 / 1.002)
+    assert res["offered_rps"] == pytest.approx(2 / 1.0)  # 3 arrivals over 1 s
     assert res["ttft_err_p50_ms"] == pytest.approx(0.75)
     assert res["ttft_err_p99_ms_order_join"] == pytest.approx(res["ttft_err_p99_ms"])
     assert res["lag_p50_ms"] == pytest.approx(0.3)
