@@ -3,11 +3,11 @@
 Two kinds of verdict, kept apart:
 
 - **Rejection** (:func:`reject_reasons`): a run whose load window is too short, whose arrival
-  rate at the server is off the rate it was asked for, or whose schedule cannot be true (a lag longer than
-  the whole run: target times on another clock) measured something other than what its row
-  would claim. It is printed with its reasons and kept in ``results.json``, never tabled.
-  GuideLLM 0.8.1 once "ran 50 req/s" at 297 req/s with its target times at epoch 0, a lag of
-  1.8e12 ms; that row went into the table before these checks.
+  rate at the server is off the rate it was asked for, or whose schedule cannot be true (a lag
+  longer than the whole run: target times on another clock) measured something other than
+  what its row would claim. It is printed with its reasons and kept in ``results.json``,
+  never tabled. GuideLLM 0.8.1 once "ran 50 req/s" at 297 req/s with its target times at
+  epoch 0, a lag of 1.8e12 ms; that row went into the table before these checks.
 - **Goals** (:func:`evaluate`): issue 31's table, over the runs that were not rejected. A goal
   that is missed, or that the sitting was meant to measure and could not, makes the script
   exit non-zero (:data:`EXIT_GOAL_MISSED`), naming which.
