@@ -1,29 +1,37 @@
-"""Client benchmark: acceval's load generator against inference-perf, AIPerf and GuideLLM.
+"""Client benchmark: acceval's load generator against vllm bench serve, inference-perf, AIPerf
+and GuideLLM.
 
-Every tool drives the same ``acceval serve --engine mock`` process (a separate process,
-optionally pinned with taskset) over /v1/completions with SSE streaming, and every number
-comes from the same places: the server's ground-truth log (rate, load window, server TTFT)
-and /proc CPU of the client's whole process tree (user+sys, sampled by psutil). acceval runs
-as a child process too (``loadgen.py worker``), calling ``run_point`` in-process there, so
-it is measured exactly like the peers. Runs alternate (acceval, peer1, peer2, ..., acceval,
-...) so the ratios come from one sitting.
+Every tool drives the same ``acceval serve --engine mock`` process group (``--server-workers``
+processes, optionally pinned with taskset) over /v1/completions with SSE streaming, and every
+number comes from the same places: the server's ground-truth log (rate, load window, server
+TTFT) and /proc CPU of the client's whole process tree (user+sys, sampled by psutil). acceval
+runs as a child process too (``loadgen.py worker``, ``--clients N`` processes splitting the
+point as ``acceval run --clients`` does), calling ``run_point`` in-process there, so it is
+measured exactly like the peers. Runs alternate (acceval, peer1, peer2, ..., acceval, ...) so
+the ratios come from one sitting. A run whose window, rate or schedule is off what was asked
+is rejected, said so and left out of the tables (goals.py); the script exits 3 when a goal of
+issue 31 is missed, naming it.
 
-    python benchmarks/loadgen.py --setup-peers            # venvs under /work/peers, tokenizer
-    python benchmarks/loadgen.py --peers inference-perf,aiperf,guidellm
-    python benchmarks/loadgen.py --quick --peers none     # acceval only, seconds
+    python benchmarks/loadgen.py --setup-peers --setup-only   # venvs, vLLM's, the tokenizer
+    python benchmarks/loadgen.py                              # every peer, 22 s windows
+    python benchmarks/loadgen.py --quick --peers vllm-bench   # smoke run: 3 s windows
     python benchmarks/loadgen.py --peers none --transports native,aiohttp   # both transports
+    benchmarks/paced_many_cores.sh                            # paced, mock and clients apart
 
 With ``--transports``, acceval is measured once per transport (``acceval`` is the native one,
-``acceval-aiohttp`` the aiohttp one), alternating like the peers.
+``acceval-aiohttp`` the aiohttp one), and with ``--clients 1,8`` once per client count
+(``acceval-c8``), alternating like the peers.
 
-Results: ``benchmarks/out/loadgen-<UTC>.json`` and ``.md`` (see docs/benchmarks.md).
+Results: ``benchmarks/out/loadgen-<UTC>/results.json`` and ``report.md`` (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
+import math
 import os
 import platform
 import resource
@@ -35,10 +43,32 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import MockServer, run_client, summarize, wall_minus_mono_ns
-from peers import PEERS, ClientReq, Job, Peer, build_tokenizer, setup_peers
+from goals import (
+    EXIT_GOAL_MISSED,
+    MIN_WINDOW_S,
+    Cores,
+    Goal,
+    evaluate,
+    floor_key,
+    reject_reasons,
+    summary,
+)
+from measure import MockServer, TreeCpu, run_client, summarize, wall_minus_mono_ns
+from peers import (
+    PEERS,
+    VLLM_VENV,
+    ClientReq,
+    Job,
+    Peer,
+    PeerRun,
+    build_tokenizer,
+    make_peer,
+    setup_peers,
+)
 
 HERE = Path(__file__).resolve().parent
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -50,8 +80,10 @@ SETTINGS: dict[str, dict[str, Any]] = {
 CONCURRENCY = {"fast": 128, "paced": 1024}
 # acceval's client per transport, named as a tool of its own in the tables.
 ACCEVAL_TOOLS = {"native": "acceval", "aiohttp": "acceval-aiohttp"}
-# Requests per closed-loop peer run, sized from their known ceilings so a run lasts ~10 s.
-PEER_RATE_GUESS = {"inference-perf": 400.0, "aiperf": 250.0, "guidellm": 130.0}
+# Requests per closed-loop peer run, sized from their ceilings in the last sitting (issue 31)
+# so that a run lasts --duration; a peer that turns out faster runs again (Bench.measure).
+PEER_RATE_GUESS = {"vllm-bench": 1700.0, "inference-perf": 1000.0, "aiperf": 250.0,
+                   "guidellm": 130.0}
 
 
 # --- the acceval side: a worker process that calls run_point in-process -------------------
@@ -64,26 +96,51 @@ def _prompts(n_out: int) -> list[Any]:
                    max_tokens=n_out) for i in range(1024)]
 
 
+def _point_spec(args: argparse.Namespace) -> Any:
+    from acceval.loadgen.runner import PointSpec
+
+    kind = "concurrency" if args.concurrency else "poisson"
+    level = float(args.concurrency or args.rate)
+    # No in-flight brake on the open loop: the schedule alone sets the load (a paced half-max
+    # point on many cores has more than the default 4096 in flight).
+    return PointSpec(index=0, label=f"{kind} {level:g}", kind=kind, level=level, seed=7,
+                     min_duration_s=args.duration, min_requests=1,
+                     max_duration_s=args.duration + 0.001 if kind == "concurrency"
+                     else args.duration, max_in_flight=65536)
+
+
 async def _worker_main(args: argparse.Namespace) -> dict[str, Any]:
-    from acceval.loadgen.runner import PointSpec, run_point
+    """One load generator. With ``--clients N --shard K`` it runs share K of the point, split
+    as ``acceval run --clients N`` splits it (``split_point``: the closed loop's workers, or
+    every N-th arrival of the one open-loop schedule), starting at the shared instant."""
+    from acceval.loadgen.runner import run_point
+    from acceval.scaleout.shard import split_point
     from acceval.targets.openai import OpenAITarget
     from acceval.targets.spec import Endpoint
 
     target = OpenAITarget("mock", Endpoint(base_url=args.url + "/v1", model="mock",
                                            api="completions", stream=True,
                                            transport=args.transport))
-    await target.start()
-    recs: list[Any] = []
-    kind = "concurrency" if args.concurrency else "poisson"
-    level = float(args.concurrency or args.rate)
-    spec = PointSpec(index=0, label=f"{kind} {level:g}", kind=kind, level=level, seed=7,
-                     min_duration_s=args.duration, min_requests=1,
-                     max_duration_s=args.duration + 0.001 if kind == "concurrency"
-                     else args.duration)
     prompts = _prompts(args.output_tokens)
+    spec = _point_spec(args)
+    shards, _ = split_point(spec, len(prompts), args.clients, first_request_id=0,
+                            prompts=prompts)
+    if args.shard >= len(shards):  # a closed loop with fewer workers than clients
+        return {"rows": [], "self_cpu_s": 0.0, "completed": 0, "lags_ns": []}
+    shard = shards[args.shard]
+    await target.start()
+    start_at = None
+    if args.shard_of_many:  # ready: the parent answers with the shared start instant
+        print("ready", flush=True)
+        start_at = int(sys.stdin.readline())
+    recs: list[Any] = []
+    lags: list[int] = []
     t0 = time.perf_counter_ns()
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
-    run = await run_point(target, prompts, spec, recs.append, t0_ns=t0)
+    run = await run_point(target, [prompts[i] for i in shard.prompts], shard.spec, recs.append,
+                          t0_ns=t0, first_request_id=shard.first_request_id,
+                          request_id_step=shard.request_id_step, schedule_ns=shard.schedule_ns,
+                          start_at_ns=start_at, lags_out=lags)
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
     await target.close()
     rows = []
@@ -96,8 +153,44 @@ async def _worker_main(args: argparse.Namespace) -> dict[str, Any]:
             if r.scheduled_ns is not None and r.sent_ns is not None else None,
             "request_id": str(r.request_id), "ok": ok})
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
-    return {"rows": rows, "self_cpu_s": cpu, "completed": run.completed,
-            "dispatch_lag_p50_ms": run.lag_p50_ms, "dispatch_lag_p99_ms": run.lag_p99_ms}
+    return {"rows": rows, "self_cpu_s": cpu, "completed": run.completed, "lags_ns": lags}
+
+
+def _pin_to_own_cpu(shard: int) -> None:
+    """Client K of N takes the K-th CPU of those it was given (taskset), when there are
+    enough, so that the clients do not migrate onto each other's cores."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) > 1:
+        os.sched_setaffinity(0, {cpus[shard % len(cpus)]})
+
+
+def _fan_out(args: argparse.Namespace) -> dict[str, Any]:
+    """``--clients N``: N worker processes, one share each, from one start instant."""
+    out = Path(args.out)
+    load = (["--concurrency", str(args.concurrency)] if args.concurrency
+            else ["--rate", str(args.rate)])
+    base = [sys.executable, str(HERE / "loadgen.py"), "worker", "--url", args.url,
+            "--duration", str(args.duration), "--output-tokens", str(args.output_tokens),
+            *load, "--transport", args.transport, "--clients", str(args.clients)]
+    procs = [subprocess.Popen([*base, "--shard", str(k), "--out", f"{out}.part{k}"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+             for k in range(args.clients)]
+    # Every share starts at one instant, once every interpreter has imported and is ready
+    # (a share with nothing to do exits at once and says nothing).
+    ready = [p for p in procs if p.stdout is not None and p.stdout.readline() == "ready\n"]
+    start_at = time.perf_counter_ns() + 200_000_000
+    for p in ready:
+        assert p.stdin is not None
+        p.stdin.write(f"{start_at}\n")
+        p.stdin.close()
+    rcs = [p.wait() for p in procs]
+    if any(rcs):
+        sys.exit(f"a client process exited with {rcs}")
+    parts = [json.loads(Path(f"{out}.part{k}").read_text()) for k in range(args.clients)]
+    return {"rows": [r for p in parts for r in p["rows"]],
+            "self_cpu_s": sum(p["self_cpu_s"] for p in parts),
+            "completed": sum(p["completed"] for p in parts),
+            "lags_ns": [x for p in parts for x in p["lags_ns"]]}
 
 
 def worker(argv: list[str]) -> None:
@@ -109,11 +202,38 @@ def worker(argv: list[str]) -> None:
     ap.add_argument("--concurrency", type=int)
     ap.add_argument("--rate", type=float)
     ap.add_argument("--transport", default="native")
+    ap.add_argument("--clients", type=int, default=1)
+    ap.add_argument("--shard", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    from acceval.loadgen.runner import run
+    args.shard_of_many = args.shard is not None
+    if args.clients > 1 and args.shard is None:
+        result = _fan_out(args)
+    else:
+        from acceval.loadgen.runner import run
 
-    result = run(_worker_main(args))
+        if args.shard_of_many:
+            _pin_to_own_cpu(args.shard)
+        args.shard = args.shard or 0
+        result = run(_worker_main(args))
+        if args.shard_of_many:  # the raw lags go to _fan_out, which merges every share's
+            Path(args.out).write_text(json.dumps(result))
+            return
+    lags = np.asarray(result.pop("lags_ns"), dtype=np.float64) / 1e6
+    result["dispatch_lag_p50_ms"] = float(np.percentile(lags, 50)) if lags.size else None
+    result["dispatch_lag_p99_ms"] = float(np.percentile(lags, 99)) if lags.size else None
     Path(args.out).write_text(json.dumps(result))
+
+
+def floor(argv: list[str]) -> None:
+    """This host's timer floor at a rate (timer_floor.py's runner waker), as the client
+    process would see it: printed as JSON for the orchestrator."""
+    ap = argparse.ArgumentParser(prog="loadgen.py floor")
+    ap.add_argument("--rate", type=float, required=True)
+    ap.add_argument("--arrivals", type=int, required=True)
+    args = ap.parse_args(argv)
+    from timer_floor import waker
+
+    print(json.dumps(waker(args.rate, args.arrivals, seed=7)))
 
 
 # --- the orchestrator ------------------------------------------------------------------------
@@ -132,11 +252,15 @@ class Bench:
         self.out = Path(args.out) / dt.datetime.now(dt.UTC).strftime("loadgen-%Y%m%dT%H%M%SZ")
         self.out.mkdir(parents=True, exist_ok=True)
         self.tokenizer = build_tokenizer(self.root / "tokenizer") if args.peer_list else None
-        self.peers: list[Peer] = [PEERS[n](self.root) for n in args.peer_list]
+        self.peers: list[Peer] = [make_peer(n, self.root, args.vllm_venv)
+                                  for n in args.peer_list]
         for p in self.peers:
             if not p.installed():
                 sys.exit(f"{p.name} is not installed in {p.venv}: run with --setup-peers")
+        # acceval's clients: a tool per (transport, client processes).
+        self.ours = {_tool_name(t, c): (t, c) for c in args.clients for t in args.transports}
         self.results: list[dict[str, Any]] = []
+        self.floors: dict[str, float | None] = {}
         self.n = 0
         # Other work may be editing src/ while the benchmark runs: server and worker import
         # acceval from a snapshot of the committed tree (HEAD) unless --code tree.
@@ -151,12 +275,20 @@ class Bench:
             subprocess.run(["tar", "-x", "-C", str(snap)], input=archive, check=True)
             self.env["PYTHONPATH"] = str(snap / "src")
 
+    def cores(self) -> Cores:
+        a = self.args
+        return Cores(host_cpus=os.cpu_count() or 0, server=a.server_cpu or "any",
+                     server_workers=a.server_workers, acceval=a.acceval_cpu or "any",
+                     acceval_clients=",".join(map(str, a.clients)),
+                     peers=a.client_cpu or "any")
+
     def _server(self, setting: str) -> MockServer:
         log = self.out / f"server-{self.n}.jsonl"
-        return MockServer(_free_port(), SETTINGS[setting], log, self.args.server_cpu, self.env)
+        return MockServer(_free_port(), SETTINGS[setting], log, self.args.server_cpu, self.env,
+                          workers=self.args.server_workers)
 
     def _client_prefix(self, tool: str) -> list[str]:
-        if tool in ACCEVAL_TOOLS.values():
+        if tool in self.ours:
             cpus = self.args.acceval_cpu
         elif tool == "acceval-unpinned":
             cpus = None
@@ -164,67 +296,99 @@ class Bench:
             cpus = self.args.client_cpu
         return ["taskset", "-c", cpus] if cpus else []
 
+    def _duration(self, rate: float | None) -> float:
+        return self.args.duration if rate is None else self.args.poisson_duration
+
+    def _acceval(self, tool: str, url: str, work: Path, n_out: int, concurrency: int | None,
+                 rate: float | None) -> tuple[int, TreeCpu, list[ClientReq], dict[str, Any]]:
+        transport, clients = self.ours.get(tool, ("native", 1))
+        cmd = [sys.executable, str(HERE / "loadgen.py"), "worker", "--url", url,
+               "--out", str(work / "acceval.json"), "--output-tokens", str(n_out),
+               "--duration", str(self._duration(rate)), "--transport", transport,
+               "--clients", str(clients)]
+        cmd += ["--concurrency", str(concurrency)] if concurrency else ["--rate", str(rate)]
+        rc, cpu = run_client(self._client_prefix(tool) + cmd, work / "client.log", 300,
+                             env=self.env)
+        path = work / "acceval.json"
+        data = json.loads(path.read_text()) if path.exists() else {"rows": []}
+        extra = {k: data.get(k) for k in ("self_cpu_s", "dispatch_lag_p50_ms",
+                                          "dispatch_lag_p99_ms")}
+        extra["clients"] = clients
+        return rc, cpu, [ClientReq(**row) for row in data["rows"]], extra
+
+    def _peer(self, peer: Peer, job: Job, offset_ns: int
+              ) -> tuple[int, TreeCpu, PeerRun | None]:
+        rc, cpu = run_client(self._client_prefix(peer.name) + peer.command(job),
+                             job.out / "client.log", 600, env=peer.env())
+        try:
+            return rc, cpu, peer.parse(job, offset_ns)
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # no file, or not its schema
+            print(f"  {peer.name}: its output could not be read ({exc!r})", file=sys.stderr)
+            return rc or 1, cpu, None
+
     def measure(self, tool: str, setting: str, mode: str, *, concurrency: int | None = None,
                 rate: float | None = None) -> dict[str, Any]:
+        """One run, checked (goals.reject_reasons); a peer whose closed-loop window came out
+        short, and nothing else wrong, runs once more with the requests its rate needs."""
+        res = self._measure_once(tool, setting, mode, concurrency, rate, None)
+        reasons = res.get("rejected") or []
+        if (not tool.startswith("acceval") and rate is None and len(reasons) == 1
+                and reasons[0].startswith("load window") and res.get("rate_rps")):
+            n = math.ceil(res["rate_rps"] * self._duration(rate) * 1.15)
+            print(f"  {tool}: window {res['window_s']:.1f} s too short; again with {n} "
+                  "requests", flush=True)
+            res["superseded"] = True
+            res = self._measure_once(tool, setting, mode, concurrency, rate, n)
+        return res
+
+    def _measure_once(self, tool: str, setting: str, mode: str, concurrency: int | None,
+                      rate: float | None, n_req: int | None) -> dict[str, Any]:
         self.n += 1
         n_out = SETTINGS[setting]["output_tokens"]
         work = self.out / f"{self.n:03d}-{tool}-{setting}-{mode}"
         work.mkdir()
         server = self._server(setting)
-        peer_run = None
         extra: dict[str, Any] = {}
+        reqs: list[ClientReq] = []
+        lag50 = lag99 = None
         try:
             offset = wall_minus_mono_ns()
             if tool.startswith("acceval"):
-                cmd = [sys.executable, str(HERE / "loadgen.py"), "worker", "--url", server.url,
-                       "--out", str(work / "acceval.json"), "--output-tokens", str(n_out),
-                       "--duration", str(self.args.duration if rate is None
-                                         else self.args.poisson_duration)]
-                cmd += (["--concurrency", str(concurrency)] if concurrency
-                        else ["--rate", str(rate)])
-                transport = next((k for k, v in ACCEVAL_TOOLS.items() if v == tool), "native")
-                cmd += ["--transport", transport]
-                rc, cpu = run_client(self._client_prefix(tool) + cmd, work / "client.log", 300,
-                                     env=self.env)
+                rc, cpu, reqs, extra = self._acceval(tool, server.url, work, n_out,
+                                                     concurrency, rate)
             else:
                 peer = next(p for p in self.peers if p.name == tool)
                 assert self.tokenizer is not None
-                dur = self.args.duration if rate is None else self.args.poisson_duration
-                n_req = int((PEER_RATE_GUESS[tool] if rate is None else rate) * dur)
+                guess = PEER_RATE_GUESS.get(tool, 500.0) if rate is None else rate
+                n = n_req or math.ceil(guess * self._duration(rate) * 1.05)
                 job = Job(url=server.url, out=work, tokenizer=self.tokenizer,
-                          output_tokens=n_out, requests=n_req, concurrency=concurrency,
+                          output_tokens=n_out, requests=n, concurrency=concurrency,
                           rate_rps=rate)
-                rc, cpu = run_client(self._client_prefix(tool) + peer.command(job),
-                                     work / "client.log", 600)
+                rc, cpu, run = self._peer(peer, job, offset)
+                if run is not None:
+                    reqs, lag50, lag99 = run.reqs, run.lag_p50_ms, run.lag_p99_ms
+                    extra["note"] = run.note
+                extra["requests_asked"] = n
         finally:
             log = server.stop()
             server_cpu = server.cpu
         if rc != 0:
             print(f"  {tool}: exit {rc}, see {work / 'client.log'}", file=sys.stderr)
-        if tool.startswith("acceval"):
-            data = json.loads((work / "acceval.json").read_text())
-            reqs = [ClientReq(**row) for row in data["rows"]]
-            extra = {"self_cpu_s": data["self_cpu_s"],
-                     "dispatch_lag_p50_ms": data["dispatch_lag_p50_ms"],
-                     "dispatch_lag_p99_ms": data["dispatch_lag_p99_ms"]}
-            res = summarize(tool, reqs, log, n_out, cpu)
-        else:
-            peer = next(p for p in self.peers if p.name == tool)
-            peer_run = peer.parse(job, offset)
-            res = summarize(tool, peer_run.reqs, log, n_out, cpu,
-                            lag_p50_ms=peer_run.lag_p50_ms, lag_p99_ms=peer_run.lag_p99_ms)
-            extra["note"] = peer_run.note
+        res = summarize(tool, reqs, log, n_out, cpu, lag_p50_ms=lag50, lag_p99_ms=lag99)
         res.update(extra)
         if res.get("window_s"):
             a, b = min(x["recv_ns"] for x in log), max(x["done_ns"] or x["recv_ns"] for x in log)
             res["server_cpu_util"] = server_cpu.cpu_between(a, b) / res["window_s"]
         res.update({"setting": setting, "mode": mode, "concurrency": concurrency,
                     "rate_target_rps": rate, "exit": rc, "dir": work.name})
+        reasons = reject_reasons(res, requested_rps=rate, min_window_s=self.args.min_window)
+        if reasons:
+            res["rejected"] = reasons
         self.results.append(res)
         _print_row(res)
         (self.out / "results.json").write_text(json.dumps(self.results, indent=1))
         if not self.args.keep:
-            for big in ("report", "artifacts", "benchmarks.json"):
+            for big in ("report", "artifacts", "benchmarks.json", "bench.json"):
                 path = work / big
                 if path.is_dir():
                     shutil.rmtree(path)
@@ -232,9 +396,26 @@ class Bench:
                     path.unlink()
         return res
 
+    def measure_floor(self, setting: str, tool: str, rate: float) -> None:
+        """The host's timer floor at ``rate``, on the CPUs ``tool`` runs on, just before its
+        half-max point (timer_floor.py's waker: no server, no requests)."""
+        arrivals = max(500, int(rate * min(self.args.poisson_duration, 5.0)))
+        cmd = [*self._client_prefix(tool), sys.executable, str(HERE / "loadgen.py"),
+               "floor", "--rate", str(rate), "--arrivals", str(arrivals)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                             env={**os.environ, **self.env})
+        try:
+            floor_p99 = float(json.loads(out.stdout.strip().splitlines()[-1])["p99_ms"])
+        except (IndexError, KeyError, ValueError):
+            print(f"  timer floor not measured: {out.stderr.strip()[-300:]}", file=sys.stderr)
+            floor_p99 = None
+        self.floors[floor_key(setting, tool)] = floor_p99
+        print(f"{setting:6} floor    timer waker at {rate:g}/s: p99 {_fmt(floor_p99, 3)} ms",
+              flush=True)
+
     def run(self) -> None:
         a = self.args
-        ours = [ACCEVAL_TOOLS[t] for t in a.transports]
+        ours = list(self.ours)
         tools = [*ours, *[p.name for p in self.peers]]
         if a.acceval_cpu and a.also_unpinned:
             tools.insert(len(ours), "acceval-unpinned")
@@ -249,9 +430,22 @@ class Bench:
             for tool in ours if a.half_rate else []:
                 rates = [r["rate_rps"] for r in self.results if r["tool"] == tool
                          and r["setting"] == setting and r["mode"] == "closed"
-                         and r.get("rate_rps")]
+                         and r.get("rate_rps") and not r.get("rejected")]
                 if rates:
-                    self.measure(tool, setting, "half-max", rate=round(max(rates) / 2, -1))
+                    half = round(max(rates) / 2, -1)
+                    self.measure_floor(setting, tool, half)
+                    self.measure(tool, setting, "half-max", rate=half)
+
+    def goals(self) -> list[Goal]:
+        rows = [r for r in self.results if not r.get("superseded")]
+        return evaluate(rows, settings=self.args.settings, ours=list(self.ours),
+                        peers=[p.name for p in self.peers], cores=self.cores(),
+                        floors_p99_ms=self.floors, reference_rps=self.args.peer_reference)
+
+
+def _tool_name(transport: str, clients: int) -> str:
+    base = ACCEVAL_TOOLS[transport]
+    return base if clients == 1 else f"{base}-c{clients}"
 
 
 def _fmt(v: Any, nd: int = 2) -> str:
@@ -281,73 +475,104 @@ def _median(xs: list[float]) -> float | None:
     return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
 
 
-def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
-    """A Markdown table: medians over rounds per (setting, tool), and ratios to acceval."""
+def report(results: list[dict[str, Any]], meta: dict[str, Any],
+           goals: list[Goal] | None = None) -> str:
+    """A Markdown table per setting: medians over the accepted rounds per tool, and ratios to
+    acceval; then every rejected run with its reasons, then the goals."""
     lines = [f"Run {meta['date']}, acceval {meta['acceval_commit']}, peers {meta['peers']},"
              f" on {meta['machine']} ({meta['cpu_model']}); load average"
-             f" before: {meta['load_before']}, after: {meta['load_after']}.", ""]
+             f" before: {meta['load_before']}, after: {meta['load_after']};"
+             f" cores: {meta['cores']}.", ""]
+    accepted = [r for r in results if not r.get("rejected")]
     for setting in dict.fromkeys(r["setting"] for r in results):
-        lines += [f"### Setting `{setting}`: {SETTINGS[setting]}", "",
-                  "| tool | max rate (req/s) | CPU/request, load window (ms) | CPU/request,"
-                  " whole run (ms) | TTFT error p50 / p99 (ms) | schedule lag p50 / p99 (ms)"
-                  " | acceval rate / tool rate | tool CPU / acceval CPU |",
-                  "|---|---|---|---|---|---|---|---|"]
-        rows = [r for r in results if r["setting"] == setting]
-        tools = list(dict.fromkeys(r["tool"] for r in rows))
-
-        def med(tool: str, mode: str, key: str, rows: list[dict[str, Any]] = rows) -> Any:
-            return _median([r.get(key) for r in rows if r["tool"] == tool and r["mode"] == mode])
-
-        ours_rate = med("acceval", "closed", "rate_rps")
-        ours_cpu = med("acceval", "closed", "cpu_ms_per_req")
-        for tool in tools:
-            rate = med(tool, "closed", "rate_rps")
-            cpu = med(tool, "closed", "cpu_ms_per_req")
-            cpu_all = med(tool, "closed", "cpu_total_ms_per_req")
-            e50, e99 = med(tool, "poisson", "ttft_err_p50_ms"), med(tool, "poisson",
-                                                                      "ttft_err_p99_ms")
-            l50, l99 = med(tool, "poisson", "lag_p50_ms"), med(tool, "poisson", "lag_p99_ms")
-            rr = ours_rate / rate if ours_rate and rate else None
-            cr = cpu / ours_cpu if ours_cpu and cpu else None
-            lines.append(f"| {tool} | {_fmt(rate, 0)} | {_fmt(cpu, 3)} | {_fmt(cpu_all, 3)}"
-                         f" | {_fmt(e50)} / {_fmt(e99)} | {_fmt(l50, 3)} / {_fmt(l99, 3)}"
-                         f" | {_fmt(rr, 1)}x | {_fmt(cr, 1)}x |")
-        half = [r for r in rows if r["mode"] == "half-max"]
-        for r in half:
-            lines.append(f"\n{r['tool']} at half its max rate"
-                         f" ({_fmt(r['rate_target_rps'], 0)} req/s"
-                         f" Poisson): schedule lag p50 / p99 = {_fmt(r.get('lag_p50_ms'), 3)} /"
-                         f" {_fmt(r.get('lag_p99_ms'), 3)} ms, achieved"
-                         f" {_fmt(r.get('rate_rps'), 0)} req/s,"
-                         f" TTFT error p99 {_fmt(r.get('ttft_err_p99_ms'))} ms.")
+        lines += _setting_table(setting, [r for r in accepted if r["setting"] == setting])
+    rejected = [r for r in results if r.get("rejected")]
+    if rejected:
+        lines += ["### Rejected runs (not in the tables)", ""]
+        lines += [f"- `{r['dir']}` {r['tool']} {r['setting']} {r['mode']}"
+                  f"{' (run again)' if r.get('superseded') else ''}: "
+                  f"{'; '.join(r['rejected'])}" for r in rejected]
         lines.append("")
+    if goals:
+        lines += ["### Goals (issue 31)", "", *summary(goals), ""]
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["worker"]:
-        worker(argv[1:])
-        return
+def _setting_table(setting: str, rows: list[dict[str, Any]]) -> list[str]:
+    lines = [f"### Setting `{setting}`: {SETTINGS[setting]}", "",
+             "| tool | max rate (req/s) | load window (s) | CPU/request, load window (ms)"
+             " | CPU/request, whole run (ms) | TTFT error p50 / p99 (ms)"
+             " | schedule lag p50 / p99 (ms) | acceval rate / tool rate"
+             " | tool CPU / acceval CPU |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    tools = list(dict.fromkeys(r["tool"] for r in rows))
+
+    def med(tool: str, mode: str, key: str) -> Any:
+        return _median([r.get(key) for r in rows if r["tool"] == tool and r["mode"] == mode])
+
+    ours_rate = med("acceval", "closed", "rate_rps")
+    ours_cpu = med("acceval", "closed", "cpu_ms_per_req")
+    for tool in tools:
+        rate = med(tool, "closed", "rate_rps")
+        cpu = med(tool, "closed", "cpu_ms_per_req")
+        rr = ours_rate / rate if ours_rate and rate else None
+        cr = cpu / ours_cpu if ours_cpu and cpu else None
+        lines.append(
+            f"| {tool} | {_fmt(rate, 0)} | {_fmt(med(tool, 'closed', 'window_s'), 1)}"
+            f" | {_fmt(cpu, 3)} | {_fmt(med(tool, 'closed', 'cpu_total_ms_per_req'), 3)}"
+            f" | {_fmt(med(tool, 'poisson', 'ttft_err_p50_ms'))} /"
+            f" {_fmt(med(tool, 'poisson', 'ttft_err_p99_ms'))}"
+            f" | {_fmt(med(tool, 'poisson', 'lag_p50_ms'), 3)} /"
+            f" {_fmt(med(tool, 'poisson', 'lag_p99_ms'), 3)}"
+            f" | {_fmt(rr, 1)}x | {_fmt(cr, 1)}x |")
+    for r in (r for r in rows if r["mode"] == "half-max"):
+        lines.append(f"\n{r['tool']} at half its max rate ({_fmt(r['rate_target_rps'], 0)}"
+                     f" req/s Poisson): schedule lag p50 / p99 = {_fmt(r.get('lag_p50_ms'), 3)}"
+                     f" / {_fmt(r.get('lag_p99_ms'), 3)} ms, achieved"
+                     f" {_fmt(r.get('rate_rps'), 0)} req/s, TTFT error p99"
+                     f" {_fmt(r.get('ttft_err_p99_ms'))} ms.")
+    lines.append("")
+    return lines
+
+
+def _cpu_list(value: str) -> str | None:
+    return value or None
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--setup-peers", action="store_true",
                     help="create/reuse the peers' venvs and the tokenizer, then continue")
     ap.add_argument("--setup-only", action="store_true", help="stop after --setup-peers")
-    ap.add_argument("--peers", default="inference-perf,aiperf,guidellm",
+    ap.add_argument("--peers", default=",".join(PEERS),
                     help="comma list, or 'none' for acceval alone")
     ap.add_argument("--peers-root", default=os.environ.get("ACCEVAL_PEERS", "/work/peers"))
+    ap.add_argument("--vllm-venv", type=Path, default=VLLM_VENV,
+                    help="vLLM's venv for vllm-bench (default: .vllm/venv, as make test-vllm "
+                         "builds it; --setup-peers builds it there the same way)")
     ap.add_argument("--settings", default="fast,paced")
     ap.add_argument("--transports", default="native",
                     help="acceval's transports to measure, comma list: native,aiohttp")
+    ap.add_argument("--clients", default="1",
+                    help="acceval's client processes, comma list (e.g. 1,8): a tool per value"
+                         " (acceval-cN), the point split as acceval run --clients splits it")
     ap.add_argument("--concurrency", type=int, default=0,
                     help="closed-loop concurrency (default: per setting, see CONCURRENCY)")
     ap.add_argument("--rate", type=float, default=50.0, help="Poisson rate for TTFT error")
-    ap.add_argument("--duration", type=float, default=10.0, help="closed-loop seconds")
-    ap.add_argument("--poisson-duration", type=float, default=15.0)
+    ap.add_argument("--duration", type=float, default=22.0, help="closed-loop seconds")
+    ap.add_argument("--poisson-duration", type=float, default=22.0)
+    ap.add_argument("--min-window", type=float, default=MIN_WINDOW_S,
+                    help="reject a run whose server-side load window is shorter (seconds)")
+    ap.add_argument("--peer-reference", action="append", default=[], metavar="SETTING=RPS",
+                    help="with --peers none: the fastest peer's closed-loop rate from another"
+                         " sitting, for the ratio goal (said as such in the output)")
     ap.add_argument("--rounds", type=int, default=2, help="closed-loop rounds per tool")
     ap.add_argument("--poisson-rounds", type=int, default=1)
     ap.add_argument("--no-half-rate", dest="half_rate", action="store_false")
-    ap.add_argument("--server-cpu", default="1", help="taskset CPU list for the server ('' off)")
+    ap.add_argument("--server-cpu", default="1", type=_cpu_list,
+                    help="taskset CPU list for the mock ('' off)")
+    ap.add_argument("--server-workers", type=int, default=1,
+                    help="the mock's processes (serve --workers), all on --server-cpu")
     ap.add_argument("--client-cpu", default="",
                     help="taskset CPU list for the peers ('' = free to use every CPU)")
     ap.add_argument("--acceval-cpu", default="",
@@ -357,24 +582,43 @@ def main(argv: list[str] | None = None) -> None:
                     help="skip the extra acceval run without taskset")
     ap.add_argument("--code", choices=["head", "tree"], default="head",
                     help="acceval code to measure: the committed HEAD (a snapshot) or the tree")
-    ap.add_argument("--quick", action="store_true", help="3 s runs, one round, no peers")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: 3 s windows (and --min-window 2.5), one round")
     ap.add_argument("--keep", action="store_true", help="keep the peers' full output files")
     ap.add_argument("--out", default=str(HERE / "out"))
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Exit 0 when every goal this sitting measured is met, EXIT_GOAL_MISSED otherwise."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["worker"], ["floor"]):
+        (worker if argv[0] == "worker" else floor)(argv[1:])
+        return 0
+    args = _parser().parse_args(argv)
     args.peer_list = [] if args.peers in ("", "none") else args.peers.split(",")
     args.settings = args.settings.split(",")
     args.transports = args.transports.split(",")
+    args.clients = [int(c) for c in args.clients.split(",")]
+    args.peer_reference = {k: float(v) for k, _, v in
+                           (x.partition("=") for x in args.peer_reference)}
     unknown = set(args.transports) - set(ACCEVAL_TOOLS)
     if unknown:
         sys.exit(f"unknown transport(s) {', '.join(sorted(unknown))}; "
                  f"choose from {', '.join(ACCEVAL_TOOLS)}")
-    args.server_cpu = args.server_cpu or None
+    unknown = set(args.peer_list) - set(PEERS)
+    if unknown:
+        sys.exit(f"unknown peer(s) {', '.join(sorted(unknown))}; choose from {', '.join(PEERS)}")
     if args.quick:
         args.duration, args.poisson_duration, args.rounds = 3.0, 3.0, 1
+        args.min_window = min(args.min_window, 2.5)
+    if min(args.duration, args.poisson_duration) < args.min_window:
+        sys.exit(f"--duration and --poisson-duration must be at least --min-window "
+                 f"({args.min_window:g} s): a shorter run would be rejected")
     if args.setup_peers:
-        setup_peers(Path(args.peers_root), args.peer_list)
+        setup_peers(Path(args.peers_root), args.peer_list, args.vllm_venv)
         if args.setup_only:
-            return
+            return 0
     load_before = os.getloadavg()
     bench = Bench(args)
     bench.run()
@@ -385,17 +629,25 @@ def main(argv: list[str] | None = None) -> None:
         "load_before": " ".join(f"{x:.2f}" for x in load_before),
         "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "peers": {p.name: p.version() for p in bench.peers},
-        "args": {k: v for k, v in vars(args).items()},
+        "cores": bench.cores().describe(),
+        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "cpu_model": _cpu_model(),
         "acceval_commit": bench.commit if args.code == "head" else f"{bench.commit} + tree",
     }
-    md = report(bench.results, meta)
-    (bench.out / "results.json").write_text(json.dumps({"meta": meta, "results": bench.results},
-                                                       indent=1))
+    goals = bench.goals()
+    md = report(bench.results, meta, goals)
+    (bench.out / "results.json").write_text(json.dumps(
+        {"meta": meta, "results": bench.results, "floors_p99_ms": bench.floors,
+         "goals": [dataclasses.asdict(g) for g in goals]}, indent=1))
     (bench.out / "report.md").write_text(md)
     print()
     print(md)
     print(f"\nfiles: {bench.out}")
+    missed = [g.name for g in goals if not g.met]
+    if missed:
+        print(f"goals missed: {'; '.join(missed)}", file=sys.stderr)
+        return EXIT_GOAL_MISSED
+    return 0
 
 
 def _cpu_model() -> str:
@@ -410,4 +662,4 @@ def _cpu_model() -> str:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

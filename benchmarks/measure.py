@@ -47,19 +47,23 @@ def wall_minus_mono_ns() -> int:
 
 
 class MockServer:
+    """The mock as ``workers`` processes sharing one port (``serve --workers``), all of them
+    pinned to ``cpu`` (a taskset list) when given: the group's CPU is sampled as one tree."""
+
     def __init__(self, port: int, options: dict[str, Any], log: Path, cpu: str | None,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, workers: int = 1) -> None:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.log = log
+        self.workers = workers
         cmd = [sys.executable, "-m", "acceval.serve", "mock", "--port", str(port),
-               "--log", str(log)]
+               "--log", str(log), "--workers", str(workers)]
         for k, v in options.items():
             cmd += ["--option", f"{k}={v}"]
         if cpu is not None:
             cmd = ["taskset", "-c", cpu, *cmd]
-        if log.exists():
-            log.unlink()
+        for old in self._logs():
+            old.unlink()
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      env={**os.environ, **(env or {})})
         deadline = time.monotonic() + 20
@@ -75,8 +79,13 @@ class MockServer:
                 time.sleep(0.1)
         self.cpu = TreeCpu(self.proc.pid, period_s=0.1)
 
+    def _logs(self) -> list[Path]:
+        """The log and, with ``--workers``, each other worker's (``PATH.workerK``)."""
+        return [p for p in (self.log, *self.log.parent.glob(self.log.name + ".worker*"))
+                if p.exists()]
+
     def stop(self) -> list[dict[str, Any]]:
-        """Stop the server (it flushes its log on SIGTERM) and return the log lines."""
+        """Stop the server (its workers flush their logs on SIGTERM); every worker's lines."""
         self.cpu.stop()
         self.proc.send_signal(signal.SIGTERM)
         try:
@@ -84,9 +93,10 @@ class MockServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        if not self.log.exists():
-            return []
-        return [json.loads(x) for x in self.log.read_text().splitlines() if x.strip()]
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+        return [json.loads(x) for p in self._logs() for x in p.read_text().splitlines()
+                if x.strip()]
 
 
 class TreeCpu:
@@ -212,6 +222,11 @@ def summarize(tool: str, reqs: list[ClientReq], log: list[dict[str, Any]], token
     window_s = (b - a) / 1e9
     res["window_s"] = window_s
     res["rate_rps"] = len(ok_lines) / window_s if window_s > 0 else None
+    # The rate the server saw requests arrive at (first to last receive): the load offered,
+    # which an open loop's schedule sets; rate_rps also holds the last request's latency.
+    recv = [x["recv_ns"] for x in log]
+    span_s = (max(recv) - min(recv)) / 1e9
+    res["offered_rps"] = (len(recv) - 1) / span_s if span_s > 0 else None
     cpu_s = cpu_s_override if cpu_s_override is not None else (
         cpu.cpu_between(a, b) if cpu is not None else None)
     res["cpu_s"] = cpu_s

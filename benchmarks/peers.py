@@ -1,10 +1,12 @@
 """The peer load generators: their throw-away venvs, command lines, and output parsers.
 
 Each peer is installed from PyPI into its own venv under ``--peers-root`` (default
-``/work/peers``), never into the project's .venv. Peers that want a tokenizer get a tiny
-byte-level BPE tokenizer built locally with ``tokenizers`` (no download). Every parser turns
-the peer's own output files into :class:`ClientReq` rows on CLOCK_MONOTONIC nanoseconds, the
-clock the acceval server log uses, so one join and one set of statistics serve every tool.
+``/work/peers``), never into the project's .venv; ``vllm bench serve`` runs from the venv
+``make test-vllm`` builds (``.vllm/venv``, tools/vllm_install.py), or ``--vllm-venv``. Peers
+that want a tokenizer get a tiny byte-level BPE tokenizer built locally with ``tokenizers``
+(no download). Every parser turns the peer's own output files into :class:`ClientReq` rows on
+CLOCK_MONOTONIC nanoseconds, the clock the acceval server log uses, so one join and one set of
+statistics serve every tool.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from typing import Any
 
 # Prompts are sized in peer-tokenizer tokens (bytes here); 32 keeps requests small for all.
 PROMPT_TOKENS = 32
+ROOT = Path(__file__).resolve().parents[1]
+#: Where ``make test-vllm`` keeps vLLM's venv (tools/vllm.py's ``--work``, default .vllm).
+VLLM_VENV = ROOT / ".vllm" / "venv"
 
 
 @dataclass(slots=True)
@@ -63,8 +68,12 @@ class Peer:
     python = "3.11"               # Python version used to create the venv
     extra_pins: tuple[str, ...] = ()
 
-    def __init__(self, root: Path) -> None:
-        self.venv = root / self.name
+    def __init__(self, root: Path, venv: Path | None = None) -> None:
+        self.venv = venv or root / self.name
+
+    def env(self) -> dict[str, str]:
+        """Environment the peer's command runs with, on top of the harness's."""
+        return {}
 
     def installed(self) -> bool:
         return (self.venv / "bin" / self.exe()).exists()
@@ -236,6 +245,66 @@ class GuideLLM(Peer):
         return PeerRun(reqs, note="schedule lag: request_start - targeted_start")
 
 
+class VllmBench(Peer):
+    """``vllm bench serve`` (vllm-project/vllm, vllm/benchmarks/serve.py) from the CPU build's
+    venv. ``--save-detailed`` keeps one list entry per request, in the order the dataset made
+    them: ``start_times`` (``time.perf_counter()`` seconds, CLOCK_MONOTONIC), ``ttfts``
+    (seconds; 0 on failure), ``errors`` ("" on success) and ``queue_times`` (its send minus the
+    instant its schedule released the request). The random dataset names request ``i``
+    ``<prefix><i>`` and sends it as ``x-request-id``, so the join is by id."""
+
+    name = "vllm-bench"
+    package = "vllm"
+    PREFIX = "vb-"
+
+    def __init__(self, root: Path, venv: Path | None = None) -> None:
+        super().__init__(root, venv or VLLM_VENV)
+
+    def exe(self) -> str:
+        return "vllm"
+
+    def setup(self) -> None:
+        """The same install as ``make test-vllm`` (tools/vllm_install.py), into this venv."""
+        if self.installed():
+            return
+        if self.venv.name != "venv":
+            sys.exit(f"--vllm-venv must be a folder named venv (as .vllm/venv), not {self.venv}")
+        sys.path.insert(0, str(ROOT / "tools"))
+        import vllm_install
+
+        vllm_install.ensure(self.venv.parent)
+
+    def env(self) -> dict[str, str]:
+        return {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
+
+    def command(self, job: Job) -> list[str]:
+        cmd = [str(self.venv / "bin" / "vllm"), "bench", "serve", "--backend", "openai",
+               "--base-url", job.url, "--endpoint", "/v1/completions", "--model", "mock",
+               "--tokenizer", str(job.tokenizer), "--dataset-name", "random",
+               "--random-input-len", str(PROMPT_TOKENS), "--random-output-len",
+               str(job.output_tokens), "--ignore-eos", "--num-prompts", str(job.requests),
+               "--seed", str(job.seed), "--num-warmups", "0", "--request-id-prefix",
+               self.PREFIX, "--save-result", "--save-detailed", "--result-dir", str(job.out),
+               "--result-filename", "bench.json", "--disable-tqdm"]
+        if job.concurrency is not None:
+            return [*cmd, "--max-concurrency", str(job.concurrency), "--request-rate", "inf"]
+        return [*cmd, "--request-rate", str(job.rate_rps), "--burstiness", "1"]
+
+    def parse(self, job: Job, wall_minus_mono_ns: int) -> PeerRun:
+        data = json.loads((job.out / "bench.json").read_text())
+        # Under --max-concurrency a queue time is the wait for a free slot, not lateness.
+        queues = data["queue_times"] if job.rate_rps is not None else [None] * len(data["ttfts"])
+        reqs = []
+        for i, (start, ttft, err, queue) in enumerate(zip(
+                data["start_times"], data["ttfts"], data["errors"], queues, strict=True)):
+            ok = not err and ttft > 0
+            reqs.append(ClientReq(send_ns=round(start * 1e9), ttft_ms=ttft * 1e3 if ok else None,
+                                  lag_ms=None if queue is None else queue * 1e3,
+                                  request_id=f"{self.PREFIX}{i}", ok=ok))
+        return PeerRun(reqs, note="schedule lag: start_time - the schedule's release "
+                                  "(queue_times; the release's own lateness is not recorded)")
+
+
 def find_python(version: str) -> str:
     """An interpreter for ``version``: on PATH (a working one, not a bare pyenv shim) or pyenv's."""
     candidates = [shutil.which(f"python{version}")]
@@ -248,7 +317,8 @@ def find_python(version: str) -> str:
     sys.exit(f"no working Python {version} found (PATH or ~/.pyenv/versions)")
 
 
-PEERS: dict[str, type[Peer]] = {p.name: p for p in (InferencePerf, AIPerf, GuideLLM)}
+# vllm bench first: the peer a vLLM user reaches for, and the fastest one measured so far.
+PEERS: dict[str, type[Peer]] = {p.name: p for p in (VllmBench, InferencePerf, AIPerf, GuideLLM)}
 
 
 def build_tokenizer(folder: Path) -> Path:
@@ -278,10 +348,14 @@ def build_tokenizer(folder: Path) -> Path:
     return folder
 
 
-def setup_peers(root: Path, names: list[str]) -> None:
+def make_peer(name: str, root: Path, vllm_venv: Path | None = None) -> Peer:
+    return PEERS[name](root, vllm_venv if name == VllmBench.name else None)
+
+
+def setup_peers(root: Path, names: list[str], vllm_venv: Path | None = None) -> None:
     root.mkdir(parents=True, exist_ok=True)
     build_tokenizer(root / "tokenizer")
     for name in names:
-        peer = PEERS[name](root)
+        peer = make_peer(name, root, vllm_venv)
         print(f"setting up {name} in {peer.venv} ...", file=sys.stderr, flush=True)
         peer.setup()

@@ -48,6 +48,7 @@ def test_summary_counts_only_complete_server_responses() -> None:
     res = summarize("t", reqs, log, 16, None)
     assert res["server_ok"] == 2
     assert res["rate_rps"] == pytest.approx(2 / 1.002)
+    assert res["offered_rps"] == pytest.approx(2 / 1.0)  # 3 arrivals over 1 s
     assert res["ttft_err_p50_ms"] == pytest.approx(0.75)
     assert res["ttft_err_p99_ms_order_join"] == pytest.approx(res["ttft_err_p99_ms"])
     assert res["lag_p50_ms"] == pytest.approx(0.3)
@@ -68,3 +69,40 @@ def test_peer_commands_name_the_server_and_the_tokenizer(name: str, tmp_path: Pa
     cmd = PEERS[name](tmp_path).command(job)
     text = " ".join(cmd) + "".join(p.read_text() for p in tmp_path.glob("*.yml"))
     assert "127.0.0.1:9" in text and str(tmp_path / "tok") in text
+
+
+RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "peers" / "vllm-bench-serve"
+
+
+def test_vllm_bench_detailed_result_joins_the_server_log_by_id(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from peers import VllmBench
+
+    shutil.copy(RECORDED / "bench.json", tmp_path / "bench.json")
+    job = Job(url="http://127.0.0.1:9", out=tmp_path, tokenizer=tmp_path, output_tokens=16,
+              requests=12, rate_rps=20.0)
+    run = VllmBench(tmp_path).parse(job, wall_minus_mono_ns=0)
+    assert [r.request_id for r in run.reqs] == [f"vb-{i}" for i in range(12)]
+    log = [json.loads(x) for x in (RECORDED / "server.jsonl").read_text().splitlines()]
+    res = summarize("vllm-bench", run.reqs, log, 16, None)
+    assert res["join"] == "X-Request-Id" and res["joined"] == 12 and res["unmatched"] == 0
+    # Each client TTFT holds the server's plus the loopback: never below it.
+    assert res["ttft_err_p50_ms"] > 0
+    # Its per-request send stamps and the server's receive stamps are one clock.
+    assert 0 < res["send_to_recv_p99_ms"] < 1000
+    assert all(r.lag_ms is not None and r.lag_ms >= 0 for r in run.reqs)
+
+
+def test_vllm_bench_closed_loop_queue_time_is_not_a_schedule_lag(tmp_path: Path) -> None:
+    import shutil
+
+    from peers import VllmBench
+
+    shutil.copy(RECORDED / "bench.json", tmp_path / "bench.json")
+    job = Job(url="http://127.0.0.1:9", out=tmp_path, tokenizer=tmp_path, output_tokens=16,
+              requests=12, concurrency=4)
+    assert all(r.lag_ms is None for r in VllmBench(tmp_path).parse(job, 0).reqs)
+    cmd = VllmBench(tmp_path).command(job)
+    assert cmd[cmd.index("--max-concurrency") + 1] == "4" and "--save-detailed" in cmd
