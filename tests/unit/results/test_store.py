@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from acceval.results.records import RECORD_SCHEMA, Record, records_to_table, table_to_records
+from acceval.results import store
 from acceval.results.store import PARTS_DIR, RECORDS_FILE, RecordWriter, read_records
 
 
@@ -73,3 +74,17 @@ def test_records_written_before_a_column_existed_read_it_as_null(tmp_path: Path)
     recs = table_to_records(table)
     assert [(r.retry_after_s, r.http_attempts) for r in recs] == [(None, None)] * 2
     assert recs[0].output_text == "é<b>"
+
+
+def test_a_part_larger_than_a_slice_keeps_every_record_in_order(tmp_path: Path) -> None:
+    # The writer thread converts a large part slice by slice (store._SLICE); the part on
+    # disk holds the same records, in order, as one whole conversion.
+    n = 2 * store._SLICE + 7
+    recs = [_rec(i) for i in range(n)]
+    w = RecordWriter(tmp_path, flush_every=n, flush_s=3600)
+    for r in recs:
+        w.add(r)
+    w.wait()
+    parts = list((tmp_path / PARTS_DIR).glob("part-*.parquet"))
+    assert len(parts) == 1
+    assert table_to_records(pq.read_table(parts[0])) == recs
