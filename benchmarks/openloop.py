@@ -22,6 +22,15 @@ completed requests, as in ``scaleout.py``; the schedule-lag figures come from th
 dispatch lags (``lags_out``), including their minimum, so any request sent before its time
 shows as a negative lag.
 
+Each round also measures this host's timer floor first (``timer_floor.py``'s waker: Poisson
+waits at 1,500/s in a fresh process that does nothing else), so the schedule lag is judged
+against the floor of the same sitting.
+
+Goals (issue 31), judged on the last version given, medians over the rounds: at equal load
+the open loop costs at most 1.3x the closed loop's CPU per request, and the schedule-lag p99
+at half the maximum rate is under 1 ms or within 0.3 ms of the floor's p99. The script exits
+1 naming each goal it missed.
+
     python benchmarks/openloop.py [--seconds 4] [--rounds 2] [--version NAME=SRC ...]
 
 Writes ``benchmarks/out/openloop-<UTC>.json`` and prints a Markdown table.
@@ -44,6 +53,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from scaleout import SETTINGS, Mock, _prompts, _spec, _writer  # noqa: E402
+
+EQUAL_LOAD_GOAL = 1.3      # open over closed loop CPU per request at equal load, at most
+LAG_P99_GOAL_MS = 1.0      # schedule-lag p99 at half the maximum rate, under this ...
+FLOOR_MARGIN_MS = 0.3      # ... or within this of the host's timer floor (its p99)
+FLOOR_RATE, FLOOR_WAITS = 1500.0, 3000
 
 
 def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, Any]:
@@ -97,7 +111,46 @@ def _in_child(src: str, base_url: str, kind: str, level: float, seconds: float
     return fig
 
 
-def main() -> None:
+def _floor_in_child(src: str, rnd: int) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": src}
+    load = os.getloadavg()[0]
+    res = subprocess.run([sys.executable, __file__, "--floor", str(rnd)], env=env,
+                         capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        raise RuntimeError(f"timer floor failed ({src}): {res.stderr[-2000:]}")
+    fig: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
+    return {**fig, "load_avg_1m": load}
+
+
+def missed_goals(points: list[dict[str, Any]], floors: list[dict[str, Any]],
+                 version: str) -> list[str]:
+    """Issue 31's goals this version missed, each said in words (medians over the rounds)."""
+    import statistics
+
+    def med(setting: str, key: str) -> float:
+        return statistics.median(f[key] for f in points
+                                 if f["version"] == version and f["setting"] == setting)
+
+    rounds = sorted({f["round"] for f in points})
+    ratios = []
+    for rnd in rounds:
+        pts = {f["setting"]: f for f in points if f["version"] == version and f["round"] == rnd}
+        ratios.append(pts["held-open"]["cpu_us_per_req"] / pts["held-closed"]["cpu_us_per_req"])
+    out = []
+    ratio = statistics.median(ratios)
+    if ratio > EQUAL_LOAD_GOAL:
+        out.append(f"{version}: open loop at equal load costs {ratio:.2f}x the closed loop's "
+                   f"CPU per request (goal <= {EQUAL_LOAD_GOAL:g}x)")
+    lag = med("half", "lag_p99_ms")
+    floor = statistics.median(f["p99_ms"] for f in floors)
+    if lag >= LAG_P99_GOAL_MS and lag > floor + FLOOR_MARGIN_MS:
+        out.append(f"{version}: schedule-lag p99 at half the maximum rate is {lag:.2f} ms "
+                   f"(goal < {LAG_P99_GOAL_MS:g} ms, or within {FLOOR_MARGIN_MS:g} ms of "
+                   f"this host's floor, {floor:.2f} ms)")
+    return out
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--workers", type=int, default=2, help="mock processes sharing the port")
@@ -110,23 +163,30 @@ def main() -> None:
     ap.add_argument("--version", action="append", default=[], metavar="NAME=SRC",
                     help="a code version to run (its src directory); default: this checkout")
     ap.add_argument("--point", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--floor", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.point:
         url, kind, level, seconds = args.point
         print(json.dumps(point(url, kind, float(level), float(seconds))))
-        return
+        return 0
+    if args.floor is not None:
+        from timer_floor import waker
+
+        print(json.dumps(waker(FLOOR_RATE, FLOOR_WAITS, args.floor)))
+        return 0
     versions = [v.split("=", 1) for v in args.version] or [["this", str(HERE.parent / "src")]]
     out: dict[str, Any] = {"host": {"cpus": os.cpu_count(), "python": platform.python_version(),
                                     "load_avg_start": os.getloadavg()},
                            "seconds": args.seconds, "mock_workers": args.workers,
                            "versions": dict(versions), "fixed_rate_rps": args.rate,
                            "held": {"ttft_ms": args.held_ms, "workers": args.held_workers},
-                           "points": []}
+                           "points": [], "floors": []}
     fast = Mock(SETTINGS["fast"], args.workers)
     held = Mock({**SETTINGS["fast"], "ttft_ms": args.held_ms}, args.workers)
     half: float | None = None
     try:
         for rnd in range(args.rounds):
+            out["floors"].append({**_floor_in_child(versions[-1][1], rnd), "round": rnd})
             for setting in ("closed", "half", "fixed", "held-closed", "held-open"):
                 for name, src in versions:
                     if setting == "closed":
@@ -176,8 +236,16 @@ def main() -> None:
             print(f"  {name} round {rnd}: half {pts['half']['cpu_us_per_req'] / c:.2f}x, "
                   f"{args.rate:g} req/s {pts['fixed']['cpu_us_per_req'] / c:.2f}x; at equal "
                   f"load ({pts['held-closed']['rate_rps']:.0f} req/s) {eq:.2f}x")
+    for f in out["floors"]:
+        print(f"  round {f['round']}: timer floor (waker alone, {FLOOR_RATE:g}/s) lag p50 / "
+              f"p99 {f['p50_ms']:.3f} / {f['p99_ms']:.2f} ms, load {f['load_avg_1m']:.2f}")
+    missed = out["missed"] = missed_goals(out["points"], out["floors"], versions[-1][0])
+    path.write_text(json.dumps(out, indent=2))
+    for line in missed:
+        print(f"GOAL MISSED: {line}")
     print(f"\n{path}")
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

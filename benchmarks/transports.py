@@ -11,7 +11,9 @@ delays, 16 tokens), each round runs a closed loop of ``--concurrency`` streams f
 
 CPU per request is each client process's user+sys time over its completed requests (less
 sensitive to the other work on a shared host than wall time); the 1-minute load average
-before each run is kept beside it. The figures are the medians over the rounds.
+before each run is kept beside it, and the mock's share of the cores during it (``server
+cores``: with 2 workers on a 2-core host, near 1 means the server, not the client, caps the
+rate). The figures are the medians over the rounds.
 
 Goals (issue 31): the native transport's rate at least 1.5x the small client's, and the
 aiohttp transport's CPU per request within 1.2x the small client's. The script exits 1
@@ -77,6 +79,21 @@ def acceval_point(base_url: str, transport: str, concurrency: int,
     return run(go())
 
 
+def server_cpu_s(mock: Mock) -> float:
+    """User+sys seconds the mock's process group has used so far (its workers included)."""
+    import psutil
+
+    root = psutil.Process(mock.proc.pid)
+    total = 0.0
+    for p in [root, *root.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += t.user + t.system
+    return total
+
+
 def _child(client: str, base_url: str, concurrency: int, seconds: float) -> dict[str, Any]:
     if client == "small":
         cmd = [sys.executable, str(HERE / "small_client.py"), base_url,
@@ -134,7 +151,12 @@ def main() -> int:
     try:
         for rnd in range(args.rounds):
             for client in CLIENTS:
+                cpu0, w0 = server_cpu_s(mock), time.perf_counter()
                 fig = _child(client, mock.base_url, args.concurrency, args.seconds)
+                # The server's share of the cores over the client's whole process (start-up
+                # included, so a lower bound during the load): near 1 per worker, the server
+                # and not the client sets the rate.
+                fig["server_cores"] = (server_cpu_s(mock) - cpu0) / (time.perf_counter() - w0)
                 out["points"].append({**fig, "round": rnd})
                 print(json.dumps(out["points"][-1]), file=sys.stderr)
     finally:
@@ -146,10 +168,12 @@ def main() -> int:
     (HERE / "out").mkdir(exist_ok=True)
     path = HERE / "out" / f"transports-{stamp}.json"
     path.write_text(json.dumps(out, indent=2))
-    print("| round | client | req/s | CPU µs/req | load |\n|---|---|---:|---:|---:|")
+    print("| round | client | req/s | CPU µs/req | server cores | load |\n"
+          "|---|---|---:|---:|---:|---:|")
     for f in out["points"]:
         print(f"| {f['round']} | {f['client']} | {f['rate_rps']:.0f} "
-              f"| {f['cpu_us_per_req']:.0f} | {f['load_avg_1m']:.2f} |")
+              f"| {f['cpu_us_per_req']:.0f} | {f['server_cores']:.2f} "
+              f"| {f['load_avg_1m']:.2f} |")
     small = med["small"]
     print(f"\nmedians: native {med['native']['rate_rps']:.0f} req/s "
           f"({med['native']['rate_rps'] / small['rate_rps']:.2f}x the small client's rate), "

@@ -1,0 +1,58 @@
+"""The open-loop and transport benchmarks say which of issue 31's goals a sitting missed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+
+import openloop
+import transports
+
+
+def _points(held_open_us: float, half_lag_ms: float) -> list[dict[str, Any]]:
+    pts = []
+    for rnd in (0, 1, 2):
+        for setting, cpu, lag in (("held-closed", 100.0, None),
+                                  ("held-open", held_open_us + rnd, None),
+                                  ("half", 150.0, half_lag_ms + 0.01 * rnd)):
+            pts.append({"version": "after", "round": rnd, "setting": setting,
+                        "cpu_us_per_req": cpu, "lag_p99_ms": lag})
+    return pts
+
+
+def _floors(p99_ms: float) -> list[dict[str, Any]]:
+    return [{"round": r, "p99_ms": p99_ms} for r in (0, 1, 2)]
+
+
+def test_openloop_within_both_goals_misses_none() -> None:
+    assert openloop.missed_goals(_points(125.0, 0.8), _floors(0.6), "after") == []
+
+
+def test_openloop_names_the_equal_load_ratio_it_missed() -> None:
+    missed = openloop.missed_goals(_points(140.0, 0.8), _floors(0.6), "after")
+    assert len(missed) == 1 and "1.41x" in missed[0] and "<= 1.3x" in missed[0]
+
+
+def test_openloop_lag_over_1_ms_passes_within_the_floor_margin_only() -> None:
+    assert openloop.missed_goals(_points(120.0, 1.5), _floors(1.3), "after") == []
+    missed = openloop.missed_goals(_points(120.0, 1.5), _floors(0.6), "after")
+    assert len(missed) == 1 and "1.51 ms" in missed[0] and "0.60 ms" in missed[0]
+
+
+def _clients(native_rps: float, aiohttp_us: float) -> list[dict[str, Any]]:
+    rows = {"native": (native_rps, 100.0), "aiohttp": (900.0, aiohttp_us),
+            "small": (1000.0, 200.0)}
+    return [{"client": c, "round": r, "rate_rps": rate + r, "cpu_us_per_req": cpu}
+            for r in (0, 1, 2) for c, (rate, cpu) in rows.items()]
+
+
+def test_transports_medians_and_goals() -> None:
+    med = transports.medians(_clients(1600.0, 230.0))
+    assert med["native"]["rate_rps"] == 1601.0 and med["small"]["cpu_us_per_req"] == 200.0
+    assert transports.missed_goals(med) == []
+    missed = transports.missed_goals(transports.medians(_clients(1200.0, 300.0)))
+    assert len(missed) == 2
+    assert "native rate is 1.20x" in missed[0] and "1.50x the small" in missed[1]
