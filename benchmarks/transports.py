@@ -11,9 +11,10 @@ delays, 16 tokens), each round runs a closed loop of ``--concurrency`` streams f
 
 CPU per request is each client process's user+sys time over its completed requests (less
 sensitive to the other work on a shared host than wall time); the 1-minute load average
-before each run is kept beside it, and the mock's share of the cores during it (``server
-cores``: with 2 workers on a 2-core host, near 1 means the server, not the client, caps the
-rate). The figures are the medians over the rounds.
+before each run is kept beside it, and the mock's share of the cores during the load
+(``server cores``, its CPU per request times the client's rate: with 2 workers on a 2-core
+host, near 1 means the server, not the client, caps the rate). The figures are the
+medians over the rounds.
 
 Goals (issue 31): the native transport's rate at least 1.5x the small client's, and the
 aiohttp transport's CPU per request within 1.2x the small client's. The script exits 1
@@ -151,12 +152,14 @@ def main() -> int:
     try:
         for rnd in range(args.rounds):
             for client in CLIENTS:
-                cpu0, w0 = server_cpu_s(mock), time.perf_counter()
+                cpu0 = server_cpu_s(mock)
                 fig = _child(client, mock.base_url, args.concurrency, args.seconds)
-                # The server's share of the cores over the client's whole process (start-up
-                # included, so a lower bound during the load): near 1 per worker, the server
-                # and not the client sets the rate.
-                fig["server_cores"] = (server_cpu_s(mock) - cpu0) / (time.perf_counter() - w0)
+                # The server is idle while the client starts and ends, so its CPU per request
+                # times the client's rate is its share of the cores during the load: near
+                # one per mock worker, the server and not the client sets the rate.
+                server_us = (server_cpu_s(mock) - cpu0) / max(fig["completed"], 1) * 1e6
+                fig["server_cpu_us_per_req"] = server_us
+                fig["server_cores"] = server_us * fig["rate_rps"] / 1e6
                 out["points"].append({**fig, "round": rnd})
                 print(json.dumps(out["points"][-1]), file=sys.stderr)
     finally:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from acceval.results.records import RECORD_SCHEMA, Record, records_to_table, table_to_records
 from acceval.results import store
+from acceval.results.records import RECORD_SCHEMA, Record, records_to_table, table_to_records
 from acceval.results.store import PARTS_DIR, RECORDS_FILE, RecordWriter, read_records
 
 
