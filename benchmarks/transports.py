@@ -184,6 +184,12 @@ def main() -> int:
           f"({med['aiohttp']['cpu_us_per_req'] / small['cpu_us_per_req']:.2f}x the small "
           f"client's CPU), small {small['rate_rps']:.0f} req/s at "
           f"{small['cpu_us_per_req']:.0f} µs/req")
+    # What one core of client could drive (requests per CPU-second): the rate a client reaches
+    # when it, and not the server or a share of a busy host, is the limit.
+    print(f"capacity per client core: native {1e6 / med['native']['cpu_us_per_req']:.0f}, "
+          f"aiohttp {1e6 / med['aiohttp']['cpu_us_per_req']:.0f}, small "
+          f"{1e6 / small['cpu_us_per_req']:.0f} req/s (native "
+          f"{small['cpu_us_per_req'] / med['native']['cpu_us_per_req']:.2f}x the small client)")
     for line in missed:
         print(f"GOAL MISSED: {line}")
     print(f"\n{path}")
