@@ -43,6 +43,11 @@ LAG_P99_GOAL_MS = 1.0           # schedule-lag p99 at half acceval's max rate ..
 LAG_OVER_FLOOR_MS = 0.3         # ... or within this of the host's timer floor p99
 EXIT_GOAL_MISSED = 3            # the CLI's "a gate failed"
 
+#: Issue 31's goals for the open loop (``openloop.py``) and the transports (``transports.py``).
+EQUAL_LOAD_GOAL = 1.3           # open over closed loop CPU per request at equal load, at most
+NATIVE_RATE_GOAL = 1.5          # native transport's rate over the small client's, at least
+AIOHTTP_CPU_GOAL = 1.2          # aiohttp transport's CPU per request over the small client's
+
 
 def reject_reasons(res: Mapping[str, Any], *, requested_rps: float | None,
                    min_window_s: float = MIN_WINDOW_S) -> list[str]:
