@@ -9,7 +9,10 @@ passes, whatever browser the agent drives:
   the proxy itself, never the app): overcome then.
 - ``expired_session``: the cookies the browser sent at the first request after the switch
   are dropped from every later request, so the app sees a visitor without a session;
-  overcome when a request carries a cookie the app set since (a new sign-in).
+  overcome when a request carries a cookie the app set (``Set-Cookie``) after the onset (a
+  new sign-in). A cookie the app sets again with a dropped value (a token derived from the
+  user) is its own anew and passes again; one set before the onset (the reload's answer to
+  a visitor without a session) overcomes nothing.
 - ``layout``: every HTML page gets a style sheet that reverses the order of the body's
   blocks and of each form's fields and pushes the page down; overcome when the agent's
   next request after the onset succeeds (HTTP status below 400).
@@ -22,7 +25,6 @@ from __future__ import annotations
 import html
 import time
 from dataclasses import dataclass
-from http.cookies import SimpleCookie
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -68,6 +70,7 @@ class PerturbingProxy:
         self.origin = origin.rstrip("/")
         self.perturbation: FlowPerturbation | None = None
         self._dropped: set[tuple[str, str]] | None = None   # expired: the cookies dropped
+        self._fresh: set[tuple[str, str]] = set()   # expired: cookies the app set since onset
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
         self.url = ""
@@ -76,7 +79,10 @@ class PerturbingProxy:
         app = web.Application(client_max_size=64 * 2**20)
         app.router.add_post(CLOSE_PATH, self._close_popup)
         app.router.add_route("*", "/{tail:.*}", self._forward)
-        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
+        # no jar of its own: the browser's cookies are the only ones, or a dropped session
+        # would come back from the proxy's jar (an app on a host name, where jars keep them)
+        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60),
+                                              cookie_jar=aiohttp.DummyCookieJar())
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -121,15 +127,23 @@ class PerturbingProxy:
         p = self.perturbation
         if p is None or p.kind != "expired_session":
             return header
-        jar = SimpleCookie()
-        jar.load(header or "")
-        pairs = {(k, m.value) for k, m in jar.items()}
+        pairs = cookie_pairs(header or "")
         if self._dropped is None:
-            self._dropped = pairs  # the session the browser had when it expired
-        elif p.onset_ns is not None and pairs - self._dropped:
-            p.resolve()           # the app gave a new session since
-        kept = sorted(pairs - self._dropped)
+            self._dropped = set(pairs)  # the session the browser had when it expired
+        elif self._fresh.intersection(pairs):
+            p.resolve()                  # the app gave a new session since the onset
+        kept = [kv for kv in pairs if kv not in self._dropped]
         return "; ".join(f"{k}={v}" for k, v in kept) or None
+
+    def _set_cookies(self, headers: list[str]) -> None:
+        """Note the cookies the app sets after an expired session's onset."""
+        p = self.perturbation
+        if p is None or p.kind != "expired_session" or p.onset_ns is None or not headers:
+            return
+        for h in headers:
+            self._fresh.update(cookie_pairs(h.split(";", 1)[0]))
+        if self._dropped is not None:
+            self._dropped -= self._fresh
 
     async def _forward(self, request: web.Request) -> web.Response:
         assert self._session is not None
@@ -145,6 +159,7 @@ class PerturbingProxy:
             out_headers = CIMultiDict((k, v) for k, v in up.headers.items()
                                       if k.lower() not in _DROP)
             status, ctype = up.status, up.headers.get("Content-Type", "")
+            self._set_cookies(up.headers.getall("Set-Cookie", []))
         if "Location" in out_headers:
             out_headers["Location"] = self._local(out_headers["Location"])
         if "text/html" in ctype:
@@ -171,6 +186,17 @@ class PerturbingProxy:
         return page
 
 
+def cookie_pairs(header: str) -> list[tuple[str, str]]:
+    """``name=value`` pairs of a Cookie header (or of a Set-Cookie's first part), in order,
+    values as sent: the proxy forwards them unchanged, quotes and all."""
+    out = []
+    for part in header.split(";"):
+        name, eq, value = part.strip().partition("=")
+        if eq and name:
+            out.append((name.strip(), value.strip()))
+    return out
+
+
 def _before(page: str, tag: str, text: str) -> str:
     """``text`` inserted before ``tag`` (case aside), or at the end when there is none."""
     i = page.lower().rfind(tag)
@@ -178,4 +204,4 @@ def _before(page: str, tag: str, text: str) -> str:
 
 
 __all__ = ["CLOSE_PATH", "FLOW_PERTURBATIONS", "FlowPerturbation", "PerturbingProxy",
-           "popup_html"]
+           "cookie_pairs", "popup_html"]
