@@ -1,7 +1,8 @@
 """A user's own agent program for the notes app, on acceval's plain HTTP API: it saves a
 draft and publishes it. ``STYLE=hasty`` publishes unconfirmed first and, once refused, goes
 back, confirms and publishes again; ``careful`` confirms right before. A dialog covering
-the page (a perturbation) is closed as soon as a page shows it, and a title that a reload
+the page (a perturbation) is closed as soon as a page shows it, a sign-in form (at the start,
+or after an expired session) is filled in as ``LOGIN_USER``, and a title that a reload
 emptied is typed again."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import urllib.request
 
 API = os.environ["ACCEVAL_API_URL"]
 TITLE = os.environ.get("TITLE", "hello")
+USER = os.environ.get("LOGIN_USER", "ada")
 
 
 def _call(name: str, **args: object) -> str:
@@ -28,8 +30,19 @@ def closed(page: str) -> str:
     return page
 
 
+def signed_in(page: str) -> str:
+    while 'button "Sign in"' in page:  # a reload may empty the form: type it again
+        page = closed(_call("type", ref=ref(page, "textbox", "User"), text=USER))
+        page = closed(_call("click", ref=ref(page, "button", "Sign in")))
+    return page
+
+
+def settled(page: str) -> str:
+    return signed_in(closed(page))
+
+
 def call(name: str, **args: object) -> str:
-    return closed(_call(name, **args))
+    return settled(_call(name, **args))
 
 
 def ref(page: str, role: str, name: str) -> int:
@@ -39,7 +52,7 @@ def ref(page: str, role: str, name: str) -> int:
 
 
 with urllib.request.urlopen(f"{API}/episode") as r:
-    page = closed(json.load(r)["goal"])
+    page = settled(json.load(r)["goal"])
 page = call("type", ref=ref(page, "textbox", "Title"), text=TITLE)
 while 'textbox "Title" value=""' in page:  # a perturbation's reload emptied the form
     page = call("type", ref=ref(page, "textbox", "Title"), text=TITLE)

@@ -132,3 +132,56 @@ def test_a_flow_meets_a_popup_and_a_layout_change_through_the_proxy_and_recovers
                                  if s["episode"] == ep) for ep in popup_eps)
     assert app.published == ["hello"]  # the last episode's (each starts from a reset)
     assert app.publish_requests == 4
+
+
+def test_a_flow_with_a_sign_in_meets_an_expired_session_and_signs_in_again(
+        tmp_path: Path) -> None:
+    """The notes app with a login session (a random ``sid`` cookie): the proxy drops the
+    session the browser had when it expired, the app sends the agent back to its sign-in
+    form, and the agent signs in again, which overcomes it (a cookie the app set since the
+    onset). The session is dropped once: the new one is never dropped, so each such episode
+    signs in exactly twice. An expiry that strikes before the first sign-in finds no session
+    to drop: the first sign-in overcomes it."""
+    assert unavailable() is None, unavailable()
+    app = NotesApp(sign_in=True).start()
+    try:
+        flows = _scenario_file(tmp_path, app.base_url)
+        data = yaml.safe_load(flows.read_text())
+        data["scenarios"][0].update(perturbations=["expired_session"], steps=5)
+        flows.write_text(yaml.safe_dump(data), encoding="utf-8")
+        spec = Agents.model_validate({
+            "scenarios": "flows.yaml", "only": ["publish-note"], "trials": 4,
+            "max_steps": 20, "seed": 7,
+            "perturbations": {"kinds": ["expired_session"], "share": 1.0},
+            "targets": [{"name": "careful", "command": {
+                "argv": [sys.executable, str(AGENT)], "env": {"STYLE": "careful"}}}]})
+        planned = plan(spec, tmp_path)
+        # steps: type the user (1), sign in (2), type the title, save, publish; the seed
+        # strikes once before the sign-in (after step 1) and three times after it
+        after = [p.after_step for p in planned]
+        assert after == [1, 3, 2, 2], after
+        execute_agents(spec, tmp_path / "run", base_dir=tmp_path)
+        records = read(tmp_path / "run")
+        assert records is not None
+        careful = agents_section(spec, records, _Costs(), None).target("careful")
+        assert careful is not None and careful.completion.k == 4, careful and \
+            careful.transcripts
+        assert app.logins[1:] == [1 if a < 2 else 2 for a in after]  # [0]: before any reset
+        episodes = records.episodes.to_pylist()
+        assert [e["perturbation"] for e in episodes] == ["expired_session"] * 4
+        for e in episodes:
+            assert e["onset_ns"] is not None and e["resolved_ns"] is not None, e
+            assert e["resolved_ns"] > e["onset_ns"]
+            assert e["resolved_step"] >= e["onset_step"]
+        (r,) = careful.recoveries
+        assert r.perturbation == "expired_session"
+        assert (r.recovered.k, r.recovered.n, r.recovery_s.n) == (4, 4, 4)
+        # what the agent saw right after each expiry was the app's sign-in form
+        steps = records.steps.to_pylist()
+        for e in episodes:
+            seen = [s["observation"] or "" for s in steps
+                    if s["episode"] == e["episode"] and s["step"] == e["onset_step"] - 1]
+            assert seen and 'button "Sign in"' in seen[0], (e, seen)
+        assert app.published == ["hello"] and app.publish_requests == 4
+    finally:
+        app.stop()
