@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from acceval.agents.spec import AgentTarget
 from acceval.capacity.replay import REPLAY_LABEL, replay_profile
 from acceval.claims import PlanTarget, gather, plan_target
 from acceval.economics.catalog import Catalog, load_study_catalog
@@ -32,7 +33,7 @@ from acceval.errors import Problem, StudyError, UsageError
 from acceval.interruption.spec import point_problem
 from acceval.study import LocalServer, Study
 from acceval.targets.preflight import preflight
-from acceval.targets.spec import header_value_problem
+from acceval.targets.spec import Endpoint, header_value_problem
 from acceval.tasks import Task, load_tasks, to_prompt
 from acceval.training.checks import log_problems
 
@@ -461,18 +462,33 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
 
 
 def preflight_study(study: Study) -> None:
-    """Ask every remote endpoint whether it answers and lists its model, and the Ray
-    cluster (``execution.address``) whether it listens; raise naming what does not."""
+    """Ask every remote endpoint whether it answers and lists its model, every agent
+    program's proxied model (``command.model``) whether it answers, and the Ray cluster
+    (``execution.address``) whether it listens; raise naming what does not."""
     agents = study.agents.targets if study.agents is not None else []
     preflight([(t.name, t.endpoint) for t in study.targets
                if t.serve is None and t.endpoint is not None]
               + [(f"agents.targets[{a.name}]", a.endpoint) for a in agents
-                 if a.endpoint is not None])
+                 if a.endpoint is not None], _proxied_models(agents))
     ex = study.execution
     if ex.backend == "ray" and ex.address is not None:
         from acceval.scaleout.ray_backend import reachable
 
         reachable(ex.address)
+
+
+def _proxied_models(agents: list[AgentTarget]) -> list[tuple[str, str, Endpoint]]:
+    """The model upstream of each agent program that has one, as the preflight asks it (with
+    its key, like the recording proxy): where to name it, its field, the endpoint."""
+    out = []
+    for i, a in enumerate(agents):
+        m = a.command.model if a.command is not None else None
+        if m is not None:
+            field = f"agents.targets[{i}].command.model.base_url"
+            out.append((f"{field} (target {a.name})", field, Endpoint(
+                base_url=m.base_url, model="", api_key_env=m.api_key_env,
+                timeout_s=m.timeout_s)))
+    return out
 
 
 def _scale_out(study: Study) -> list[Problem]:

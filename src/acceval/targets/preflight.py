@@ -3,7 +3,8 @@
 A run on rented accelerators must not measure three targets and then find that the fourth
 is unreachable, has no key, or serves another model. The preflight asks each server for
 ``GET {base_url}/models`` with the run's own client (same headers, same key), all servers at
-once, and reports every target that fails, before anything is sent.
+once, and reports every target that fails, before anything is sent. A model upstream that an
+agent program reaches through acceval's recording proxy is asked the same, whether it answers.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ _TIMEOUT_S = 30.0
 _Answer = tuple[list[str] | None, tuple[str, str] | None]
 
 
-async def _ask(name: str, endpoint: Endpoint) -> _Answer:
+async def _ask(name: str, endpoint: Endpoint, field: str = "endpoint.base_url") -> _Answer:
     try:
         client = OpenAITarget(name, endpoint)
     except TargetError as exc:  # a key variable that is not set, a bad header
@@ -33,7 +34,7 @@ async def _ask(name: str, endpoint: Endpoint) -> _Answer:
         await client.close()
     if err is not None:
         return None, (f"{endpoint.base_url} did not answer: {err}",
-                      "start the server, or fix endpoint.base_url (it ends in /v1)")
+                      f"start the server, or fix {field} (it ends in /v1)")
     return models, None
 
 
@@ -57,11 +58,27 @@ async def endpoint_problems(endpoints: Sequence[tuple[str, Endpoint]]) -> list[P
     return [p for p in out if p is not None]
 
 
-def preflight(endpoints: Sequence[tuple[str, Endpoint]]) -> None:
-    """Raise :class:`PreflightError` naming every endpoint that is not ready. Sends no load."""
-    if not endpoints:
+async def upstream_problems(upstreams: Sequence[tuple[str, str, Endpoint]]) -> list[Problem]:
+    """``(where, problem, hint)`` for every ``(where, field, endpoint)`` that does not answer
+    ``GET /models``. Only whether it answers: the model is the caller's own choice (an agent
+    program picks it), so the list is not checked."""
+    answers = await asyncio.gather(*(_ask(w, ep, f) for w, f, ep in upstreams))
+    return [(w, *failed) for (w, _, _), (_, failed) in zip(upstreams, answers, strict=True)
+            if failed is not None]
+
+
+def preflight(endpoints: Sequence[tuple[str, Endpoint]],
+              upstreams: Sequence[tuple[str, str, Endpoint]] = ()) -> None:
+    """Raise :class:`PreflightError` naming every endpoint that is not ready, and every
+    upstream (see :func:`upstream_problems`) that does not answer. Sends no load."""
+    if not endpoints and not upstreams:
         return
-    problems = asyncio.run(endpoint_problems(endpoints))
+
+    async def both() -> list[Problem]:
+        found = await asyncio.gather(endpoint_problems(endpoints), upstream_problems(upstreams))
+        return found[0] + found[1]
+
+    problems = asyncio.run(both())
     if problems:
         raise PreflightError(f"{len(problems)} target(s) failed the preflight; nothing was "
                              "measured", problems)
