@@ -258,13 +258,13 @@ def compare(run_dirs: tuple[Path, ...], fmt: str, n_boot: int) -> None:
 
 @main.command("import")
 @click.argument("files", nargs=-1, required=True,
-                type=click.Path(dir_okay=False, exists=True, path_type=Path))
+                type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["vllm", "guidellm", "aiperf", "tau-bench",
                                                     "tau2", "agentlab"]),
               required=True, help="The tool that wrote the files: vLLM bench result JSON, "
               "GuideLLM benchmarks.json, AIPerf profile_export.jsonl; agent benchmarks: "
-              "τ-bench results JSON, tau2 results JSON, AgentLab summary_info.json (one per "
-              "episode folder).")
+              "τ-bench results JSON, tau2 results JSON or a tau2 run's folder (results.json with "
+              "simulations/), AgentLab summary_info.json (one per episode folder).")
 @click.option("--study", "study_file", type=click.Path(dir_okay=False, exists=True,
               path_type=Path), default=None, help="Apply this study's prices, SLO, quality "
               "level and verdict (its targets must carry the imported targets' names).")

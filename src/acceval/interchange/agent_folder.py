@@ -40,11 +40,38 @@ _WHAT = {"tau-bench": "τ-bench results file", "tau2": "tau2 results JSON",
 _UNKNOWN_URL = "http://imported.invalid/v1"
 
 
+def _tau2_run(path: Path) -> tuple[Path, Any, list[str] | None]:
+    """A tau2 run in either layout: the metadata file, the ``Results`` data with every
+    simulation in it, and (``dir`` layout) each simulation's file, as the trials name it."""
+    meta_path, sims_dir = agentbench.tau2_layout(path)
+    if path.is_dir() and not meta_path.is_file():
+        raise UsageError(f"{path}: a folder without {agentbench.TAU2_RESULTS_FILE}, so not a "
+                         "tau2 run (tau2 saves data/simulations/<run>/results.json)")
+    data = read_json(meta_path, _WHAT["tau2"])
+    if sims_dir is None:
+        return meta_path, data, None
+    files = sorted(sims_dir.glob("*.json"))
+    problem = agentbench.tau2_index_problem(data, [f.stem for f in files])
+    if problem is not None:
+        raise UsageError(f"{meta_path}: {problem} (in {sims_dir}); tau2 would not load it")
+    if not isinstance(data, dict):
+        raise UsageError(f"{meta_path}: not a tau2 results file (not a JSON object)")
+    data = {**data, "simulations": [read_json(f, "tau2 simulation JSON") for f in files]}
+    return meta_path, data, [f"{agentbench.TAU2_SIMULATIONS_DIR}/{f.name}" for f in files]
+
+
 def _read(fmt: str, path: Path, unmapped: Unmapped, versions: set[str]) -> list[ImportedTrial]:
-    data = read_json(path, _WHAT[fmt])
+    files: list[str] | None = None
+    if fmt == "tau2":
+        path, data, files = _tau2_run(path)
+    elif path.is_dir():
+        raise UsageError(f"{path}: a folder; --format {fmt} reads files (give the "
+                         f"{_WHAT[fmt]} itself)")
+    else:
+        data = read_json(path, _WHAT[fmt])
 
     def tau2() -> list[ImportedTrial]:
-        trials, version = agentbench.read_tau2(path, data, unmapped)
+        trials, version = agentbench.read_tau2(path, data, unmapped, files)
         if version:
             versions.add(version)
         return trials

@@ -8,7 +8,10 @@ is kept as given. Formats and mapping: docs/agents.md, *Importing agent benchmar
   ``{task_id, reward, info, traj, trial}``; ``traj`` holds the OpenAI-style messages.
 - tau2 (sierra-research/tau2-bench): a ``Results`` JSON object whose ``simulations`` each
   have ``task_id``, ``trial``, ``reward_info.reward``, ``termination_reason``, ``duration``,
-  ``agent_cost`` and ``messages`` (assistant messages may carry ``usage``).
+  ``agent_cost`` and ``messages`` (assistant messages may carry ``usage``). Either one file
+  (tau2's ``json`` layout, text runs' default) or its ``dir`` layout (voice runs' default,
+  ``tau2 convert-results``, leaderboard submissions): ``results.json`` without the
+  simulations, with a ``simulation_index``, beside ``simulations/<id>.json``, one each.
 - AgentLab / BrowserGym: one ``summary_info.json`` per episode, in a folder named
   ``<date>_<agent>_on_<task>_<seed>``: ``cum_reward``, ``n_steps``, ``err_msg``, and the
   summed step stats as flat ``stats.cum_*`` keys (tokens, cost, elapsed times).
@@ -117,32 +120,72 @@ def read_tau_bench(path: Path, data: Any, unmapped: Unmapped) -> list[ImportedTr
     return out
 
 
-def read_tau2(path: Path, data: Any, unmapped: Unmapped) -> tuple[list[ImportedTrial], str | None]:
-    """A tau2 ``Results`` JSON (``tau2 run ... --save-to``); also the version it names."""
+TAU2_SIMULATIONS_DIR = "simulations"
+TAU2_RESULTS_FILE = "results.json"
+
+
+def tau2_layout(path: Path) -> tuple[Path, Path | None]:
+    """Where a tau2 run's metadata is and its ``simulations/`` folder (None: one JSON holds
+    everything), by tau2's own rule (``Results._detect_format``): a folder, or a file with a
+    ``simulations/`` folder beside it, is the ``dir`` layout. A folder holding only a
+    one-file ``results.json`` (where ``tau2 run`` saves text runs) reads as that file."""
+    meta = path / TAU2_RESULTS_FILE if path.is_dir() else path
+    sims = meta.parent / TAU2_SIMULATIONS_DIR
+    return meta, sims if sims.is_dir() else None
+
+
+def tau2_index_problem(meta: Any, ids: list[str]) -> str | None:
+    """What tau2's own loader would refuse in a ``dir`` layout: simulation files missing
+    from, or not in, the metadata's ``simulation_index`` (when it has one)."""
+    index = meta.get("simulation_index") if isinstance(meta, dict) else None
+    if index is None:
+        return None
+    if not isinstance(index, list) or not all(isinstance(e, dict) and "id" in e
+                                              for e in index):
+        return "simulation_index: not a list of {id, ...}"
+    indexed, on_disk = {str(e["id"]) for e in index}, set(ids)
+    said = []
+    if indexed - on_disk:
+        said.append(f"missing simulation files: {', '.join(sorted(indexed - on_disk))}")
+    if on_disk - indexed:
+        said.append(f"simulation files not in the index: {', '.join(sorted(on_disk - indexed))}")
+    return "; ".join(said) or None
+
+
+def read_tau2(path: Path, data: Any, unmapped: Unmapped, sim_files: list[str] | None = None
+              ) -> tuple[list[ImportedTrial], str | None]:
+    """A tau2 ``Results`` JSON (``tau2 run ... --save-to``); also the version it names.
+    ``sim_files`` (the ``dir`` layout: ``path`` is its ``results.json``) names each
+    simulation's own file, in order, for the errors; its trials then name the run's
+    ``simulations/`` folder as their file, one name however many simulations it holds."""
     if not isinstance(data, dict) or "simulations" not in data:
         raise ValueError("no 'simulations' field, so this is not a tau2 results file")
     sims = data["simulations"]
     if not isinstance(sims, list):
         raise ValueError("simulations: not a list")
+    file = path.name if sim_files is None else \
+        f"{path.parent.name}/{TAU2_SIMULATIONS_DIR}/"
+    wheres = sim_files or [f"simulations[{i}]" for i in range(len(sims))]
+    if len(wheres) != len(sims):
+        raise ValueError(f"{len(sims)} simulations but {len(wheres)} simulation files")
     info = data.get("info") or {}
     agent = (info.get("agent_info") or {}) if isinstance(info, dict) else {}
     target = str(agent.get("llm") or agent.get("implementation") or "tau2-agent")
     out: list[ImportedTrial] = []
     seen: dict[str, int] = defaultdict(int)
-    for i, sim in enumerate(sims):
-        where = f"simulations[{i}]"
+    for sim, where in zip(sims, wheres, strict=True):
         if not isinstance(sim, dict):
             raise ValueError(f"{where}: not an object")
         reason = str(sim.get("termination_reason") or "") or None
         if reason == _TAU2_LEFT_OUT:
             unmapped.add("simulations[] (infrastructure_error: left out, as tau2's metrics do)")
             continue
-        out.append(_tau2_trial(path, sim, where, target, reason, seen, unmapped))
+        out.append(_tau2_trial(file, sim, where, target, reason, seen, unmapped))
     commit = info.get("git_commit") if isinstance(info, dict) else None
     return out, (f"tau2 {str(commit)[:12]}" if commit else None)
 
 
-def _tau2_trial(path: Path, sim: dict[str, Any], where: str, target: str, reason: str | None,
+def _tau2_trial(file: str, sim: dict[str, Any], where: str, target: str, reason: str | None,
                 seen: dict[str, int], unmapped: Unmapped) -> ImportedTrial:
     task = _task_id(sim, where)
     trial = _trial(sim, where)
@@ -161,7 +204,7 @@ def _tau2_trial(path: Path, sim: dict[str, Any], where: str, target: str, reason
     prompt, completion = _usage(messages)
     unmapped.rest(sim, _TAU2_MAPPED, "simulations[].")
     return ImportedTrial(
-        target=target, tool="tau2", file=path.name, task_id=task, trial=trial, reward=reward,
+        target=target, tool="tau2", file=file, task_id=task, trial=trial, reward=reward,
         success=successful(reward), error=reason if reason in _TAU2_ERRORS else None,
         stopped_by=reason, steps=_assistant_turns(messages), prompt_tokens=prompt,
         completion_tokens=completion, cost_usd=number(sim.get("agent_cost")),
@@ -245,5 +288,6 @@ def number_agentlab_trials(trials: list[ImportedTrial]) -> list[ImportedTrial]:
     return trials
 
 
-__all__ = ["number_agentlab_trials", "read_agentlab", "read_tau2", "read_tau_bench",
-           "successful"]
+__all__ = ["TAU2_RESULTS_FILE", "TAU2_SIMULATIONS_DIR", "number_agentlab_trials",
+           "read_agentlab", "read_tau2", "read_tau_bench", "successful", "tau2_index_problem",
+           "tau2_layout"]

@@ -9,6 +9,7 @@ Wilson 95 % interval (z = 1.96) computed by hand once and written here.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,10 @@ FIXTURES = Path(__file__).parents[2] / "fixtures" / "agentbench"
 TAU_BENCH = (FIXTURES / "tau-bench"
              / "tool-calling-gpt-4o-0.0_range_0-3_user-gpt-4o-llm_0312093015.json")
 TAU2 = FIXTURES / "tau2" / "results.json"
+#: the same tool's directory layout: results.json (metadata, simulation_index) beside
+#: simulations/<id>.json, one file per simulation
+TAU2_DIR = FIXTURES / "tau2" / ("20250602_093000_retail_llm_agent_gpt-4.1-mini_"
+                                "user_simulator_gpt-4.1")
 AGENTLAB = sorted((FIXTURES / "agentlab").glob("*/summary_info.json"))
 
 
@@ -91,6 +96,62 @@ def test_tau2_counts_prices_and_leaves_out_infrastructure_errors(tmp_path: Path)
     # the file's own agent_cost: 0.0030 + 0.0031 + 0.0028 + 0.0029 = 0.0118, kept apart
     assert a.peer_cost is not None
     assert a.peer_cost.cost_per_correct_usd == pytest.approx(0.0118 / 3)
+
+
+def test_tau2_directory_layout_one_file_per_simulation(tmp_path: Path) -> None:
+    prices = TokenPrices(0.40, 1.60)
+    a, _ = _one([TAU2_DIR], "tau2", tmp_path / "a", prices)
+    assert a.name == "gpt-4.1-mini-2025-04-14"  # results.json's info.agent_info.llm
+    # 6 simulation files counted; the 7th (infrastructure_error) is left out as tau2 does
+    assert (a.tasks, a.episodes, a.trials_per_task) == (3, 6, 2)
+    # task "0": rewards 1,1 (c=2); "1": 1,0 (c=1); "2": 0,0 (c=0)
+    assert (a.completion.k, a.completion.n) == (3, 6)
+    # pass^1 = (1 + 1/2 + 0)/3 = 0.5; pass^2 = (1 + 0 + 0)/3
+    assert [p.value for p in a.pass_hat_k] == pytest.approx([0.5, 1 / 3])
+    assert a.stopped_by == {"agent_stop": 3, "user_stop": 3}
+    # simulation k (0..5) has 2000 + 100k prompt and 100 + 10k completion tokens
+    assert a.tokens_per_task.mean == pytest.approx((6 * 2100 + 110 * 15) / 6)
+    assert a.latency_s_per_task.p50 == pytest.approx(32.5)  # durations 20, 25, ... 45
+    # declared: (13500 x $0.40 + 750 x $1.60) / 1M = $0.0066 over 3 correct
+    assert a.cost is not None and a.cost.total_usd == pytest.approx(0.0066)
+    assert a.cost.cost_per_correct_usd == pytest.approx(0.0022)
+    # the files' own agent_cost: 6 x 0.001 + 0.0001 x (0 + 1 + ... + 5) = 0.0075
+    assert a.peer_cost is not None
+    assert a.peer_cost.cost_per_correct_usd == pytest.approx(0.0075 / 3)
+    assert a.files == [f"{TAU2_DIR.name}/simulations/"]
+    # its results.json names the layout too (a simulations/ folder beside it), as tau2 says
+    b, _ = _one([TAU2_DIR / "results.json"], "tau2", tmp_path / "b", prices)
+    assert b == a
+
+
+def test_tau2_directory_checked_against_its_simulation_index(tmp_path: Path) -> None:
+    run = shutil.copytree(TAU2_DIR, tmp_path / "run")
+    gone = sorted((run / "simulations").glob("*.json"))[0]
+    gone.rename(run / f"{gone.name}.bak")
+    with pytest.raises(UsageError, match=f"missing simulation files: {gone.stem}"):
+        import_files([run], "tau2", out_dir=tmp_path / "out")
+    (run / f"{gone.name}.bak").rename(gone)
+    shutil.copy(gone, run / "simulations" / "extra-sim.json")
+    with pytest.raises(UsageError, match="simulation files not in the index: extra-sim"):
+        import_files([run], "tau2", out_dir=tmp_path / "out")
+
+
+def test_tau2_folder_of_a_text_run_reads_its_one_file(tmp_path: Path) -> None:
+    """``tau2 run`` saves a text run as data/simulations/<run>/results.json, everything in
+    it; its folder reads as that file."""
+    run = tmp_path / "20250601_airline_run"
+    run.mkdir()
+    shutil.copy(TAU2, run / "results.json")
+    a, _ = _one([run], "tau2", tmp_path / "out")
+    assert (a.completion.k, a.completion.n) == (3, 4)  # as the file itself, above
+    (run / "results.json").unlink()
+    with pytest.raises(UsageError, match=r"without results\.json"):
+        import_files([run], "tau2", out_dir=tmp_path / "out")
+
+
+def test_only_tau2_reads_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="a folder; --format tau-bench reads files"):
+        import_files([TAU2_DIR], "tau-bench", out_dir=tmp_path)
 
 
 def test_tau2_notes_what_it_left_out(tmp_path: Path) -> None:
