@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -68,9 +68,9 @@ def test_an_agent_program_that_is_not_there_exits_2_naming_the_target(cli_dir: P
 class _Models(BaseHTTPRequestHandler):
     """An upstream that lists one model, noting each request's path and Authorization."""
 
-    seen: list[tuple[str, str]] = []
+    seen: ClassVar[list[tuple[str, str]]] = []
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         self.seen.append((self.path, self.headers.get("Authorization", "")))
         body = json.dumps({"object": "list", "data": [{"id": "any-model"}]}).encode()
         self.send_response(200)
