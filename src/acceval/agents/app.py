@@ -25,6 +25,7 @@ from urllib.parse import quote, urlsplit
 
 from aiohttp import web
 
+from acceval.agents._loopback import LoopbackSite
 from acceval.agents.scenarios import OLD_EMAIL, PASSWORD, PRODUCTS, USER, ShopState
 
 # Labels by (language, layout). Layout 2 moves ids, wording and order, as a redesign would.
@@ -482,22 +483,15 @@ class ShopServer:
 
     def __init__(self, shop: Shop) -> None:
         self.shop = shop
-        self._runner: web.AppRunner | None = None
+        self._site = LoopbackSite()
         self.base_url = ""
 
     async def start(self) -> str:
-        self._runner = web.AppRunner(self.shop.web_app(), access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        sock = site._server.sockets[0]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        self.base_url = f"http://127.0.0.1:{await self._site.start(self.shop.web_app())}"
         return self.base_url
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        await self._site.stop()
 
 
 __all__ = ["COOKIE", "LANGUAGES", "Event", "Shop", "ShopServer"]

@@ -31,6 +31,8 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
+from acceval.agents._loopback import LoopbackSite
+
 #: The perturbations a flow may declare (the shop's `language` needs an app that has one).
 FLOW_PERTURBATIONS = ("popup", "expired_session", "layout")
 CLOSE_PATH = "/__acceval/close-popup"
@@ -71,7 +73,7 @@ class PerturbingProxy:
         self.perturbation: FlowPerturbation | None = None
         self._dropped: set[tuple[str, str]] | None = None   # expired: the cookies dropped
         self._fresh: set[tuple[str, str]] = set()   # expired: cookies the app set since onset
-        self._runner: web.AppRunner | None = None
+        self._site = LoopbackSite()
         self._session: aiohttp.ClientSession | None = None
         self.url = ""
 
@@ -83,18 +85,11 @@ class PerturbingProxy:
         # would come back from the proxy's jar (an app on a host name, where jars keep them)
         self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60),
                                               cookie_jar=aiohttp.DummyCookieJar())
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"http://127.0.0.1:{await self._site.start(app)}"
         return self.url
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        await self._site.stop()
         if self._session is not None:
             await self._session.close()
             self._session = None

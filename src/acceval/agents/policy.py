@@ -40,6 +40,7 @@ from typing import Any
 
 from aiohttp import web
 
+from acceval.agents._loopback import LoopbackSite
 from acceval.agents.scenarios import PASSWORD, PRODUCTS, SCENARIOS, USER, Intent, Scenario
 from acceval.agents.spec import SCRIPTED_LABEL, ScriptedPolicy
 
@@ -365,7 +366,7 @@ class PolicyServer:
 
     def __init__(self, spec: ScriptedPolicy, model: str = "scripted-policy") -> None:
         self.decider, self.model, self.spec = Decider(spec), model, spec
-        self._runner: web.AppRunner | None = None
+        self._site = LoopbackSite()
         self.base_url = ""
 
     def web_app(self) -> web.Application:
@@ -406,18 +407,12 @@ class PolicyServer:
         })
 
     async def start(self) -> str:
-        self._runner = web.AppRunner(self.web_app(), access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        sock = site._server.sockets[0]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+        port = await self._site.start(self.web_app())
+        self.base_url = f"http://127.0.0.1:{port}/v1"
         return self.base_url
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        await self._site.stop()
 
 
 def _error(status: int, message: str) -> web.Response:

@@ -28,6 +28,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from acceval.agents._loopback import LoopbackSite
 from acceval.agents.env import ModelTurn
 from acceval.agents.spec import ProxiedModel
 from acceval.redaction import scrub
@@ -116,7 +117,7 @@ class RecordingProxy:
         self._key = os.environ.get(upstream.api_key_env, "") if upstream.api_key_env else ""
         self.calls: list[ModelCall] = []
         self._handed = 0
-        self._runner: web.AppRunner | None = None
+        self._site = LoopbackSite()
         self._session: aiohttp.ClientSession | None = None
         self.port = 0
 
@@ -129,17 +130,11 @@ class RecordingProxy:
         app.router.add_route("*", "/v1/{tail:.*}", self._forward)
         self._session = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=self.upstream.timeout_s))
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = await self._site.start(app)
         return self.url
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        await self._site.stop()
         if self._session is not None:
             await self._session.close()
             self._session = None
