@@ -31,6 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -46,8 +47,9 @@ def _demo_run(workdir: Path) -> Path:
     return run
 
 
-def replicate(source: Path, dest: Path, n_records: int) -> int:
-    """Copy ``source`` to ``dest`` with its records replicated to at least ``n_records``."""
+def replicate(source: Path, dest: Path, n_records: int, seed: int = 31) -> int:
+    """Copy ``source`` to ``dest`` with its records replicated to at least ``n_records``, every
+    row with its own stamps (:func:`own_stamps`), laid out as the run's writer lays them."""
     from acceval.results.store import read_records, write_grouped
 
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns("report*.html", "parts"))
@@ -58,9 +60,39 @@ def replicate(source: Path, dest: Path, n_records: int) -> int:
         ids = pc.add(table["request_id"], pa.scalar(k * table.num_rows, pa.int64()))
         parts.append(table.set_column(table.schema.get_field_index("request_id"),
                                       "request_id", ids))
-    big = pa.concat_tables(parts).slice(0, n_records)
-    write_grouped(big, dest / "records.parquet", "target")  # as the run's writer lays it out
+    big = own_stamps(pa.concat_tables(parts).slice(0, n_records).combine_chunks(),
+                     np.random.default_rng(seed))
+    write_grouped(big, dest / "records.parquet", "target")
     return big.num_rows
+
+
+def own_stamps(table: pa.Table, rng: np.random.Generator) -> pa.Table:
+    """The rows with stamps of their own, as a real run's are: each row moved by up to 1 ms,
+    and each chunk gap after its first chunk stretched by up to 20 us, order kept (scheduled
+    <= sent <= first byte <= first token = first chunk <= ... <= finish <= done). Copies that
+    repeat their source's stamps compress 14 times better than a run does and analyse faster."""
+    n = table.num_rows
+    shift = rng.integers(0, 1_000_000, n, dtype=np.int64)
+    chunks = table["chunk_ns"].combine_chunks()
+    flat = pc.list_flatten(chunks).to_numpy(zero_copy_only=False).astype(np.int64)
+    rows = pc.list_parent_indices(chunks).to_numpy(zero_copy_only=False)
+    lengths = pc.fill_null(pc.list_value_length(chunks), 0).to_numpy(zero_copy_only=False)
+    starts = np.cumsum(lengths) - lengths
+    stretch = rng.integers(0, 20_000, flat.size, dtype=np.int64)
+    stretch[starts[lengths > 0]] = 0                    # the first chunk is the first token
+    total = np.cumsum(stretch)
+    within = total - (total[starts] - stretch[starts])[rows] if flat.size else total
+    last = np.zeros(n, np.int64)
+    last[lengths > 0] = within[(starts + lengths - 1)[lengths > 0]]
+    moved = pa.ListArray.from_arrays(chunks.offsets, pa.array(flat + shift[rows] + within),
+                                     mask=chunks.is_null())
+    table = table.set_column(table.schema.get_field_index("chunk_ns"), "chunk_ns", moved)
+    for name, by in (("scheduled_ns", shift), ("sent_ns", shift), ("first_byte_ns", shift),
+                     ("first_token_ns", shift), ("finish_ns", shift + last),
+                     ("done_ns", shift + last)):
+        col = pc.add(table[name], pa.array(by))
+        table = table.set_column(table.schema.get_field_index(name), name, col)
+    return table
 
 
 def stage(name: str, run_dir: Path) -> None:

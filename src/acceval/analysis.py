@@ -43,7 +43,7 @@ from acceval.economics.sensitivity import SensitivityResult, sensitivity
 from acceval.errors import AccevalError, StudyError
 from acceval.loadgen.runner import PointSpec
 from acceval.metrics import accuracy, has_correctness, pass_at_1
-from acceval.metrics.derive import derive
+from acceval.metrics.derive import Derived, derive, outcomes, task_codes
 from acceval.metrics.point import loop_fell_behind
 from acceval.portability import assess_target
 from acceval.portability.artifact import ArtifactCheck
@@ -133,19 +133,28 @@ def study_catalog(study: Study, base_dir: Path | None) -> Catalog:
 
 def _target_points(study: Study, t: TargetResult, log: TargetLog, sel: pa.Table,
                    base_dir: Path | None) -> None:
-    # Derived once per target; each point is a view of its rows (no copy of the records).
-    d = derive(sel)
+    # Each point is derived from its own rows when it is summarised, so a target's
+    # per-request arrays are never all held at once (a third of the peak memory of a 1 M
+    # record run); the target's accuracy reads the outcome columns only. A point's rows keep
+    # their target's task codes: pass@1 groups attempts as over the whole target.
     index = sel["load_index"].to_numpy(zero_copy_only=False)
-    t.points = [point_result(p, d.subset(index == p.index), study.slo) for p in log.points]
+    codes = task_codes(sel)
+
+    def derived(load_index: int) -> Derived:
+        rows = index == load_index
+        return derive(sel.filter(pa.array(rows)), task_code=codes[rows])
+
+    t.points = [point_result(p, derived(p.index), study.slo) for p in log.points]
     _repeats(t)
-    scenario_sections(study, t, sel, log, base_dir)
+    scenario_sections(study, t, sel, log, base_dir, derived)
     if sel.num_rows:
+        o = outcomes(sel, codes)
         if log.interruption is not None:
             # The interrupted point's failures are the fault's doing, not the model's.
-            d = d.subset(index != log.interruption.index)
-        if has_correctness(d):
-            t.accuracy = accuracy(d)
-            t.pass_at_1 = pass_at_1(d)
+            o = o.subset(index != log.interruption.index)
+        if has_correctness(o):
+            t.accuracy = accuracy(o)
+            t.pass_at_1 = pass_at_1(o)
 
 
 def _quality(study: Study, targets: list[TargetResult],
