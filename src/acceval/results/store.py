@@ -444,12 +444,6 @@ ANALYSIS_COLUMNS = ["target", "load_index", "task_id", "attempt", "warmup", "sch
                     "error_kind", "correct", "cached_prompt_tokens", "turn", "finish_ns"]
 
 
-#: What the HTML report reads of each record: the timeline's stamps and the sample outputs
-#: (not the per-chunk stamps).
-REPORT_COLUMNS = [c for c in RECORD_SCHEMA.names
-                  if c not in ("chunk_ns", "first_byte_ns", "request_id", "http_status")]
-
-
 def read_records(run_dir: str | Path, columns: list[str] | None = None, *,
                  target: str | None = None, problems: list[str] | None = None) -> pa.Table:
     """The records of a run, finished (records.parquet) or interrupted (parts only);
