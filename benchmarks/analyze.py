@@ -133,28 +133,32 @@ def stage(name: str, run_dir: Path) -> int:
         rows = con.execute(duckdb_query(), {"path": str(run_dir / "records.parquet")})
         return len(rows.fetchall())
     from acceval.analysis import load_result
+    from acceval.results.store import returning_pool
 
+    returning_pool()  # as `acceval report` does
     return len(load_result(run_dir, recompute=True).targets)
 
 
-def _in_process(name: str, run_dir: Path) -> tuple[float, float]:
-    """(seconds, peak MiB) of ``stage(name)`` in a fresh process, its imports excluded."""
+def _in_process(name: str, run_dir: Path) -> tuple[float, float, float]:
+    """(seconds, CPU seconds, peak MiB) of ``stage(name)`` in a fresh process, its imports
+    excluded."""
     imports = "import duckdb" if name == "duckdb" else "import acceval.analysis"
     code = (f"import sys, time; sys.path.insert(0, {str(HERE)!r}); import analyze; {imports}; "
-            "t = time.perf_counter(); "
+            "t = time.perf_counter(); c = time.process_time(); "
             f"assert analyze.stage({name!r}, __import__('pathlib').Path({str(run_dir)!r})); "
-            "print(time.perf_counter() - t); "
+            "print(time.perf_counter() - t); print(time.process_time() - c); "
             "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])")
-    env = {**os.environ, "ARROW_DEFAULT_MEMORY_POOL":
-           os.environ.get("ARROW_DEFAULT_MEMORY_POOL", "system")}  # as the command line sets it
+    env = {**os.environ, "ARROW_DEFAULT_MEMORY_POOL":  # as `acceval report` sets it
+           os.environ.get("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")}
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True, env=env).stdout.strip().splitlines()
     # VmHWM: this process's peak resident set (ru_maxrss would carry the parent's over the fork).
-    return float(out[-2]), int(out[-1]) / 1024.0  # KiB -> MiB
+    return float(out[-3]), float(out[-2]), int(out[-1]) / 1024.0  # KiB -> MiB
 
 
-def _command(fmt: str, run_dir: Path, out: Path) -> tuple[float, float]:
-    """(wall seconds, peak MiB) of the whole ``acceval report --recompute`` command."""
+def _command(fmt: str, run_dir: Path, out: Path) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak MiB) of the whole ``acceval report --recompute``
+    command."""
     argv = [sys.executable, "-m", "acceval", "report", str(run_dir), "--recompute",
             "--format", fmt, "--out", str(out)]
     t0 = time.perf_counter()
@@ -165,7 +169,7 @@ def _command(fmt: str, run_dir: Path, out: Path) -> tuple[float, float]:
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {proc.stderr.read().decode()[-2000:]}"
                          if proc.stderr else f"{' '.join(argv)} failed")
-    return wall, usage.ru_maxrss / 1024.0  # ru_maxrss: KiB on Linux
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0  # KiB on Linux
 
 
 def _build(source: Path, run_dir: Path, n_records: int) -> int:
@@ -188,16 +192,19 @@ def measure(run_dir: Path, repeats: int, work: Path) -> dict[str, dict[str, list
     """Every figure, ``repeats`` times each, interleaved (a burst of load on the shared host
     then falls on every figure, not on one)."""
     rows: dict[str, dict[str, list[float]]] = {
-        k: {"s": [], "mib": [], "load1": []} for k in ("duckdb", "analysis", "json", "html")}
+        k: {"s": [], "cpu_s": [], "mib": [], "load1": []}
+        for k in ("duckdb", "analysis", "json", "html")}
     for _ in range(repeats):
         for name in rows:
             load1 = os.getloadavg()[0]
-            s, mib = (_in_process(name, run_dir) if name in ("duckdb", "analysis")
-                      else _command(name, run_dir, work / f"report.{name}"))
+            s, cpu, mib = (_in_process(name, run_dir) if name in ("duckdb", "analysis")
+                           else _command(name, run_dir, work / f"report.{name}"))
             rows[name]["s"].append(round(s, 3))
+            rows[name]["cpu_s"].append(round(cpu, 3))
             rows[name]["mib"].append(round(mib, 1))
             rows[name]["load1"].append(round(load1, 2))
-            print(f"  {name:8s} {s:6.2f} s {mib:6.0f} MiB   ({_load()} before)", flush=True)
+            print(f"  {name:8s} {s:6.2f} s ({cpu:5.2f} CPU s) {mib:5.0f} MiB   "
+                  f"({_load()} before)", flush=True)
     return rows
 
 

@@ -437,6 +437,18 @@ def compact_parts(run_dir: Path, file: str, parts_dir: str, schema: pa.Schema,
     return rewrite_stream(Path(run_dir), file, parts_dir, table, sources, group_by)
 
 
+def returning_pool() -> bool:
+    """Have Arrow's jemalloc pool give freed pages back at once (no decay) when it is the
+    default pool (``ARROW_DEFAULT_MEMORY_POOL=jemalloc``, read when Arrow starts), else use
+    the system allocator; False in that case. What a reader frees then does not stay with
+    the process for the next target's columns."""
+    if pa.default_memory_pool().backend_name == "jemalloc":
+        pa.jemalloc_set_decay_ms(0)
+        return True
+    pa.set_memory_pool(pa.system_memory_pool())
+    return False
+
+
 #: What the analysis reads of each record: stamps, counts, outcomes; not the texts.
 ANALYSIS_COLUMNS = ["target", "load_index", "task_id", "attempt", "warmup", "scheduled_ns",
                     "sent_ns", "first_byte_ns", "first_token_ns", "done_ns", "chunk_ns",
