@@ -235,13 +235,11 @@ def read(run_dir: Path) -> AgentRecords | None:
     if not (folder / LOG_FILE).exists():
         return None
     log = AgentsLog.from_dict(json.loads((folder / LOG_FILE).read_text(encoding="utf-8")))
-    # pq.ParquetFile, not pq.read_table: that imports pyarrow.dataset and with it pandas.
-    imported = (pq.ParquetFile(folder / IMPORTED_FILE).read()
-                if (folder / IMPORTED_FILE).exists() else IMPORTED_SCHEMA.empty_table())
+    imported = (pq.read_table(folder / IMPORTED_FILE) if (folder / IMPORTED_FILE).exists()
+                else IMPORTED_SCHEMA.empty_table())
     if (folder / STEPS_FILE).exists() and (folder / EPISODES_FILE).exists():
-        steps = pq.ParquetFile(folder / STEPS_FILE).read()
-        return AgentRecords(_with_all_columns(steps, STEP_SCHEMA),
-                            pq.ParquetFile(folder / EPISODES_FILE).read(), log, imported)
+        return AgentRecords(_with_all_columns(pq.read_table(folder / STEPS_FILE), STEP_SCHEMA),
+                            pq.read_table(folder / EPISODES_FILE), log, imported)
     return AgentRecords(STEP_SCHEMA.empty_table(), EPISODE_SCHEMA.empty_table(), log, imported)
 
 

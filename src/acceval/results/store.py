@@ -360,8 +360,9 @@ def read_file(path: Path, schema: pa.Schema, where: tuple[str, str] | None = Non
     another type is cast), only the rows where ``where = (column, value)`` holds: a row group
     whose statistics exclude the value is not read, one that holds only it is not filtered.
 
-    ``pq.ParquetFile`` rather than ``pq.read_table``: the latter imports ``pyarrow.dataset``,
-    which imports pandas (1.0 s and 54 MB of a report over a stored run, for nothing)."""
+    ``pq.ParquetFile`` rather than ``pq.read_table``, which scans through ``pyarrow.dataset``
+    with buffers of its own: ``report --recompute`` over 1M records peaked 45 MB higher and
+    spent 0.3 s more CPU that way (docs/benchmarks.md)."""
     pf = pq.ParquetFile(path)
     try:
         present = [f.name for f in schema if f.name in pf.schema_arrow.names]
