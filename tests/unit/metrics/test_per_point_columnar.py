@@ -88,3 +88,18 @@ def test_chart_latencies_are_the_derived_service_times() -> None:
     for name in ("measured", "ok", "sent_ns", "done_ns", "ttft_ms", "e2e_ms"):
         np.testing.assert_array_equal(getattr(lat, name), getattr(d, name), err_msg=name)
     assert np.isnan(lat.ttft_ms).any() and (~lat.ok).any()  # the awkward rows are there
+
+
+@pytest.mark.parametrize("seed", [10, 11, 12])
+def test_peak_in_flight_is_the_most_requests_open_at_a_send(seed: int) -> None:
+    """At a send's instant, the requests sent by then and not done by then (one done at that
+    very stamp is no longer in flight), counted one by one."""
+    rng = np.random.default_rng(seed)
+    recs = [Record(target="t", load_index=0, load_label="p", request_id=i, task_id="x",
+                   sent_ns=(s := int(rng.integers(0, 30)) * MS),
+                   done_ns=s + int(rng.integers(0, 6)) * MS) for i in range(200)]
+    summary = summarize_point(records_to_table(recs), slo=SLO(), requested_rate_rps=None)
+    sent = [r.sent_ns for r in recs]
+    done = [r.done_ns for r in recs]
+    open_at = [sum(1 for s, e in zip(sent, done, strict=True) if s <= t < e) for t in sent]
+    assert summary.max_in_flight == max(open_at) > 1
