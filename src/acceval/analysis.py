@@ -433,8 +433,8 @@ def _sensitivity(e: RunEconomics | None) -> SensitivityResult | None:
 
 def _mean_output_tokens(table: pa.Table) -> float | None:
     """Mean output tokens of one target's measured requests (the quality level's floor)."""
-    sel = table.filter(pc.invert(table["warmup"]))
-    toks = sel["output_tokens"].drop_null()
+    # The one column filtered, not the table (its chunk stamps are most of a target's bytes).
+    toks = pc.filter(table["output_tokens"], pc.invert(table["warmup"])).drop_null()
     return float(pc.mean(toks).as_py()) if len(toks) else None
 
 
