@@ -59,7 +59,7 @@ _OUR_POOL = "acceval.arrow_pool_is_ours"
 def _report_pool() -> None:
     """Re-analysing a run reads and frees one target's columns after another; the system
     allocator keeps the freed pages, fragmented, and jemalloc without decay gives them back
-    at once (1M records, ``report --recompute --format json``: 310 against 370 MB). Not
+    at once (1M records, ``report --recompute --format json``: 310 against 360-390 MB). Not
     during ``run``: there the records writer allocates while requests are in flight."""
     if click.get_current_context().meta.get(_OUR_POOL):
         from acceval.results.store import returning_pool
