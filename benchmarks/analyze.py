@@ -60,8 +60,11 @@ def replicate(source: Path, dest: Path, n_records: int, seed: int = 31) -> int:
         ids = pc.add(table["request_id"], pa.scalar(k * table.num_rows, pa.int64()))
         parts.append(table.set_column(table.schema.get_field_index("request_id"),
                                       "request_id", ids))
-    big = own_stamps(pa.concat_tables(parts).slice(0, n_records).combine_chunks(),
-                     np.random.default_rng(seed))
+    big = pa.concat_tables(parts).slice(0, n_records).combine_chunks()
+    # A run writes its points one after another: the copies of a point stay together.
+    big = big.take(pc.sort_indices(big, sort_keys=[("target", "ascending"),
+                                                   ("load_index", "ascending")]))
+    big = own_stamps(big.combine_chunks(), np.random.default_rng(seed))
     write_grouped(big, dest / "records.parquet", "target")
     return big.num_rows
 

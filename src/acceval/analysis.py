@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -142,7 +143,7 @@ def _target_points(study: Study, t: TargetResult, log: TargetLog, sel: pa.Table,
 
     def derived(load_index: int) -> Derived:
         rows = index == load_index
-        return derive(sel.filter(pa.array(rows)), task_code=codes[rows])
+        return derive(_rows_of(sel, rows), task_code=codes[rows])
 
     t.points = [point_result(p, derived(p.index), study.slo) for p in log.points]
     _repeats(t)
@@ -155,6 +156,15 @@ def _target_points(study: Study, t: TargetResult, log: TargetLog, sel: pa.Table,
         if has_correctness(o):
             t.accuracy = accuracy(o)
             t.pass_at_1 = pass_at_1(o)
+
+
+def _rows_of(table: pa.Table, rows: npt.NDArray[np.bool_]) -> pa.Table:
+    """The ``rows`` of ``table``: a zero-copy slice when they are one block (a run writes its
+    points one after another), a filtered copy otherwise (a merged or resumed run)."""
+    at = np.flatnonzero(rows)
+    if at.size and at[-1] - at[0] + 1 == at.size:
+        return table.slice(int(at[0]), int(at.size))
+    return table.filter(pa.array(rows))
 
 
 def _quality(study: Study, targets: list[TargetResult],

@@ -103,3 +103,18 @@ def test_peak_in_flight_is_the_most_requests_open_at_a_send(seed: int) -> None:
     done = [r.done_ns for r in recs]
     open_at = [sum(1 for s, e in zip(sent, done, strict=True) if s <= t < e) for t in sent]
     assert summary.max_in_flight == max(open_at) > 1
+
+
+def test_a_point_written_in_one_block_is_a_slice_with_the_filtered_rows() -> None:
+    from acceval.analysis import _rows_of
+
+    table = random_run(13)
+    ordered = table.take(np.argsort(table["load_index"].to_numpy(), kind="stable"))
+    index = ordered["load_index"].to_numpy()
+    for p in np.unique(index):
+        rows = index == p
+        block = _rows_of(ordered, rows)
+        assert block.equals(ordered.filter(pa.array(rows)))
+        assert block.column("sent_ns").chunk(0).offset > 0 or p == index[0]  # a view
+    mixed = table["load_index"].to_numpy() == 1  # interleaved: filtered
+    assert _rows_of(table, mixed).equals(table.filter(pa.array(mixed)))
