@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -43,7 +44,7 @@ from acceval.economics.sensitivity import SensitivityResult, sensitivity
 from acceval.errors import AccevalError, StudyError
 from acceval.loadgen.runner import PointSpec
 from acceval.metrics import accuracy, has_correctness, pass_at_1
-from acceval.metrics.derive import derive
+from acceval.metrics.derive import Derived, derive, outcomes, task_codes
 from acceval.metrics.point import loop_fell_behind
 from acceval.portability import assess_target
 from acceval.portability.artifact import ArtifactCheck
@@ -133,19 +134,37 @@ def study_catalog(study: Study, base_dir: Path | None) -> Catalog:
 
 def _target_points(study: Study, t: TargetResult, log: TargetLog, sel: pa.Table,
                    base_dir: Path | None) -> None:
-    # Derived once per target; each point is a view of its rows (no copy of the records).
-    d = derive(sel)
+    # Each point is derived from its own rows when it is summarised, so a target's
+    # per-request arrays are never all held at once (a third of the peak memory of a 1 M
+    # record run); the target's accuracy reads the outcome columns only. A point's rows keep
+    # their target's task codes: pass@1 groups attempts as over the whole target.
     index = sel["load_index"].to_numpy(zero_copy_only=False)
-    t.points = [point_result(p, d.subset(index == p.index), study.slo) for p in log.points]
+    codes = task_codes(sel)
+
+    def derived(load_index: int) -> Derived:
+        rows = index == load_index
+        return derive(_rows_of(sel, rows), task_code=codes[rows])
+
+    t.points = [point_result(p, derived(p.index), study.slo) for p in log.points]
     _repeats(t)
-    scenario_sections(study, t, sel, log, base_dir)
+    scenario_sections(study, t, sel, log, base_dir, derived)
     if sel.num_rows:
+        o = outcomes(sel, codes)
         if log.interruption is not None:
             # The interrupted point's failures are the fault's doing, not the model's.
-            d = d.subset(index != log.interruption.index)
-        if has_correctness(d):
-            t.accuracy = accuracy(d)
-            t.pass_at_1 = pass_at_1(d)
+            o = o.subset(index != log.interruption.index)
+        if has_correctness(o):
+            t.accuracy = accuracy(o)
+            t.pass_at_1 = pass_at_1(o)
+
+
+def _rows_of(table: pa.Table, rows: npt.NDArray[np.bool_]) -> pa.Table:
+    """The ``rows`` of ``table``: a zero-copy slice when they are one block (a run writes its
+    points one after another), a filtered copy otherwise (a merged or resumed run)."""
+    at = np.flatnonzero(rows)
+    if at.size and at[-1] - at[0] + 1 == at.size:
+        return table.slice(int(at[0]), int(at.size))
+    return table.filter(pa.array(rows))
 
 
 def _quality(study: Study, targets: list[TargetResult],
@@ -424,8 +443,8 @@ def _sensitivity(e: RunEconomics | None) -> SensitivityResult | None:
 
 def _mean_output_tokens(table: pa.Table) -> float | None:
     """Mean output tokens of one target's measured requests (the quality level's floor)."""
-    sel = table.filter(pc.invert(table["warmup"]))
-    toks = sel["output_tokens"].drop_null()
+    # The one column filtered, not the table (its chunk stamps are most of a target's bytes).
+    toks = pc.filter(table["output_tokens"], pc.invert(table["warmup"])).drop_null()
     return float(pc.mean(toks).as_py()) if len(toks) else None
 
 

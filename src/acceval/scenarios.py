@@ -39,7 +39,7 @@ from acceval.loadgen.protocol import Prompt, Target
 from acceval.loadgen.runner import PointRun, PointSpec, run_point
 from acceval.loadgen.spec import PoissonRate
 from acceval.metrics import summarize_point
-from acceval.metrics.derive import Derived
+from acceval.metrics.derive import Derived, derive
 from acceval.metrics.repeats import t_interval
 from acceval.results.records import Record, records_to_table
 from acceval.results.runlog import PointLog, PointRole, SweepLog, TargetLog
@@ -326,9 +326,16 @@ async def _sweep(tr: TargetRun, tap: _Tap, index: int) -> int:
 # --- after the run: the result's sections, from stored records --------------------------------
 
 def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: TargetLog,
-                      base_dir: Path | None) -> None:
+                      base_dir: Path | None,
+                      derived: Callable[[int], Derived] | None = None) -> None:
     """Fill ``t.sweep``, ``t.replay`` and ``t.interruption`` from the target's records
-    (``table``) and what the run logged."""
+    (``table``) and what the run logged; ``derived(load_index)`` gives a point's rows derived
+    (once for each point, not once for each section that reads it)."""
+    def rows(index: int) -> Derived:
+        if derived is not None:
+            return derived(index)
+        return derive(table.filter(pc.equal(table["load_index"], index)))
+
     if log.sweep is not None:
         mr = capacity_rate(curve_from_points(t.points))
         t.sweep = SweepResult(runs=len(log.sweep.steps), steps=log.sweep.steps,
@@ -337,19 +344,20 @@ def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: Targe
                               max_rate=mr)
     if log.replay is not None and study.demand is not None and study.demand.replay is not None:
         run = log.replay
-        sel = table.filter(pc.equal(table["load_index"], run.index))
+        d = rows(run.index)
         profile = replay_profile(study.demand, base_dir)
-        t.replay = summarize_replay(sel, point_result(run, sel, study.slo),
+        t.replay = summarize_replay(d, point_result(run, d, study.slo),
                                     started_ns=run.started_ns, profile=profile,
                                     compress_to_s=study.demand.replay.compress_to_s,
                                     slo=study.slo)
+        del d
     irun = log.interruption
     if irun is not None and log.fault is not None and study.interruption is not None:
-        sel = table.filter(pc.equal(table["load_index"], irun.index))
-        rec = recovery(sel, log.fault, slo=study.slo, sent=irun.sent,
+        d = rows(irun.index)
+        rec = recovery(d, log.fault, slo=study.slo, sent=irun.sent,
                        window_s=study.interruption.window_s)
         t.interruption = InterruptionResult.of(
-            log.fault, rec, point=point_result(irun, sel, study.slo),
+            log.fault, rec, point=point_result(irun, d, study.slo),
             target=study.interruption.target, started_ns=irun.started_ns,
             ended_ns=irun.ended_ns)
 

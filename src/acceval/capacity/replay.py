@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +34,9 @@ from acceval.loadgen.runner import PointSpec
 from acceval.loadgen.spec import PoissonRate
 from acceval.metrics.spec import SLO
 from acceval.results.section import PointResult, Section
+
+if TYPE_CHECKING:  # imported where used: metrics imports the study
+    from acceval.metrics.derive import Derived
 
 
 class ReplayHour(Section):
@@ -142,7 +145,7 @@ def _p(values: npt.NDArray[np.float64], q: float) -> float | None:
     return float(np.percentile(v, q)) if v.size else None
 
 
-def summarize_replay(table: pa.Table, point: PointResult, *, started_ns: int,
+def summarize_replay(table: pa.Table | Derived, point: PointResult, *, started_ns: int,
                      profile: DemandProfile, compress_to_s: float, slo: SLO) -> ReplayResult:
     """Achieved against intended, per compressed hour, from the replay point's records.
 
@@ -154,10 +157,10 @@ def summarize_replay(table: pa.Table, point: PointResult, *, started_ns: int,
     SLO is judged on response time (from ``scheduled_ns``), as for any open-loop point; the
     hours' ``ttft_p95_ms``/``e2e_p95_ms`` are at the SLO's percentile.
     """
-    from acceval.metrics.derive import derive
+    from acceval.metrics.derive import Derived, derive
     from acceval.metrics.point import judged_latency
 
-    d = derive(table)
+    d = table if isinstance(table, Derived) else derive(table)
     mean_rps, _ = profile.hourly()
     n_b = int(mean_rps.size)
     bucket_s = compress_to_s / n_b

@@ -23,7 +23,7 @@ anchor, like the records. Definitions (docs/demand-and-faults.md):
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +33,9 @@ from pydantic import Field
 from acceval.metrics.spec import SLO
 from acceval.results.runlog import FaultStamps
 from acceval.results.section import PointResult, Section
+
+if TYPE_CHECKING:  # imported where used: metrics imports the study
+    from acceval.metrics.derive import Derived
 
 
 class Recovery(Section):
@@ -115,13 +118,13 @@ def rolling_health(table_or_derived: Any, *, slo: SLO, from_ns: float, to_ns: fl
     return ends, health
 
 
-def recovery(table: pa.Table, events: FaultStamps, *, slo: SLO, sent: int | None = None,
+def recovery(table: pa.Table | Derived, events: FaultStamps, *, slo: SLO, sent: int | None = None,
              window_s: float = 1.0, step_s: float = 0.1) -> Recovery:
     """Recovery metrics of one interrupted point (``table``: that point's records;
     ``sent``: what the runner says it issued, to check that every request is accounted for)."""
-    from acceval.metrics.derive import derive
+    from acceval.metrics.derive import Derived, derive
 
-    d = derive(table)
+    d = table if isinstance(table, Derived) else derive(table)
     n = int(d.n)
     unfinished = int((np.isnan(d.done_ns)).sum())
     base = Recovery(requests=n, ok=int(d.ok.sum()), failed=int((~d.ok).sum()),

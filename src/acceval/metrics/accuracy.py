@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from acceval.metrics._model import MetricModel
-from acceval.metrics.derive import BoolArray, Derived, IntArray, derive
+from acceval.metrics.derive import BoolArray, Derived, IntArray, Outcomes, derive
 
 
 def wilson_interval(k: float, n: float, z: float = 1.96) -> tuple[float, float]:
@@ -75,7 +75,7 @@ def expected_attempts_per_correct(p: float | None) -> float | None:
     return math.inf if p <= 0 else 1.0 / p
 
 
-def scored_mask(d: Derived) -> BoolArray:
+def scored_mask(d: Derived | Outcomes) -> BoolArray:
     """Measured rows that count in the accuracy denominator: those with a verdict, and every
     errored row (see the module docstring)."""
     return d.measured & (d.correct_known | ~d.ok)
@@ -111,22 +111,22 @@ def _pass_at_1(correct: BoolArray, task_code: IntArray) -> PassAt1:
                    expected_attempts_per_correct=expected_attempts_per_correct(p))
 
 
-def accuracy(table: pa.Table | Derived) -> Accuracy:
+def accuracy(table: pa.Table | Derived | Outcomes) -> Accuracy:
     """Accuracy over the scored measured (non-warmup) rows; answered load-only rows are
     counted in ``unscored``."""
-    d = table if isinstance(table, Derived) else derive(table)
+    d = table if isinstance(table, Derived | Outcomes) else derive(table)
     s = scored_mask(d)
     return _accuracy(d.correct[s], d.correct_known[s], int((d.measured & ~s).sum()))
 
 
-def pass_at_1(table: pa.Table | Derived) -> PassAt1:
+def pass_at_1(table: pa.Table | Derived | Outcomes) -> PassAt1:
     """pass@1 over the scored measured rows (as :func:`accuracy`), grouping attempts by
     ``task_id``."""
-    d = table if isinstance(table, Derived) else derive(table)
+    d = table if isinstance(table, Derived | Outcomes) else derive(table)
     s = scored_mask(d)
     return _pass_at_1(d.correct[s], d.task_code[s])
 
 
-def has_correctness(d: Derived) -> bool:
+def has_correctness(d: Derived | Outcomes) -> bool:
     """Whether any measured row carries a verdict; without one, accuracy is missing, not 0."""
     return bool(d.correct_known[d.measured].any())

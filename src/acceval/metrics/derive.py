@@ -216,17 +216,16 @@ def _finish_end_ns(table: pa.Table, done: FloatArray) -> FloatArray:
     return np.where(np.isnan(fin), done, fin)
 
 
-def derive(table: pa.Table, *, itl: bool = True) -> Derived:
+def derive(table: pa.Table, *, itl: bool = True, task_code: IntArray | None = None) -> Derived:
     """Per-request derived arrays for a table with ``RECORD_SCHEMA``; ``itl=False`` leaves the
-    inter-token sample empty (for callers that need only the stamps, e.g. a timeline)."""
+    inter-token sample empty (for callers that need only the stamps, e.g. a timeline);
+    ``task_code`` as :func:`outcomes` takes it."""
     n = table.num_rows
     scheduled = _float(table, "scheduled_ns")
-    sent = _float(table, "sent_ns")
+    lat = latencies(table)
+    sent, done, ttft, e2e = lat.sent_ns, lat.done_ns, lat.ttft_ms, lat.e2e_ms
     first = _float(table, "first_token_ns")
-    done = _float(table, "done_ns")
     out_tok = _float(table, "output_tokens")
-    ttft = (first - sent) / _NS_PER_MS
-    e2e = (done - sent) / _NS_PER_MS
     # Without the chunk stamps (a reader that needs only the stamps) the count is unknown (-1).
     chunk_col = _col(table, "chunk_ns") if "chunk_ns" in table.column_names else None
     chunks = _chunk_counts(chunk_col) if chunk_col is not None else np.full(n, -1, np.int64)
@@ -242,12 +241,11 @@ def derive(table: pa.Table, *, itl: bool = True) -> Derived:
         with np.errstate(divide="ignore", invalid="ignore"):
             tpot = np.where(out_tok > 1, (e2e - ttft) / (out_tok - 1), np.nan)
     error_kind = _col(table, "error_kind")
-    ok = np.asarray(pc.is_null(error_kind).to_numpy(zero_copy_only=False), dtype=np.bool_)
-    task_codes = pc.dictionary_encode(_col(table, "task_id")).indices
+    out = outcomes(table, task_code)
     return Derived(
         n=n,
-        measured=~_bool(table, "warmup", null=False),
-        ok=ok,
+        measured=out.measured,
+        ok=out.ok,
         error_kind=np.asarray(error_kind.to_numpy(zero_copy_only=False), dtype=object),
         scheduled_ns=scheduled,
         sent_ns=sent,
@@ -271,12 +269,75 @@ def derive(table: pa.Table, *, itl: bool = True) -> Derived:
         tokens_from=np.asarray(
             _col(table, "tokens_from").to_numpy(zero_copy_only=False), dtype=object
         ),
+        correct=out.correct,
+        correct_known=out.correct_known,
+        task_code=out.task_code,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Latencies:
+    """The service times of each row, as :class:`Derived` has them, from four stamp columns:
+    what a chart over every record of a run needs, at a fraction of a full derive's memory."""
+
+    measured: BoolArray
+    ok: BoolArray
+    sent_ns: FloatArray
+    done_ns: FloatArray
+    ttft_ms: FloatArray
+    e2e_ms: FloatArray
+
+
+def latencies(table: pa.Table) -> Latencies:
+    """TTFT and E2E from the actual send; reads ``warmup``, ``error_kind`` and the stamps."""
+    sent, first, done = (_float(table, c) for c in ("sent_ns", "first_token_ns", "done_ns"))
+    ok = np.asarray(pc.is_null(_col(table, "error_kind")).to_numpy(zero_copy_only=False),
+                    dtype=np.bool_)
+    return Latencies(measured=~_bool(table, "warmup", null=False), ok=ok, sent_ns=sent,
+                     done_ns=done, ttft_ms=(first - sent) / _NS_PER_MS,
+                     e2e_ms=(done - sent) / _NS_PER_MS)
+
+
+#: The columns :func:`latencies` reads.
+LATENCY_COLUMNS = ["warmup", "error_kind", "sent_ns", "first_token_ns", "done_ns"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcomes:
+    """What accuracy and pass@1 read of each row, without the stamps: a target's accuracy
+    over all its points is taken from these, each point's latencies from its own
+    :class:`Derived` (so a target's per-request arrays are never all held at once)."""
+
+    measured: BoolArray
+    ok: BoolArray
+    correct: BoolArray
+    correct_known: BoolArray
+    task_code: IntArray
+
+    def subset(self, rows: BoolArray) -> Outcomes:
+        keep = np.asarray(rows, dtype=np.bool_)
+        return Outcomes(self.measured[keep], self.ok[keep], self.correct[keep],
+                        self.correct_known[keep], self.task_code[keep])
+
+
+def task_codes(table: pa.Table) -> IntArray:
+    """Each row's ``task_id`` as a dictionary code (for grouping attempts); -1 if null."""
+    codes = pc.dictionary_encode(_col(table, "task_id")).indices
+    return np.asarray(pc.fill_null(codes, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def outcomes(table: pa.Table, task_code: IntArray | None = None) -> Outcomes:
+    """The rows' outcomes; ``task_code``: codes already taken over a larger table (a point's
+    rows keep their target's codes, so pass@1 groups them the same way)."""
+    ok = np.asarray(pc.is_null(_col(table, "error_kind")).to_numpy(zero_copy_only=False),
+                    dtype=np.bool_)
+    return Outcomes(
+        measured=~_bool(table, "warmup", null=False),
+        ok=ok,
         # An errored request is never correct, even if its partial text passed the checker.
         correct=_bool(table, "correct", null=False) & ok,
         correct_known=np.asarray(
             pc.is_valid(_col(table, "correct")).to_numpy(zero_copy_only=False), dtype=np.bool_
         ),
-        task_code=np.asarray(
-            pc.fill_null(task_codes, -1).to_numpy(zero_copy_only=False), dtype=np.int64
-        ),
+        task_code=task_codes(table) if task_code is None else task_code,
     )

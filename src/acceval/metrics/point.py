@@ -237,10 +237,11 @@ def _in_flight(
     s, e = sent[both], done[both]
     if s.size == 0:
         return None, None
-    times = np.concatenate([s, e])
-    deltas = np.concatenate([np.ones(s.size, np.int64), -np.ones(e.size, np.int64)])
-    order = np.lexsort((deltas, times))
-    peak = int(np.cumsum(deltas[order]).max())
+    # The count peaks just after a send: after the k-th send in time order, k sends less the
+    # completions at or before it (a completion at the same stamp goes first).
+    sends, dones = np.sort(s), np.sort(e)
+    after = np.arange(1, sends.size + 1) - np.searchsorted(dones, sends, side="right")
+    peak = int(after.max())
     if duration_s is None or duration_s <= 0:
         return None, peak
     end_ns = start_ns + duration_s * 1e9

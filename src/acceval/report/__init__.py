@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from acceval.errors import AccevalError, UsageError
 from acceval.run_result import RunResult
+
+if TYPE_CHECKING:  # pyarrow and the HTML renderer are imported only for the HTML format
+    import pyarrow as pa
+
+    from acceval.report.html import Samples
 
 
 def render(result: RunResult, fmt: str, *, run_dir: Path | None = None) -> str:
@@ -32,12 +38,13 @@ def _render(result: RunResult, fmt: str, run_dir: Path | None) -> str:
         return render_console(result)
     if fmt == "html":
         from acceval.report.html import render_html
-        from acceval.results.store import REPORT_COLUMNS, read_records
 
         # The timeline and the sample outputs need the records; without a run folder the
         # page says "not measured" for them.
-        records = read_records(run_dir, REPORT_COLUMNS) if run_dir is not None else None
-        return render_html(result, records=records)
+        if run_dir is None:
+            return render_html(result)
+        return render_html(result, records=_chart_records(run_dir),
+                           samples=_picked_samples(result, run_dir))
     raise UsageError(f"unknown report format '{fmt}'")
 
 
@@ -56,3 +63,21 @@ def write_outputs(result: RunResult, run_dir: Path) -> None:
 
 
 __all__ = ["render", "write_outputs"]
+
+
+def _chart_records(run_dir: Path) -> pa.Table:
+    """The columns the charts read, for every record (no texts, no chunk stamps)."""
+    from acceval.report.html import CHART_COLUMNS
+    from acceval.results.store import read_records
+
+    return read_records(run_dir, CHART_COLUMNS)
+
+
+def _picked_samples(result: RunResult, run_dir: Path) -> Samples:
+    """Each target's sample outputs, its texts read one target at a time: a run's texts are
+    most of its records' memory, and a page shows a few of them."""
+    from acceval.report.html import SAMPLE_COLUMNS, pick_samples
+    from acceval.results.store import read_records
+
+    return {t.name: pick_samples(read_records(run_dir, SAMPLE_COLUMNS, target=t.name), t.name)
+            for t in result.targets}

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from acceval.metrics import derive
+from acceval.metrics.derive import latencies
 from acceval.report._capacity import CapacityView, untrusted_reason
 from acceval.report._econ import RunEcon, TargetEcon
 from acceval.results.section import PointResult
@@ -338,7 +338,7 @@ def timeline(result: RunResult, records: pa.Table | None) -> Chart:
     title = "Timeline of the run (per-second buckets)"
     if records is None or records.num_rows == 0:
         return Chart("chart-timeline", title, None, "no records.parquet for this run")
-    d = derive(records, itl=False)
+    d = latencies(records)
     m = d.measured & ~np.isnan(d.sent_ns)
     if not m.any():
         return Chart("chart-timeline", title, None, "no request was sent")
@@ -464,7 +464,7 @@ def latency_cdf(result: RunResult, records: pa.Table | None) -> Chart:
     title = "Latency distributions: TTFT and E2E (CDF per load point)"
     if records is None or records.num_rows == 0:
         return Chart("chart-cdf", title, None, "no records.parquet for this run")
-    d = derive(records, itl=False)
+    d = latencies(records)
     targets = records["target"].to_numpy(zero_copy_only=False)
     index = records["load_index"].to_numpy(zero_copy_only=False)
     probs = np.linspace(0.0, 1.0, _CDF_STEPS)

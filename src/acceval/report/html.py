@@ -15,7 +15,7 @@ import hashlib
 import html
 import json
 from importlib import resources
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -430,7 +430,19 @@ def _plan_html(result: RunResult) -> str:
 
 # --- sample outputs -----------------------------------------------------------------------------
 
-def _pick_samples(records: pa.Table, target: str, cols: list[str]) -> list[dict[str, Any]]:
+#: What a sample output shows of its record.
+SAMPLE_COLUMNS = ["target", "load_label", "task_id", "warmup", "correct", "check_reason",
+                  "extracted", "finish_reason", "error_kind", "error_detail", "output_text"]
+#: What the sample outputs (:data:`SAMPLE_COLUMNS`) and the charts read of each record: the
+#: charts need no text, so a run folder's texts are read one target at a time
+#: (:func:`pick_samples`) and only the picked rows' are kept.
+CHART_COLUMNS = ["target", "load_index", "warmup", "error_kind", "sent_ns", "first_token_ns",
+                 "done_ns"]
+
+Samples: TypeAlias = dict[str, list[dict[str, Any]]]
+
+
+def pick_samples(records: pa.Table, target: str) -> list[dict[str, Any]]:
     """Wrong answers, then errors, then correct ones, then unchecked: a few of each, found
     with column masks so a run of a million records is not turned into Python rows."""
     mine = pc.and_(pc.equal(records["target"], target),
@@ -444,19 +456,19 @@ def _pick_samples(records: pa.Table, target: str, cols: list[str]) -> list[dict[
     for mask, n in kinds:
         idx = pc.indices_nonzero(pc.fill_null(pc.and_(mine, mask), False)).to_numpy()
         rows += idx[:n].tolist()
-    return records.select(cols).take(rows[:SAMPLES_PER_TARGET]).to_pylist() if rows else []
+    return (records.select(SAMPLE_COLUMNS).take(rows[:SAMPLES_PER_TARGET]).to_pylist()
+            if rows else [])
 
 
-def _samples(result: RunResult, records: pa.Table | None) -> str:
+def _samples(result: RunResult, records: pa.Table | None, picked: Samples | None) -> str:
     head = '<section id="samples"><h2>Sample outputs</h2>'
-    if records is None or records.num_rows == 0:
+    if picked is None and (records is None or records.num_rows == 0):
         return f"{head}<p>{_nm()}: no records.parquet for this run.</p></section>"
-    cols = ["target", "load_label", "task_id", "warmup", "correct", "check_reason",
-            "extracted", "finish_reason", "error_kind", "error_detail", "output_text"]
     parts = [head, "<p>A few measured requests per target: wrong answers and errors first, "
              "then correct ones. Output text is shown as text, truncated.</p>"]
     for t in result.targets:
-        pick = _pick_samples(records, t.name, cols)
+        pick = (picked.get(t.name, []) if picked is not None
+                else pick_samples(records, t.name) if records is not None else [])
         if not pick:
             parts.append(f"<h3>{esc(t.name)}</h3><p>{_nm()}: no request</p>")
             continue
@@ -573,9 +585,12 @@ def _sha256(script: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
 
 
-def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
-    """The report page. ``records`` (the run's records table) feeds the timeline and the
-    sample outputs; without it those parts say "not measured".
+def render_html(result: RunResult, *, records: pa.Table | None = None,
+                samples: Samples | None = None) -> str:
+    """The report page. ``records`` (the run's records table, or its
+    :data:`CHART_COLUMNS`) feeds the timeline and the sample outputs; without it those parts
+    say "not measured". ``samples``: the sample outputs already picked
+    (:func:`pick_samples`, by target), instead of picking them from ``records``.
 
     A what-if (other prices, utilization, SLO) is a new RunResult: re-run the economics with
     the overrides and render that; this function only renders what it is given.
@@ -622,7 +637,7 @@ def render_html(result: RunResult, *, records: pa.Table | None = None) -> str:
           if inference else ()),
         _repeats_peers_html(result), _claims_html(result), _plan_html(result), training,
         _portability_html(result), agents_html(result),
-        _samples(result, records) if inference else "", _provenance(result),
+        _samples(result, records, samples) if inference else "", _provenance(result),
         "<footer>Self-contained report: every number is computed from this run's stored "
         "records; nothing on this page is fetched from the network.</footer></main>",
         f'<script type="application/json" id="acceval-charts">{json_for_script(specs)}</script>',
