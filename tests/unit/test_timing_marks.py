@@ -39,6 +39,9 @@ NOT_LOAD_DEPENDENT = {
     "test_a_program_on_the_http_api_is_judged_by_the_state_and_ended_with_its_group":
         "the bound (300 s) only tells an ended program group from one left to its 600 s "
         "sleep; an episode takes seconds",
+    "unit/benchmarks/test_loadgen_bench.py::"
+    "test_vllm_bench_detailed_result_joins_the_server_log_by_id":
+        "times read from a recorded vllm bench result and its server log; no clock",
     "unit/capacity/test_cap_queueing.py::test_min_servers_respects_mean_wait_and_steps":
         "an M/M/c wait computed from fixed rates; no clock",
     "unit/targets/test_openai.py::test_retry_after_is_recorded_in_seconds_and_as_a_date":
