@@ -5,6 +5,15 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 TESTSTAMP := $(VENV)/.installed-test-stamp
 
+# Bytecode is compiled when a module is first imported, and cached. pip does not compile
+# the whole venv at install (`--no-compile`: torch and Ray alone are thousands of modules
+# nobody imports, about 45 s of one core), and a host's PYTHONDONTWRITEBYTECODE=1 (this
+# project's machines set it) does not reach the commands below: with it, every interpreter
+# a run or the suite starts (servers, training ranks, Ray workers, CLI runs) would compile
+# what it imports from source again.
+unexport PYTHONDONTWRITEBYTECODE
+PIP_INSTALL := $(BIN)/python -m pip install -q --no-compile
+
 .PHONY: demo test lint typecheck unit fuzz bench clean docs test-llamacpp test-vllm
 
 # What the demo needs: the package with its local runtimes and torch (the built-in training
@@ -13,7 +22,7 @@ TESTSTAMP := $(VENV)/.installed-test-stamp
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[local,report,agents,torch]'
+	$(PIP_INSTALL) -e '.[local,report,agents,torch]'
 	touch $(STAMP)
 
 # What the tests need: the demo's extras plus dev tools, the training extra (TensorBoard
@@ -25,7 +34,7 @@ $(TESTSTAMP): pyproject.toml
 	@tools/ensure-browser.sh & \
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
 	$(BIN)/python -m pip install -q --upgrade pip && \
-	$(BIN)/python -m pip install -q -e '.[dev,local,report,agents,torch,training,ray]'; \
+	$(PIP_INSTALL) -e '.[dev,local,report,agents,torch,training,ray]'; \
 	rc=$$?; wait; exit $$rc
 	touch $(STAMP) $(TESTSTAMP)
 
