@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -25,6 +27,7 @@ from acceval.metrics import derive
 from acceval.pipeline import execute
 from acceval.results.store import PARTS_DIR, read_records
 from acceval.study import study_from_dict
+from helpers.canary import KEY, Cli, canary_study, echo_server, leaks, records_text
 from helpers.cli import mock_target, write_study
 
 pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
@@ -244,32 +247,48 @@ def test_ctrl_c_mid_point_stops_the_generators_and_keeps_what_they_streamed(
 
 
 def test_clients_alone_starts_a_private_ray_for_the_run_and_ends_it(
-        cluster: Any, tmp_path: Path) -> None:
+        cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`acceval run --clients 2`, no cluster named: the run starts a Ray of its own on this
     host, even with another one running here (this module's, which a plain ``ray.init()``
     would join and then refuse its CPUs), sends through two generators, and leaves nothing
-    running; Ray's token notice stays off the console."""
-    study = {"name": "private",
-             "tasks": {"source": "builtin:arithmetic", "count": 12, "max_tokens": 8},
-             "targets": [mock_target("m", ttft_ms=2, itl_ms=1, output_tokens=4)],
-             "load": [{"concurrency": [2], "min_requests": 24}]}
-    path = write_study(tmp_path / "s.yaml", study)
+    running; Ray's token notice stays off the console.
+
+    The same run is the secret canary's Ray path (issue 30): its target is a server that
+    echoes the API key everywhere it can; the actors read the key from their environment
+    and stream what the server echoed; every file the run wrote, the private Ray's session
+    folder (put under a folder of the test's own by RAY_TMPDIR) and every stream printed
+    are searched for the key."""
+    monkeypatch.setenv("CANARY_KEY", KEY)
+    ray_tmp = Path(tempfile.mkdtemp(prefix="acr-", dir="/tmp"))  # Ray's sockets: short paths
+    monkeypatch.setenv("RAY_TMPDIR", str(ray_tmp))
     before = set(_generators())
-    res = subprocess.run([sys.executable, "-m", "acceval", "run", str(path), "--out",
-                          str(tmp_path / "runs"), "--no-progress", "--clients", "2"],
-                         capture_output=True, text=True, timeout=240, check=False)
-    assert res.returncode == 0, res.stderr
-    assert "Token authentication" not in res.stderr + res.stdout
-    (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
-    result = json.loads((run_dir / "result.json").read_text())
-    assert result["log"]["execution"]["backend"] == "ray"
-    assert result["log"]["execution"]["address"] is None          # private
-    (t,) = result["log"]["targets"]
-    assert len(t["load_generators"]) == 2
-    assert len({g["pid"] for g in t["load_generators"]}) == 2
-    measured = read_records(run_dir).filter(pc.invert(read_records(run_dir)["warmup"]))
-    assert measured.num_rows == result["targets"][0]["points"][0]["summary"]["requests"] >= 24
-    assert set(_generators()) <= before, "a load generator outlived the run"
+    cli = Cli(tmp_path)
+    try:
+        with echo_server() as echo:
+            study = canary_study(tmp_path, echo, levels=(2,))
+            code = cli("run", str(study), "--out", str(tmp_path / "runs"), "--no-progress",
+                       "--clients", "2")
+        assert code in (0, 3), cli.last
+        assert "Token authentication" not in cli.last
+        (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+        result = json.loads((run_dir / "result.json").read_text())
+        assert result["log"]["execution"]["backend"] == "ray"
+        assert result["log"]["execution"]["address"] is None          # private
+        (t,) = result["log"]["targets"]
+        assert len(t["load_generators"]) == 2
+        assert len({g["pid"] for g in t["load_generators"]}) == 2
+        measured = read_records(run_dir).filter(pc.invert(read_records(run_dir)["warmup"]))
+        assert measured.num_rows == result["targets"][0]["points"][0]["summary"]["requests"]
+        assert measured.num_rows >= 8
+        assert set(_generators()) <= before, "a load generator outlived the run"
+        # The echo came through the generators, and was kept redacted.
+        assert "[redacted]" in records_text(run_dir)
+        assert list(ray_tmp.glob("ray/session_*/logs/*")), "the run's Ray logged elsewhere"
+        assert cli("report", str(run_dir), "--format", "md") == 0
+        found = leaks(tmp_path) + leaks(ray_tmp) + cli.leaks()
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert found == []
 
 
 def _generators() -> list[int]:
