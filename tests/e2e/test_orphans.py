@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from importlib.util import find_spec
 from pathlib import Path
 
 import psutil
@@ -22,7 +23,8 @@ import pytest
 from acceval.results.store import PARTS_DIR
 from helpers.cli import mock_target, write_study
 
-pytest.importorskip("ray")
+pytestmark = pytest.mark.skipif(find_spec("ray") is None,  # looked up, not imported
+                                reason="the [ray] extra is part of make test")
 
 
 def _cmdlines(procs: list[psutil.Process]) -> dict[psutil.Process, str]:
