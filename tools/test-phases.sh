@@ -10,7 +10,9 @@
 # printed, before the timing phase starts, so the timing tests still have the host alone.
 set -u
 PYTEST=${PYTEST:-.venv/bin/pytest}
-WORKERS=${WORKERS:-3}  # on 2 cores: about a third of the phase waits on sleeps and subprocesses
+# On 2 cores: with 3 workers a sixth of the phase's core time was idle (waits on servers and
+# subprocesses); a fourth fills it.
+WORKERS=${WORKERS:-4}
 CHECKS=${CHECKS:-}
 common=(-q -p no:cacheprovider --durations=20 "$@")
 
