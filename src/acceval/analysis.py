@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acceval._version import __version__
-from acceval.agents.analyze import agents_section
 from acceval.agents.store import AgentRecords
 from acceval.agents.store import read as read_agent_records
 from acceval.capacity import TargetCapacity, availability_without_demand
@@ -42,7 +41,6 @@ from acceval.economics.apply import Priced, RunEconomics, price_target
 from acceval.economics.inputs import resolve_rate
 from acceval.economics.sensitivity import SensitivityResult, sensitivity
 from acceval.errors import AccevalError, StudyError
-from acceval.loadgen.runner import PointSpec
 from acceval.metrics import accuracy, has_correctness, pass_at_1
 from acceval.metrics.derive import Derived, derive, outcomes, task_codes
 from acceval.metrics.point import loop_fell_behind
@@ -85,7 +83,6 @@ from acceval.study import Study, apply_overrides, load_study, study_from_dict
 from acceval.targets.spec import Endpoint
 from acceval.telemetry.accelerator import accelerator_section
 from acceval.telemetry.summary import telemetry_section
-from acceval.training.analyze import training_section
 from acceval.units import report_scale
 from acceval.verdict import (
     Rules,
@@ -96,6 +93,9 @@ from acceval.verdict import (
     money_scale,
     standings,
 )
+
+if TYPE_CHECKING:
+    from acceval.loadgen.runner import PointSpec
 
 _SOFTWARE = ("aiohttp", "numpy", "pyarrow", "pydantic", "duckdb", "uvloop",
              "onnxruntime-genai", "torch", "transformers")
@@ -306,11 +306,14 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
             run_artifact_checks: bool = False,
             kept_artifact_levels: dict[str, ArtifactLevel] | None = None,
             agent_records: AgentRecords | None = None,
-            run_dir: Path | None = None) -> RunResult:
+            run_dir: Path | None = None,
+            measured_on: tuple[Environment, dict[str, str]] | None = None) -> RunResult:
     """Every number from stored records and the run log (pure apart from reading the files
     the study names, and loading models when ``run_artifact_checks``). ``agent_records``
     are the agents part's step and episode records, when the study has one; ``run_dir``
-    holds the logs the training section's commands wrote."""
+    holds the logs the training section's commands wrote; ``measured_on``, the environment
+    and software versions a stored run recorded (a re-analysis keeps them instead of
+    describing this process)."""
     kept_artifact_levels = kept_artifact_levels or {}
     rows_of = _by_target(records)
     targets: list[TargetResult] = []
@@ -358,8 +361,12 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     claims = _claims(study, targets, base_dir)
     for t, plan in zip(targets, plan_study(study, catalog, log.host, targets), strict=False):
         t.plan = plan
-    agents = (agents_section(study.agents, agent_records, study, catalog)
-              if study.agents is not None else None)
+    agents = None
+    if study.agents is not None:
+        # Imported for a study that has the part: the others do not load its analysis.
+        from acceval.agents.analyze import agents_section
+
+        agents = agents_section(study.agents, agent_records, study, catalog)
     # One money scale for the whole result: the verdict's sentences are written in it and
     # every format renders the rest of the report in it (Verdict.money_scale).
     with report_scale(money_scale(targets, agents)) as scale:
@@ -386,6 +393,8 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     warnings += _client_bound_notes(targets, log, os.cpu_count())
     training = None
     if study.training is not None:
+        from acceval.training.analyze import training_section  # as the agents' above
+
         training = training_section(
             study.training, base_dir=base_dir or Path.cwd(), run_dir=run_dir,
             study_costs=study.costs, catalog=catalog,
@@ -396,7 +405,8 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     return RunResult(
         run_id=log.run_id, study_name=study.name, created_utc=log.created_utc,
         finished_utc=log.finished_utc, interrupted=log.interrupted,
-        study=study, environment=environment(base_dir), software=software(),
+        study=study, environment=measured_on[0] if measured_on else environment(base_dir),
+        software=measured_on[1] if measured_on else software(),
         seeds=Seeds(study=study.seed, tasks=study.tasks.seed),
         tasks=TasksRun(source=study.tasks.source, count=study.tasks.count,
                        attempts=study.tasks.attempts),
@@ -460,6 +470,8 @@ def _seed_for(base: int, *path: int) -> int:
 
 def point_specs(study: Study, t_index: int, n_prompts: int) -> list[PointSpec]:
     """The fixed load points of target ``t_index``, resolved, each with its own seed."""
+    from acceval.loadgen.runner import PointSpec  # the runner: only where points are planned
+
     specs = []
     index = 0
     for f_index, family in enumerate(study.load):
@@ -545,9 +557,9 @@ def load_result(run_dir: Path, *, recompute: bool = False,
         recompute = False  # the rebuild just analysed the records with this version's rules
     if not recompute and not overrides:
         return stored
-    study = study_from_dict(apply_overrides(stored.study.model_dump(mode="json"),
-                                            overrides or []),
-                            source=f"{run_dir} with overrides")
+    # The stored study was validated as the result was read; only a what-if is checked again.
+    study = study_from_dict(apply_overrides(stored.study.model_dump(mode="json"), overrides),
+                            source=f"{run_dir} with overrides") if overrides else stored.study
     kept = {t.name: t.portability.levels.artifact for t in stored.targets
             if t.portability is not None
             and t.portability.levels.artifact.verdict != "not assessed"}
@@ -557,9 +569,8 @@ def load_result(run_dir: Path, *, recompute: bool = False,
                                   read_samples(run_dir), base_dir=base,
                                   kept_artifact_levels=kept,
                                   agent_records=read_agent_records(run_dir),
-                                  run_dir=run_dir), problems)
-    fresh.environment = stored.environment
-    fresh.software = stored.software
+                                  run_dir=run_dir,
+                                  measured_on=(stored.environment, stored.software)), problems)
     fresh.warnings[:0] = [w for w in stored.warnings if w.startswith(f"{RESULT_FILE} was damaged")]
     if overrides:
         fresh.warnings.insert(0, "what-if: recomputed from the stored records with "

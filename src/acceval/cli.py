@@ -234,7 +234,7 @@ def report(run_dir: Path, fmt: str, out_file: Path | None, recompute: bool,
     With --set, ask "what if" without re-running: the study's prices, SLOs, quality level or
     energy boundary change, and every number is recomputed from the stored records.
     """
-    from acceval.pipeline import load_result
+    from acceval.analysis import load_result  # not the pipeline: nothing is measured here
     from acceval.report import render
 
     _report_pool()

@@ -28,6 +28,7 @@ import json
 import math
 import os
 import stat
+from itertools import chain
 from pathlib import Path
 from typing import Any, Literal
 
@@ -192,18 +193,21 @@ def json_depth_problem(data: Any, max_depth: int = JSON_MAX_DEPTH) -> str | None
     """Why parsed JSON is too deep to walk, or None (iterative: no recursion). Level by
     level, keeping only the containers: a profiler trace is hundreds of thousands of scalars
     in a few levels, and pushing each of them cost 0.3 s of every re-analysis."""
-    level = [data] if isinstance(data, dict | list) else []
+    level = [data] if isinstance(data, _CONTAINERS) else []
     depth = 0
     while level:
         depth += 1
         if depth > max_depth:
             return f"nested more than {max_depth} levels deep"
-        below: list[Any] = []
-        for node in level:
-            below += [c for c in (node.values() if isinstance(node, dict) else node)
-                      if isinstance(c, dict | list)]
-        level = below
+        # One pass over the level's values (no loop per container: 66k of them in a trace).
+        maps = [n for n in level if isinstance(n, dict)]
+        seqs = [n for n in level if not isinstance(n, dict)]
+        values = chain(chain.from_iterable(map(dict.values, maps)), chain.from_iterable(seqs))
+        level = [c for c in values if isinstance(c, _CONTAINERS)]
     return None
+
+
+_CONTAINERS = (dict, list)
 
 
 def loads_json(text: str | bytes, *, non_finite: NonFinite = "refuse") -> Any:

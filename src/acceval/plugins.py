@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import Any, Protocol
 
 from acceval.errors import AccevalError, UsageError
 
@@ -105,10 +105,21 @@ def _dist_name(ep: EntryPoint) -> str:
     return dist.name if dist is not None else "an unnamed distribution"
 
 
+class _Selectable(Protocol):
+    def select(self, *, group: str) -> Iterable[EntryPoint]: ...
+
+
+@functools.cache
+def _installed_entry_points() -> _Selectable:
+    """Every installed distribution's entry points, read once: ``entry_points(group=...)``
+    reads them all for each group it is asked for (a study names five groups)."""
+    return entry_points()
+
+
 @functools.cache
 def _registrations(group: str) -> Mapping[str, tuple[Plugin, ...]]:
     found: dict[str, dict[str, Plugin]] = {}
-    for ep in entry_points(group=group):
+    for ep in _installed_entry_points().select(group=group):
         dist = _dist_name(ep)
         found.setdefault(ep.name, {})[dist] = Plugin(group, ep.name, ep.value, dist)
     for name, value in BUILTINS[group].items():
@@ -187,5 +198,6 @@ def load_plugin(group: str, name: str) -> Any:
 
 def refresh() -> None:
     """Forget what was discovered and loaded (after installing a plugin in this process)."""
+    _installed_entry_points.cache_clear()
     _registrations.cache_clear()
     load_plugin.cache_clear()

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -32,11 +32,8 @@ from acceval.capacity.replay import (
 )
 from acceval.capacity.sweep import SweepResult, search
 from acceval.errors import AccevalError, StudyError
-from acceval.interruption import Injector, recovery
-from acceval.interruption.recovery import InterruptionResult
-from acceval.loadgen.progress import Progress
+from acceval.interruption.recovery import InterruptionResult, recovery
 from acceval.loadgen.protocol import Prompt, Target
-from acceval.loadgen.runner import PointRun, PointSpec, run_point
 from acceval.loadgen.spec import PoissonRate
 from acceval.metrics import summarize_point
 from acceval.metrics.derive import Derived, derive
@@ -46,6 +43,13 @@ from acceval.results.runlog import PointLog, PointRole, SweepLog, TargetLog
 from acceval.results.section import PointResult, RepeatsResult
 from acceval.run_result import TargetResult
 from acceval.study import SLO, Study
+
+if TYPE_CHECKING:
+    # The runner (and its live display) loads when a point is run: the sections after the
+    # run (``acceval report``) need none of it.
+    from acceval.interruption.inject import Injector
+    from acceval.loadgen.progress import Progress
+    from acceval.loadgen.runner import PointRun, PointSpec
 
 # Seed-path slot of the sweep's points (the fixed points use (study seed, target, family,
 # level)); a different first element keeps their draws apart.
@@ -208,6 +212,8 @@ def _interrupted_spec(study: Study, name: str, specs: list[PointSpec],
 
 async def run_all(tr: TargetRun, specs: list[PointSpec]) -> None:
     """Every point of one target: fixed, sweep, replay, interruption (see the module doc)."""
+    from acceval.loadgen.runner import PointSpec
+
     study = tr.study
     plan = plan_replay(study.demand, study.seed, tr.base_dir) if (
         study.demand is not None and study.demand.replay is not None) else None
@@ -260,6 +266,8 @@ async def run_all(tr: TargetRun, specs: list[PointSpec]) -> None:
 
 
 def _injector(tr: TargetRun) -> Injector:
+    from acceval.interruption.inject import Injector
+
     assert tr.study.interruption is not None
     return Injector(tr.study.interruption, t0_ns=tr.t0_ns, server=tr.server,
                     respawn=tr.respawn)
@@ -268,6 +276,8 @@ def _injector(tr: TargetRun) -> Injector:
 async def _run(tr: TargetRun, tap: _Tap, spec: PointSpec, *,
                schedule_ns: np.ndarray[Any, np.dtype[np.int64]] | None = None,
                injector: Injector | None = None) -> PointRun:
+    from acceval.loadgen.runner import run_point
+
     cap = tr.in_flight_cap
     if cap is not None and spec.family.loop == "open" and spec.max_in_flight > cap:
         spec = dataclasses.replace(spec, max_in_flight=cap)
@@ -302,6 +312,8 @@ async def _sweep(tr: TargetRun, tap: _Tap, index: int) -> int:
     counter = [index]
 
     async def measure(rate: float) -> CurvePoint | None:
+        from acceval.loadgen.runner import PointSpec
+
         i = counter[0]
         counter[0] += 1
         seed = int(np.random.SeedSequence(

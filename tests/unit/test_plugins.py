@@ -7,7 +7,7 @@ import sys
 import textwrap
 import tomllib
 from collections.abc import Iterator
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoints, entry_points
 from pathlib import Path
 
 import pytest
@@ -63,7 +63,7 @@ def test_the_install_metadata_registers_the_builtins(group: str) -> None:
 @pytest.mark.parametrize("group", sorted(GROUPS))
 def test_builtins_survive_install_metadata_that_predates_them(
         group: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plugins, "entry_points", lambda group: [])
+    monkeypatch.setattr(plugins, "entry_points", lambda **params: EntryPoints([]))
     plugins.refresh()
     assert installed(group) == sorted(BUILTINS[group])
     for name in BUILTINS[group]:

@@ -30,12 +30,12 @@ from acceval.capacity.profile import (
 from acceval.capacity.spec import Demand
 from acceval.errors import StudyError
 from acceval.loadgen.arrivals import seed_info
-from acceval.loadgen.runner import PointSpec
 from acceval.loadgen.spec import PoissonRate
 from acceval.metrics.spec import SLO
 from acceval.results.section import PointResult, Section
 
-if TYPE_CHECKING:  # imported where used: metrics imports the study
+if TYPE_CHECKING:  # imported where used: metrics imports the study; the runner is a run's
+    from acceval.loadgen.runner import PointSpec
     from acceval.metrics.derive import Derived
 
 
@@ -103,6 +103,8 @@ class ReplayPlan:
              max_in_flight: int = 4096) -> PointSpec:
         """The runner's point: open loop, the whole compressed horizon, nothing stops it early
         (``min_duration_s`` = ``max_duration_s`` = the horizon, every arrival is sent)."""
+        from acceval.loadgen.runner import PointSpec  # the runner: only when the replay runs
+
         rate = self.mean_rps
         if not rate > 0:
             raise StudyError("demand: the profile's rate is 0 in every hour; nothing to replay")

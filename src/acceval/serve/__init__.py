@@ -8,11 +8,21 @@ and ``parse_options`` for ``--option key=value`` lists. See docs/serve.md.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from acceval._lazy import exports
 from acceval.errors import UsageError
-from acceval.serve._process import LocalServer, spawn_server
-from acceval.serve._server import ServerHandle, serve_forever, start_server
+
+if TYPE_CHECKING:
+    from acceval.serve._process import LocalServer, spawn_server
+    from acceval.serve._server import ServerHandle, serve_forever, start_server
+
+# The server and its HTTP stack load when a name is used, not when a study's
+# ``acceval.serve.spec`` is read.
+__getattr__ = exports(__name__, {
+    "LocalServer": "acceval.serve._process", "spawn_server": "acceval.serve._process",
+    "ServerHandle": "acceval.serve._server", "serve_forever": "acceval.serve._server",
+    "start_server": "acceval.serve._server"})
 
 
 def parse_options(items: list[str]) -> dict[str, Any]:

@@ -222,19 +222,23 @@ def _read_kineto(data: dict[str, Any], path: Path) -> TraceSplit:
             steps = [(0, busiest, min(a for a, _ in mine), max(b for _, b in mine))]
             out.whole_span = True
     main = steps[0][1] if steps else None
+    # Each distinct name matched once: a trace repeats a few hundred names over 10**4 spans.
+    names = {n for n, _, _, _, _ in spans}
+    is_comm = {n for n in names if _COMM.search(n)}
     if gpu:
-        comm = [(a, b) for n, c, _, a, b in spans if c == "kernel" and _COMM.search(n)]
+        is_memory = {n for n in names if _MEMORY.search(n)}
+        comm = [(a, b) for n, c, _, a, b in spans if c == "kernel" and n in is_comm]
         memory = [(a, b) for n, c, _, a, b in spans if c in ("gpu_memcpy", "gpu_memset")
-                  or (c == "kernel" and _MEMORY.search(n))]
+                  or (c == "kernel" and n in is_memory)]
         compute = [(a, b) for n, c, _, a, b in spans if c == "kernel"
-                   and not _COMM.search(n) and not _MEMORY.search(n)]
+                   and n not in is_comm and n not in is_memory]
     else:
         memory = []
         comm = [(a, b) for n, c, _, a, b in spans
-                if c in ("user_annotation", "cpu_op") and _COMM.search(n)
+                if c in ("user_annotation", "cpu_op") and n in is_comm
                 and not n.startswith("c10d::")]
         compute = [(a, b) for n, c, tid, a, b in spans
-                   if c == "cpu_op" and tid == main and not _COMM.search(n)]
+                   if c == "cpu_op" and tid == main and n not in is_comm]
     out.steps = [split_step((a, b), compute, comm, memory, step=n)
                  for n, _, a, b in sorted(steps)]
     if gpu:
