@@ -5,14 +5,16 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 TESTSTAMP := $(VENV)/.installed-test-stamp
 
-# Bytecode is compiled when a module is first imported, and cached. pip does not compile
-# the whole venv at install (`--no-compile`: torch and Ray alone are thousands of modules
-# nobody imports, about 45 s of one core), and a host's PYTHONDONTWRITEBYTECODE=1 (this
-# project's machines set it) does not reach the commands below: with it, every interpreter
-# a run or the suite starts (servers, training ranks, Ray workers, CLI runs) would compile
-# what it imports from source again.
+# Bytecode: pip installs without compiling (`--no-compile`: it compiles one file after
+# another, about 45 s of one core), and `compileall` compiles the venv on every core right
+# after; without any compiling, the suite's first four workers to import torch, transformers
+# or the agents SDK each compiled them at once. A host's PYTHONDONTWRITEBYTECODE=1 (this
+# project's machines set it) does not reach the commands below: with it, every interpreter a
+# run or the suite starts (servers, training ranks, Ray workers, CLI runs) would compile what
+# it imports from source again.
 unexport PYTHONDONTWRITEBYTECODE
 PIP_INSTALL := $(BIN)/python -m pip install -q --no-compile
+COMPILE_VENV := $(BIN)/python -c 'import compileall, sysconfig;   compileall.compile_dir(sysconfig.get_paths()["purelib"], quiet=2, workers=0)'
 
 .PHONY: demo test lint typecheck unit fuzz bench clean docs test-llamacpp test-vllm
 
@@ -23,6 +25,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(PIP_INSTALL) -e '.[local,report,agents,torch]'
+	$(COMPILE_VENV)
 	touch $(STAMP)
 
 # What the tests need: the demo's extras plus dev tools, the training extra (TensorBoard
@@ -34,7 +37,8 @@ $(TESTSTAMP): pyproject.toml
 	@tools/ensure-browser.sh & \
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
 	$(BIN)/python -m pip install -q --upgrade pip && \
-	$(PIP_INSTALL) -e '.[dev,local,report,agents,torch,training,ray]'; \
+	$(PIP_INSTALL) -e '.[dev,local,report,agents,torch,training,ray]' && \
+	$(COMPILE_VENV); \
 	rc=$$?; wait; exit $$rc
 	touch $(STAMP) $(TESTSTAMP)
 

@@ -10,9 +10,9 @@
 # printed, before the timing phase starts, so the timing tests still have the host alone.
 set -u
 PYTEST=${PYTEST:-.venv/bin/pytest}
-# On 2 cores: with 3 workers a sixth of the phase's core time was idle (waits on servers and
-# subprocesses); a fourth fills it.
-WORKERS=${WORKERS:-4}
+# On 2 cores: a third worker fills the waits on servers and subprocesses; a fourth measured
+# slower on a fresh clone (325 s against 279 s).
+WORKERS=${WORKERS:-3}
 CHECKS=${CHECKS:-}
 common=(-q -p no:cacheprovider --durations=20 "$@")
 
