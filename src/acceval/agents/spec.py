@@ -9,14 +9,13 @@ billed like every other correct task (docs/agents.md).
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from acceval.economics.spec import Platform, Price, TargetCosts
 from acceval.names import Name
-from acceval.targets.spec import Endpoint, url_problem
+from acceval.targets.spec import Endpoint, checked_base_url, checked_env_name
 
 Perturbation = Literal["expired_session", "popup", "layout", "language"]
 PERTURBATIONS: tuple[Perturbation, ...] = ("expired_session", "popup", "layout", "language")
@@ -77,9 +76,6 @@ class LocalEngine(_Model):
                                     "mock: tool_policy, seed, ...).")
 
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
 class ProxiedModel(_Model):
     """The model endpoint a user's agent program calls, reached through acceval's recording
     proxy: acceval serves an OpenAI-compatible proxy on 127.0.0.1 during each episode, hands
@@ -100,18 +96,12 @@ class ProxiedModel(_Model):
     @field_validator("base_url")
     @classmethod
     def _url(cls, v: str) -> str:
-        problem = url_problem(v)
-        if problem is not None:
-            raise ValueError(problem)
-        return v.rstrip("/")
+        return checked_base_url(v)
 
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, v: str | None) -> str | None:
-        if v is not None and not _ENV_NAME.fullmatch(v):
-            raise ValueError("an environment variable name: letters, digits and '_', not "
-                             "starting with a digit")
-        return v
+        return checked_env_name(v)
 
 
 class AgentCommand(_Model):

@@ -48,6 +48,23 @@ def header_value_problem(value: str) -> str | None:
     return None
 
 
+def checked_base_url(v: str) -> str:
+    """A study's base URL as the client uses it (no trailing slash), or a ValueError saying why
+    it is not one (the validators of every endpoint-like spec)."""
+    problem = url_problem(v)
+    if problem is not None:
+        raise ValueError(problem)
+    return v.rstrip("/")
+
+
+def checked_env_name(v: str | None) -> str | None:
+    """An environment variable's name, or a ValueError saying what one looks like."""
+    if v is not None and not _ENV_NAME.fullmatch(v):
+        raise ValueError("an environment variable name: letters, digits and '_', not "
+                         "starting with a digit")
+    return v
+
+
 def url_problem(url: str) -> str | None:
     """Why ``url`` is not an http(s) base URL the client can connect to, or None."""
     if any(c.isspace() or not c.isprintable() for c in url):
@@ -221,10 +238,7 @@ class Endpoint(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _url(cls, v: str) -> str:
-        problem = url_problem(v)
-        if problem is not None:
-            raise ValueError(problem)
-        return v.rstrip("/")
+        return checked_base_url(v)
 
     @field_validator("stop")
     @classmethod
@@ -245,7 +259,4 @@ class Endpoint(BaseModel):
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, v: str | None) -> str | None:
-        if v is not None and not _ENV_NAME.fullmatch(v):
-            raise ValueError("an environment variable name: letters, digits and '_', not "
-                             "starting with a digit")
-        return v
+        return checked_env_name(v)
