@@ -17,7 +17,9 @@ from acceval.errors import UsageError
 from acceval.input_files import DATA_MAX_BYTES, loads_json
 from acceval.input_files import read_text as bounded_text
 from acceval.loadgen.spec import family, load_point
+from acceval.results.files import write_text_durable
 from acceval.results.records import Record
+from acceval.results.runlog import RunLog
 from acceval.results.section import PeerFigures
 
 if TYPE_CHECKING:
@@ -166,6 +168,16 @@ def new_run_dir(name: str, root: Path, now: dt.datetime) -> Path:
         run_dir = root / f"{name}-{stamp}-{n}"
     run_dir.mkdir(parents=True)
     return run_dir
+
+
+def start_import(name: str, study_yaml: str, out_dir: Path | str) -> tuple[Path, RunLog]:
+    """An imported run's folder with its study (``study_yaml``) written, and its log, started
+    and finished now (an import measures nothing)."""
+    now = dt.datetime.now(dt.UTC)
+    run_dir = new_run_dir(name, Path(out_dir), now)
+    write_text_durable(run_dir / "study.yaml", study_yaml)
+    return run_dir, RunLog(run_id=run_dir.name, created_utc=now.isoformat(),
+                           finished_utc=now.isoformat())
 
 
 def write_report(result: RunResult, run_dir: Path) -> None:

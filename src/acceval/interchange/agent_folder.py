@@ -9,7 +9,6 @@ Token prices declared at import are kept in the agents log, a user assumption.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,14 +21,13 @@ from acceval.errors import UsageError
 from acceval.interchange import agentbench
 from acceval.interchange._common import (
     Unmapped,
-    new_run_dir,
     read_json,
+    start_import,
     target_name,
     unmapped_said,
     write_report,
 )
-from acceval.results.files import write_text_durable
-from acceval.results.runlog import ImportLog, RunLog
+from acceval.results.runlog import ImportLog
 from acceval.results.store import read_records
 from acceval.run_result import RunResult
 from acceval.study import Study, load_study, study_from_dict, study_to_yaml
@@ -103,11 +101,7 @@ def import_agent_files(files: list[Path], fmt: str, *, study_path: Path | None,
     if fmt == "agentlab":
         agentbench.number_agentlab_trials(trials)
     study = _study(fmt, trials, study_path)
-    now = dt.datetime.now(dt.UTC)
-    run_dir = new_run_dir(study.name, Path(out_dir), now)
-    write_text_durable(run_dir / "study.yaml", study_to_yaml(study))
-    log = RunLog(run_id=run_dir.name, created_utc=now.isoformat(),
-                 finished_utc=now.isoformat())
+    run_dir, log = start_import(study.name, study_to_yaml(study), out_dir)
     log.imported = ImportLog(format=fmt, files=[str(f) for f in files],
                              tool_versions=sorted(versions),
                              unmapped=dict(sorted(unmapped.counts.items())))

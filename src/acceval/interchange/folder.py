@@ -13,7 +13,6 @@ reads the study; the readers of each format do not.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,9 +25,9 @@ from acceval.interchange._common import (
     ImportedPoint,
     Unmapped,
     loads,
-    new_run_dir,
     read_json,
     read_text,
+    start_import,
     target_name,
     unmapped_said,
     write_report,
@@ -146,11 +145,7 @@ def import_files(files: list[Path], fmt: str, *, study_path: Path | None = None,
         for r in p.records:
             r.target = p.target
     study = _study(fmt, points, study_path)
-    now = dt.datetime.now(dt.UTC)
-    run_dir = new_run_dir(study.name, Path(out_dir), now)
-    write_text_durable(run_dir / "study.yaml", study_to_yaml(study))
-    log = RunLog(run_id=run_dir.name, created_utc=now.isoformat(),
-                 finished_utc=now.isoformat())
+    run_dir, log = start_import(study.name, study_to_yaml(study), out_dir)
     versions = sorted({f"{p.peer.tool} {p.peer.version}" for p in points if p.peer.version})
     records = _place(points, log)
     log.imported = ImportLog(format=fmt, files=[str(f) for f in files], tool_versions=versions,
