@@ -42,6 +42,8 @@ NOT_LOAD_DEPENDENT = {
     "unit/benchmarks/test_loadgen_bench.py::"
     "test_vllm_bench_detailed_result_joins_the_server_log_by_id":
         "times read from a recorded vllm bench result and its server log; no clock",
+    "unit/metrics/test_point_stats_duckdb.py::test_every_points_ttft_and_e2e_equal_duckdbs":
+        "statistics of a stored run's records against DuckDB's over the same file; no clock",
     "unit/capacity/test_cap_queueing.py::test_min_servers_respects_mean_wait_and_steps":
         "an M/M/c wait computed from fixed rates; no clock",
     "unit/targets/test_openai.py::test_retry_after_is_recorded_in_seconds_and_as_a_date":
