@@ -187,7 +187,7 @@ class LoadGenerator:
     def info(self) -> dict[str, Any]:
         try:
             import ray
-            node_ip = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+            node_ip = ray.util.get_node_ip_address()
             node_id = ray.get_runtime_context().get_node_id()
         except Exception:  # outside Ray (tests of the class itself)
             node_ip, node_id = None, None
