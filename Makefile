@@ -5,16 +5,14 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 TESTSTAMP := $(VENV)/.installed-test-stamp
 
-# Bytecode: pip installs without compiling (`--no-compile`: it compiles one file after
-# another, about 45 s of one core), and `compileall` compiles the venv on every core right
-# after; without any compiling, the suite's first four workers to import torch, transformers
-# or the agents SDK each compiled them at once. A host's PYTHONDONTWRITEBYTECODE=1 (this
-# project's machines set it) does not reach the commands below: with it, every interpreter a
-# run or the suite starts (servers, training ranks, Ray workers, CLI runs) would compile what
-# it imports from source again.
+# Installs go through tools/install-venv.py: uv in the venv (the releases pip would pick, with
+# pip's own index settings, in about a tenth of pip's time; pip where uv is not available),
+# then the slow-to-compile packages imported once to write their bytecode. A host's
+# PYTHONDONTWRITEBYTECODE=1 (this project's machines set it) does not reach the commands
+# below: with it, every interpreter a run or the suite starts (servers, training ranks, Ray
+# workers, CLI runs) would compile what it imports from source again.
 unexport PYTHONDONTWRITEBYTECODE
-PIP_INSTALL := $(BIN)/python -m pip install -q --no-compile
-COMPILE_VENV := $(BIN)/python -c 'import compileall, sysconfig;   compileall.compile_dir(sysconfig.get_paths()["purelib"], quiet=2, workers=0)'
+INSTALL := $(PYTHON) tools/install-venv.py $(VENV)
 
 .PHONY: demo test lint typecheck unit fuzz bench clean docs test-llamacpp test-vllm
 
@@ -22,23 +20,17 @@ COMPILE_VENV := $(BIN)/python -c 'import compileall, sysconfig;   compileall.com
 # workload; without torch the demo skips training with a note). No build step.
 # torch is pinned to 2.13.0, the CPU build this project's machines carry locally.
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(PIP_INSTALL) -e '.[local,report,agents,torch]'
-	$(COMPILE_VENV)
+	$(INSTALL) local,report,agents,torch
 	touch $(STAMP)
 
 # What the tests need: the demo's extras plus dev tools, the training extra (TensorBoard
 # event files) and Ray (a loopback cluster for scale-out), in one install (one resolution,
 # not two); it covers the demo's too.
-# The browser test's Chromium (tools/ensure-browser.sh) installs beside it: apt and pip wait
-# on the network and the disk more than on the cores.
+# The browser test's Chromium (tools/ensure-browser.sh) installs beside it: apt waits on the
+# network and the disk more than on the cores.
 $(TESTSTAMP): pyproject.toml
 	@tools/ensure-browser.sh & \
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
-	$(BIN)/python -m pip install -q --upgrade pip && \
-	$(PIP_INSTALL) -e '.[dev,local,report,agents,torch,training,ray]' && \
-	$(COMPILE_VENV); \
+	$(INSTALL) dev,local,report,agents,torch,training,ray; \
 	rc=$$?; wait; exit $$rc
 	touch $(STAMP) $(TESTSTAMP)
 
