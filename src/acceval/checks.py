@@ -24,18 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from acceval.agents.spec import AgentTarget
-from acceval.capacity.replay import REPLAY_LABEL, replay_profile
-from acceval.claims import PlanTarget, gather, plan_target
 from acceval.economics.catalog import Catalog, load_study_catalog
-from acceval.economics.inputs import resolve_rate
 from acceval.engines.base import check_engine
 from acceval.errors import Problem, StudyError, UsageError
 from acceval.interruption.spec import point_problem
-from acceval.study import LocalServer, Study
-from acceval.targets.preflight import preflight
+from acceval.study import LocalServer, Study, load_study
 from acceval.targets.spec import Endpoint, header_value_problem
 from acceval.tasks import Task, load_tasks, to_prompt
-from acceval.training.checks import log_problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +94,8 @@ def _prices(study: Study, catalog: Catalog) -> list[Problem]:
                         f"{guess}known ids: {', '.join(sorted(catalog.prices))}; or add it to "
                         "a costs.catalog file"))
             continue
+        from acceval.economics.inputs import resolve_rate
+
         try:
             resolve_rate(t.name, t.price, catalog, t.platform.hardware)
         except StudyError as exc:
@@ -128,6 +125,8 @@ def _economics(study: Study, base_dir: Path) -> list[Problem]:
 def _claims(study: Study, base_dir: Path) -> list[Problem]:
     if study.claims is None:
         return []
+    from acceval.claims import gather
+
     ids = {c.id for c, _ in gather(study.claims, base_dir)}
     return [(f"claims.check[{i}].claim", f"no claim '{c.claim}' in the ledger",
              f"known ids: {', '.join(sorted(ids))}")
@@ -177,6 +176,8 @@ def _plan(study: Study, catalog: Catalog) -> list[Problem]:
     (the plan is computed here without a run, so the analysis cannot fail on it later)."""
     if study.plan is None:
         return []
+    from acceval.claims import PlanTarget, plan_target
+
     for t in study.targets:
         plan_target(study.plan, PlanTarget(
             name=t.name, hardware=t.platform.hardware, chips=t.platform.chips,
@@ -188,6 +189,8 @@ def _plan(study: Study, catalog: Catalog) -> list[Problem]:
 def _demand(study: Study, base_dir: Path) -> list[Problem]:
     if study.demand is None:
         return []
+    from acceval.capacity.replay import replay_profile
+
     profile = replay_profile(study.demand, base_dir)
     if study.demand.replay is not None and not profile.mean_rps > 0:
         return [("demand.replay", "the profile's rate is 0 in every hour; nothing to replay",
@@ -202,6 +205,8 @@ def _labels(study: Study) -> list[str]:
 def _interruption(study: Study) -> list[Problem]:
     if study.interruption is None:
         return []
+    from acceval.capacity.replay import REPLAY_LABEL
+
     has_replay = study.demand is not None and study.demand.replay is not None
     msg = point_problem(study.interruption, _labels(study), replay_label=REPLAY_LABEL,
                         has_replay=has_replay)
@@ -452,6 +457,8 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     problems += _descriptors(study, descriptor_limit())
     problems += _scale_out(study)
     if study.training is not None:
+        from acceval.training.checks import log_problems
+
         problems += _once(log_problems(study.training, base_dir), unreadable_logs)
     browser_problems, browser_notes = browser_check(study, launch=launch_browser)
     problems += browser_problems
@@ -461,10 +468,20 @@ def check_runnable(study: Study, *, base_dir: Path, out_dir: Path | None = None,
     return Ready(tasks, _notes(study) + browser_notes)
 
 
+def check_study(path: Path, *, out_dir: Path | None = None) -> tuple[Study, list[str]]:
+    """Validate a study file and everything a run of it would find late: the study and the
+    notes to show (``acceval validate``)."""
+    study = load_study(path)
+    ready = check_runnable(study, base_dir=Path(path).parent, out_dir=out_dir, source=str(path))
+    return study, ready.notes
+
+
 def preflight_study(study: Study) -> None:
     """Ask every remote endpoint whether it answers and lists its model, every agent
     program's proxied model (``command.model``) whether it answers, and the Ray cluster
     (``execution.address``) whether it listens; raise naming what does not."""
+    from acceval.targets.preflight import preflight  # the HTTP client: only when asked
+
     agents = study.agents.targets if study.agents is not None else []
     preflight([(t.name, t.endpoint) for t in study.targets
                if t.serve is None and t.endpoint is not None]

@@ -93,8 +93,7 @@ def validate(study_file: Path, out_dir: Path | None, preflight: bool) -> None:
     with its path and a hint (task and demand files, catalog ids, engines and their options,
     the report extra, the output folder, and for an agents section that a headless Chromium
     starts). Nothing is sent to any target unless --preflight."""
-    from acceval.checks import preflight_study
-    from acceval.pipeline import check_study
+    from acceval.checks import check_study, preflight_study
 
     study, notes = check_study(study_file, out_dir=out_dir)
     if preflight:

@@ -48,13 +48,6 @@ from acceval.training.execute import run_training
 from acceval.watchdog import orphan_guard
 
 
-def check_study(path: Path, *, out_dir: Path | None = None) -> tuple[Study, list[str]]:
-    """Validate a study and everything a run of it would find late (see acceval.checks)."""
-    study = load_study(path)
-    ready = check_runnable(study, base_dir=Path(path).parent, out_dir=out_dir, source=str(path))
-    return study, ready.notes
-
-
 def _first_error(exc: ValueError) -> str:
     errors = getattr(exc, "errors", None)
     if callable(errors):

@@ -24,7 +24,7 @@ class Section(BaseModel):
     the fields (``@computed_field`` properties) are written to ``result.json`` for readers of
     the file and recomputed, not read back, when it is loaded."""
 
-    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants", defer_build=True)
 
     #: Fields older result.json files carry that this version no longer has: read and dropped.
     retired: ClassVar[frozenset[str]] = frozenset()
@@ -45,7 +45,8 @@ Origin = Literal["measured", "catalog", "assumption", "derived", "estimated"]
 class SourcedValue(Section):
     """A number and where it came from: measured, catalog, assumption, derived or estimated."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants",
+                              defer_build=True)
 
     value: float | None
     origin: Origin
