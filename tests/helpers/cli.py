@@ -12,8 +12,18 @@ from pathlib import Path
 
 import yaml
 
+# Commands that send no load and start no server run through the command line's own entry
+# in the test's process (:func:`run_cli_in_process`): the same exit code and output without
+# an interpreter's start (about 1 s of CPU each, some 70 times a suite). `run`, `demo`,
+# `serve` and `artifact-check` (which starts engines) always get a process of their own, as
+# does every command when ACCEVAL_TEST_SUBPROCESS=1.
+IN_PROCESS = frozenset({"report", "validate", "import", "plan", "catalog", "runs", "query",
+                        "compare", "export"})
+
 
 def run_cli(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    if args and args[0] in IN_PROCESS and os.environ.get("ACCEVAL_TEST_SUBPROCESS") != "1":
+        return run_cli_in_process(*args, cwd=cwd)
     env = {**os.environ, "COLUMNS": "200"}
     return subprocess.run(
         [sys.executable, "-m", "acceval", *args], cwd=cwd, env=env, text=True,
@@ -23,8 +33,8 @@ def run_cli(*args: str, cwd: Path, timeout: float = 240) -> subprocess.Completed
 
 def run_cli_in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The command line's own entry (what ``acceval`` calls) in this process, for commands
-    that stop before any load (usage and validation errors): the same exit code and output
-    as :func:`run_cli` without starting an interpreter (about 3 s of CPU each). The working
+    that send no load (usage and validation errors, reports, imports, queries): the same exit
+    code and output as a process of its own without starting an interpreter. The working
     folder and the environment the command changes for itself are restored after."""
     from acceval.cli import entry
 
