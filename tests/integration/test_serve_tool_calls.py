@@ -6,8 +6,8 @@ is refused with a clear error."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-import openai
 import pytest
 from serve_support import run
 
@@ -15,6 +15,9 @@ from acceval.agents.tools import SYSTEM_PROMPT, TOOLS, task_message
 from acceval.engines.base import check_engine
 from acceval.engines.mock import MockEngine
 from acceval.serve import start_server
+
+if TYPE_CHECKING:  # the client is imported by the tests that use it (1 s per collecting worker)
+    import openai
 
 CHECKOUT = ('page /checkout (language en)\nheading "Review order"\ntext "1 × Aurora mug"\n'
             'text "Total: 12.00 EUR"\n[1] button "Place order"')
@@ -41,6 +44,8 @@ def _messages() -> list[dict[str, object]]:
 
 
 async def _ask(policy: str, **kw: object) -> openai.types.chat.ChatCompletion:
+    import openai
+
     handle = await start_server(MockEngine(tool_policy=policy), engine_name="mock")
     try:
         client = openai.AsyncOpenAI(base_url=handle.base_url, api_key="none", max_retries=0)
@@ -74,6 +79,8 @@ def test_a_request_without_tools_still_gets_text() -> None:
 
 
 def test_a_streamed_tool_request_is_refused_naming_the_field() -> None:
+    import openai
+
     with pytest.raises(openai.BadRequestError, match="stream=false"):
         run(lambda: _ask("careful", tools=TOOLS, stream=True))
 

@@ -6,6 +6,7 @@ import loop to dodge. Imports are read with `ast`, including those inside functi
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -65,27 +66,31 @@ def _imports(name: str, path: Path) -> set[str]:
     return {m for m in found if m == "acceval" or m.startswith("acceval.")}
 
 
-IMPORTS = {name: _imports(name, path) for name, path in MODULES.items()}
+@functools.cache
+def imports() -> dict[str, set[str]]:
+    """Every module's acceval imports: read when a test asks (parsing every module costs about
+    2 s, which every collecting worker paid when it was read at import)."""
+    return {name: _imports(name, path) for name, path in MODULES.items()}
 
 
 def test_the_walk_finds_the_modules_and_their_imports() -> None:
     assert {"acceval.study", "acceval.metrics.spec", "acceval.loadgen.spec"} <= set(MODULES)
-    assert "acceval.metrics.spec" in IMPORTS["acceval.study"]
+    assert "acceval.metrics.spec" in imports()["acceval.study"]
 
 
 def test_no_concept_imports_the_study_or_the_pipeline() -> None:
     """The composed result holds the study as run (typed), so it alone may import the study;
     never the pipeline."""
     allowed = {name: {"acceval.study"} if name in COMPOSED else set() for name in MODULES}
-    offenders = {name: sorted(IMPORTS[name] & UPPER - allowed[name]) for name in MODULES
-                 if name not in COMPOSERS and IMPORTS[name] & UPPER - allowed[name]}
+    offenders = {name: sorted(imports()[name] & UPPER - allowed[name]) for name in MODULES
+                 if name not in COMPOSERS and imports()[name] & UPPER - allowed[name]}
     assert offenders == {}
-    assert "acceval.study" in IMPORTS["acceval.run_result"]
+    assert "acceval.study" in imports()["acceval.run_result"]
 
 
 def test_only_the_front_doors_import_the_pipeline() -> None:
     pipeline = {PIPELINE} | PIPELINE_PARTS
-    users = {name for name, imported in IMPORTS.items()
+    users = {name for name, imported in imports().items()
              if imported & pipeline and name not in pipeline}
     assert users <= {"acceval.cli", "acceval._api"}
 
@@ -95,8 +100,8 @@ def test_the_pipeline_is_split_by_responsibility() -> None:
     are modules of their own, and the parts that need no study or result stay free of them."""
     assert {f"{PIPELINE}.{m}" for m in ("measure", "target_run", "scaleout", "signals",
                                          "disk_guard", "journal", "resume")} <= PIPELINE_PARTS
-    assert not {m for m in IMPORTS[f"{PIPELINE}.signals"] if m in MODULES}
-    assert {m for m in IMPORTS[f"{PIPELINE}.disk_guard"] if m in MODULES} \
+    assert not {m for m in imports()[f"{PIPELINE}.signals"] if m in MODULES}
+    assert {m for m in imports()[f"{PIPELINE}.disk_guard"] if m in MODULES} \
         == {"acceval.results.store"}
 
 
@@ -104,20 +109,20 @@ def _is_leaf(name: str, seen: frozenset[str] = frozenset()) -> bool:
     """A spec, the errors, or a module that imports only leaves (the plugin loader)."""
     if name.endswith(".spec") or name == "acceval.errors":
         return True
-    deps = [m for m in IMPORTS.get(name, ()) if m in MODULES and m != name]
+    deps = [m for m in imports().get(name, ()) if m in MODULES and m != name]
     return name not in seen and all(_is_leaf(m, seen | {name}) for m in deps)
 
 
 def test_specs_are_leaves() -> None:
     specs = [n for n in MODULES if n.endswith(".spec")]
     assert len(specs) >= 9
-    offenders = {n: sorted(m for m in IMPORTS[n] if m in MODULES and not _is_leaf(m))
+    offenders = {n: sorted(m for m in imports()[n] if m in MODULES and not _is_leaf(m))
                  for n in specs}
     assert {n: m for n, m in offenders.items() if m} == {}
 
 
 def test_the_study_composes_only_specs() -> None:
-    imported = {m for m in IMPORTS["acceval.study"] if m in MODULES}
+    imported = {m for m in imports()["acceval.study"] if m in MODULES}
     assert all(_is_leaf(m) for m in imported), sorted(imported)
 
 
@@ -215,7 +220,9 @@ def test_the_cycle_finder_finds_cycles_and_only_those() -> None:
 
 # Every import statement, wherever it sits (inside functions too, so more than runs at
 # import time): a module in no cycle of this graph cannot find a module half-initialised.
-IMPORT_GRAPH = {n: {m for m in IMPORTS[n] if m in MODULES and m != n} for n in MODULES}
+@functools.cache
+def import_graph() -> dict[str, set[str]]:
+    return {n: {m for m in imports()[n] if m in MODULES and m != n} for n in MODULES}
 
 
 def test_every_module_imports_on_its_own() -> None:
@@ -225,7 +232,7 @@ def test_every_module_imports_on_its_own() -> None:
     each module that is part of a cycle is then imported first, with no acceval module
     loaded before it (the cycles' members are few; importing every module first took 25 s
     of CPU for the same check)."""
-    in_cycles = sorted(m for comp in _cycles(IMPORT_GRAPH) for m in comp)
+    in_cycles = sorted(m for comp in _cycles(import_graph()) for m in comp)
     everything = sorted(n for n in MODULES if n != "acceval.__main__")
     code = (
         "import importlib, sys\n"
@@ -257,7 +264,7 @@ def test_the_agents_modules_stay_below_the_composers_and_the_report() -> None:
     assert {"acceval.agents.spec", "acceval.agents.app", "acceval.agents.loop",
             "acceval.agents.analyze", "acceval.agents.result"} <= AGENTS_MODULES
     assert _is_leaf("acceval.agents.spec")
-    offenders = {n: sorted(m for m in IMPORTS[n] if m in COMPOSERS
+    offenders = {n: sorted(m for m in imports()[n] if m in COMPOSERS
                            or m.startswith("acceval.report")) for n in AGENTS_MODULES}
     assert {n: m for n, m in offenders.items() if m} == {}
 # The training concept: its spec is a leaf, its stages never reach up to the pipeline or the
@@ -271,12 +278,12 @@ TRAINING_STAGES = {"acceval.training.ingest", "acceval.training.trace",
 def test_training_stays_below_the_composers_and_the_report() -> None:
     assert set(MODULES) >= TRAINING_STAGES
     forbidden = UPPER | {"acceval.analysis", "acceval.verdict", "acceval.report"}
-    offenders = {n: sorted(m for m in IMPORTS[n]
+    offenders = {n: sorted(m for m in imports()[n]
                            if m in forbidden or m.startswith("acceval.report"))
                  for n in TRAINING_STAGES}
     assert {n: m for n, m in offenders.items() if m} == {}
     assert _is_leaf("acceval.training.spec")
-    assert not {m for m in IMPORTS["acceval.training.metrics"]
+    assert not {m for m in imports()["acceval.training.metrics"]
                 if m.startswith("acceval.") and not m.startswith("acceval.training")}
 
 
@@ -295,7 +302,7 @@ def _concept(module: str) -> str:
 
 def _concept_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
-    for name, imported in IMPORTS.items():
+    for name, imported in imports().items():
         if name in TOP or _concept(name) in {"acceval.report", "acceval.interchange"}:
             continue
         a = _concept(name)
@@ -342,7 +349,7 @@ def test_no_import_knot_among_the_concepts() -> None:
 def test_results_imports_no_concept() -> None:
     """`results` keeps records, the store, the run log and the section base: it may import
     only itself and leaves (modules that import nothing above them, such as metrics)."""
-    offenders = {n: sorted(m for m in IMPORTS[n] if m in MODULES
+    offenders = {n: sorted(m for m in imports()[n] if m in MODULES
                            and not m.startswith("acceval.results") and not _is_leaf(m))
                  for n in MODULES if n.startswith("acceval.results")}
     assert {n: m for n, m in offenders.items() if m} == {}
@@ -350,7 +357,7 @@ def test_results_imports_no_concept() -> None:
 
 def test_no_concept_imports_the_composed_result_or_a_composer() -> None:
     above = COMPOSERS | COMPOSED
-    offenders = {n: sorted(IMPORTS[n] & above) for n in MODULES
+    offenders = {n: sorted(imports()[n] & above) for n in MODULES
                  if n not in TOP and not n.startswith(("acceval.report", "acceval.interchange"))
-                 and IMPORTS[n] & above}
+                 and imports()[n] & above}
     assert offenders == {}

@@ -9,7 +9,6 @@ import logging
 from pathlib import Path
 
 import pytest
-from hta.trace_analysis import TraceAnalysis
 
 from acceval.training.log import RunLog
 from acceval.training.ranks import compute_comm
@@ -24,6 +23,8 @@ TRACES = Path(__file__).parents[2] / "fixtures" / "training" / "hta-2ranks"
 
 @pytest.fixture(scope="module")
 def hta() -> tuple[dict[int, dict[str, float]], dict[int, float]]:
+    from hta.trace_analysis import TraceAnalysis  # pandas and HTA: when the test runs
+
     logging.getLogger("hta").setLevel(logging.ERROR)
     ta = TraceAnalysis(trace_dir=str(TRACES))
     tb = ta.get_temporal_breakdown(visualize=False)
