@@ -46,6 +46,7 @@ INFINITY = "∞"
 NEAR_ZERO = "≈"         # prefix for a nonzero amount too small for the decimals allowed
 MAX_DECIMALS = 12       # a picodollar; nothing a bill can resolve lies below it
 MONEY_MIN_SCALED = 0.10  # money per unit: the smallest amount a chosen scale may show
+TINY_PER_MTOK_USD = 0.001  # below it, money per 1M output tokens is shown per 1B instead
 RATE_MIN = 1.0           # money rates: the smallest amount a chosen period may show
 
 # Enough precision for every float written out in full (1.8e308 has 309 digits).
@@ -258,6 +259,17 @@ def money_per(usd_per_unit: float | None, unit: str = "correct task", *,
     s = scale or pick_scale([usd_per_unit])
     text = s.amount(usd_per_unit, unit)
     return text if text.startswith(INFINITY) else f"{text} {s.per(unit)}"
+
+
+def money_per_mtok(usd_per_mtok: float | None) -> str:
+    """Dollars per output tokens: ``$0.00707 per 1M output tokens``; per 1B output tokens when
+    per 1M would read ``$0.0000…`` (a price typed per hour in fractions of a cent)."""
+    if _missing(usd_per_mtok):
+        return NOT_MEASURED
+    assert usd_per_mtok is not None
+    if math.isfinite(usd_per_mtok) and 0 < abs(usd_per_mtok) < TINY_PER_MTOK_USD:
+        return money_per(usd_per_mtok / 1e6, "output token", scale=SCALES[-1])
+    return money_per(usd_per_mtok, "1M output tokens", scale=ONE)
 
 
 @dataclass(frozen=True, slots=True)

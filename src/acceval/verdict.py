@@ -50,6 +50,7 @@ from acceval.units import (
     MoneyScale,
     choose_scale,
     money_per,
+    money_per_mtok,
     money_per_with_interval,
     number,
     times,
@@ -435,7 +436,7 @@ def _per_token_line(rows: list[Standing], best: Standing) -> list[str]:
     if tok.target == best.target:
         return []
     return [f"The cheapest per token ({tok.target}, "
-            f"{money_per(tok.cost_per_mtok_output_usd, '1M output tokens', scale=ONE)}) is "
+            f"{money_per_mtok(tok.cost_per_mtok_output_usd)}) is "
             f"not the cheapest per correct task ({best.target})."]
 
 

@@ -22,6 +22,7 @@ from acceval.units import (
     money_column,
     money_per,
     money_per_interval,
+    money_per_mtok,
     money_rate,
     number,
     pick_period,
@@ -270,3 +271,11 @@ def test_si_prefixes_never_scientific_notation(v: float | None, text: str) -> No
     from acceval.units import si
 
     assert si(v, "FLOP") == text
+
+
+def test_money_per_output_tokens_moves_to_1b_where_1m_would_read_four_zeros() -> None:
+    assert money_per_mtok(0.00707) == "$0.00707 per 1M output tokens"
+    assert money_per_mtok(0.001) == "$0.001 per 1M output tokens"
+    # A price of $0.0001 an hour (fuzzed): per 1M it would read $0.0000572.
+    assert money_per_mtok(0.0000572) == "$0.0572 per 1B output tokens"
+    assert money_per_mtok(None) == NOT_MEASURED

@@ -53,13 +53,12 @@ from acceval.report._fmt import (
     sig,
     slo_text,
     study_as_run,
-    usd,
     when,
 )
 from acceval.report._points import point_table
 from acceval.report._training import training_html
 from acceval.run_result import RunResult, TargetResult
-from acceval.units import money_per, usd_interval
+from acceval.units import money_per, money_per_mtok, usd_interval
 from acceval.verdict import basis_words
 
 SAMPLES_PER_TARGET = 6
@@ -239,12 +238,12 @@ def _decision(result: RunResult, econ: dict[str, TargetEcon]) -> str:
             (f"{num(best.summary.request_throughput_rps, 2)} req/s ({best.label})"
              if best else NOT_MEASURED),
             num(best.summary.correct_goodput_rps, 2) if best else NOT_MEASURED,
-            _usd_ci(c), usd(c.cost_per_mtok_usd), _energy(c),
+            _usd_ci(c), money_per_mtok(c.cost_per_mtok_usd), _energy(c),
             pct(c.utilization_under_demand), c.portability_level or NOT_MEASURED,
             c.exit_readiness or NOT_MEASURED,
         ])
     table = _table(["target", "quality gate", "accuracy [95% CI]", "operating point",
-                    "correct goodput req/s", "cost per correct task", "cost per 1M output tok",
+                    "correct goodput req/s", "cost per correct task", "cost per output tokens",
                     "J per correct task", "utilization under demand", "portability",
                     "exit readiness"], rows, "decision")
     loads = _table(*point_table(result), "loads")

@@ -32,7 +32,7 @@ from acceval.report._points import point_table
 from acceval.report._training import training_markdown
 from acceval.results.section import PointResult
 from acceval.run_result import RunResult, TargetResult
-from acceval.units import ONE, money_column, money_per, pick_scale, usd_interval
+from acceval.units import money_column, money_per, money_per_mtok, pick_scale, usd_interval
 
 
 def _acc(t: TargetResult | PointResult) -> str:
@@ -232,7 +232,7 @@ def _economics(result: RunResult) -> list[str]:
             t.name, pc.label, money_per(bill.cost_per_correct_usd, "correct task"),
             usd_interval(pc.cost_per_correct_ci_usd) or NOT_MEASURED,
             money_per(bill.cost_per_attempt_usd, "attempt"),
-            money_per(bill.cost_per_mtok_output_usd, "1M output tokens", scale=ONE),
+            money_per_mtok(bill.cost_per_mtok_output_usd),
             _energy_cell(t.energy), ", ".join(estimated) or "—",
         ])
     lines += _table(["target", "operating point", "cost per correct task", "95% interval",
