@@ -83,7 +83,10 @@ def test_exported_vllm_json_reads_back_unchanged(run: tuple[RunResult, Path],
         sums = {k for k in changed if k.startswith(("mean_", "std_"))}
         for k in sums:
             assert jb[k] == pytest.approx(ja[k], rel=1e-12), (a.name, k)
-        assert changed - sums == {"date", "acceval_run_id"}, a.name
+        # The import is a run of its own: a new id, and its creation time as the date, which
+        # reads the same as the original's when both fell in one second (seen on a fast host).
+        assert changed - sums - {"date"} == {"acceval_run_id"}, a.name
+        assert jb["date"] >= ja["date"], a.name
         assert ja["ttfts"] and ja["completed"] == len([e for e in ja["errors"] if not e])
     original = {p.label: p.summary for p in run[0].target("mock").points}
     back = {p.label: p.summary for p in imported.target("mock").points}
