@@ -43,10 +43,12 @@ lint: $(TESTSTAMP)
 typecheck: $(TESTSTAMP)
 	$(BIN)/mypy
 
-# Two phases: every test not marked `timing` on three worker processes, then the tests marked
-# `timing` (wall-clock bounds, the load generator's self-check) alone; together they are the
-# whole suite. The timing phase runs even when the first one fails; the script prints both
-# results and fails if either did (docs/testing.md).
+# Two phases: every test not marked `timing` on three worker processes, and the tests marked
+# `timing` (wall-clock bounds, the load generator's self-check) one at a time; together they
+# are the whole suite. Where the host lets the script make a CPU group of low weight, the first
+# runs in it beside the timing phase, which keeps the CPU whenever it wants it; elsewhere (or
+# with PHASES=sequential) one after the other. Neither stops the other; the script prints
+# both results and fails if either did (docs/testing.md).
 unit: $(TESTSTAMP)
 	@tools/ensure-browser.sh
 	PYTEST=$(BIN)/pytest tools/test-phases.sh
@@ -56,8 +58,8 @@ unit: $(TESTSTAMP)
 fuzz: $(TESTSTAMP)
 	ACCEVAL_TEST_FUZZ=large $(BIN)/pytest -q -p no:cacheprovider tests/unit/study/test_validate_fuzz.py
 
-# ruff and mypy run beside the parallel phase (its tests pass on a busy host by rule) and
-# finish before the timing phase starts, which still has the host alone (docs/testing.md).
+# ruff and mypy run beside the parallel phase, in its CPU group (its tests pass on a busy host
+# by rule; docs/testing.md).
 test: $(TESTSTAMP)
 	@tools/ensure-browser.sh
 	PYTEST=$(BIN)/pytest CHECKS="$(BIN)/ruff check src tests benchmarks tools && $(BIN)/mypy" \

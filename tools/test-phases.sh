@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
-# `make unit` / `make test`: the suite in its two phases. The first runs everything not marked
-# `timing` on worker processes; the second runs the `timing` tests alone, one at a time, so
-# that their wall-clock bounds and self-check verdicts are measured on a host not also running
-# another test. The second phase runs even when the first fails (a failure there says nothing
-# about timings); every result is printed, then the script fails if any part failed.
+# `make unit` / `make test`: the suite in its two phases. The parallel phase runs everything
+# not marked `timing` on worker processes; the timing phase runs the `timing` tests one at a
+# time, so that their wall-clock bounds and self-check verdicts are measured with the CPU
+# theirs whenever they want it. Every result is printed, then the script fails if any part
+# failed (a failure in one phase never stops the other).
+#
+# Side by side where the host allows it: the timing tests mostly wait (on sleeps, servers,
+# fixed-length load points: about a fifth of the two cores over the phase), while the
+# parallel phase is bound by the CPU. Where this process may create a CPU control group (root,
+# with cgroup v1's cpu controller or v2's cpu.weight), the parallel phase and CHECKS run
+# inside one of low weight (BACKGROUND_SHARE: 64 of the default 1024, about 6 % of the CPU
+# whenever the timing phase wants it) *beside* the timing phase, which keeps the default
+# weight. The scheduler then hands the timing tests the cores they ask for, and the parallel
+# phase the rest. Elsewhere, or with PHASES=sequential, the phases run one after the other,
+# the timing phase alone (docs/testing.md).
 #
 # CHECKS, when set, is a shell command (`make test`: ruff, then mypy) run beside the parallel
-# phase, whose tests must pass on a busy host anyway; it is waited for, and its output
-# printed, before the timing phase starts, so the timing tests still have the host alone.
+# phase, whose tests must pass on a busy host anyway.
 set -u
 PYTEST=${PYTEST:-.venv/bin/pytest}
 # On 2 cores: a third worker fills the waits on servers and subprocesses; a fourth measured
-# slower on a fresh clone (325 s against 279 s).
+# no faster (192 s against 193 s, 2026-12-05).
 WORKERS=${WORKERS:-3}
 CHECKS=${CHECKS:-}
+PHASES=${PHASES:-auto}
+BACKGROUND_SHARE=${BACKGROUND_SHARE:-64}   # of 1024 (cgroup v1 cpu.shares)
+# Each phase its own pytest base folder: two pytest sessions at once would otherwise number
+# theirs in one folder and clear each other's old ones.
+BASE=${TMPDIR:-/tmp}/acceval-tests-$(id -u)
 common=(-q -p no:cacheprovider --durations=20 "$@")
 
 # Bytecode caches, written once. A host may set PYTHONDONTWRITEBYTECODE=1 (this project's
@@ -24,35 +38,6 @@ common=(-q -p no:cacheprovider --durations=20 "$@")
 unset PYTHONDONTWRITEBYTECODE
 "$(dirname "$PYTEST")/python" -m compileall -q -j 0 src tests/helpers >/dev/null
 
-results=()
-note() {  # note NAME RC SECONDS: one line of the summary
-  results+=("$1: $( (($2 == 0)) && echo passed || echo "FAILED (exit $2)"), $3 s")
-}
-
-phase() {  # phase NAME ARGS...: run pytest, print its status and wall time
-  local name=$1; shift
-  local start=$SECONDS
-  "$PYTEST" "${common[@]}" "$@"
-  local rc=$?
-  note "$name" $rc $((SECONDS - start))
-  return $rc
-}
-
-checks=0
-if [ -n "$CHECKS" ]; then
-  checks_log=$(mktemp)
-  checks_start=$SECONDS
-  bash -c "$CHECKS" >"$checks_log" 2>&1 &
-  checks_pid=$!
-fi
-phase "parallel phase (not timing, workers: $WORKERS)" -n "$WORKERS" --dist loadfile -m "not timing"
-first=$?
-if [ -n "$CHECKS" ]; then
-  wait "$checks_pid"; checks=$?
-  echo; echo "--- checks beside the parallel phase: $CHECKS"
-  cat "$checks_log"; rm -f "$checks_log"
-  results+=("checks ($CHECKS): $( ((checks == 0)) && echo passed || echo "FAILED (exit $checks)"), done $((SECONDS - checks_start)) s after the start")
-fi
 # The timing phase collects only the files that mark a test `timing` (found by their text, as
 # tests/unit/test_timing_marks.py finds them), not the whole suite: about 10 s of collection
 # saved. When the command line names anything but options, that is collected instead.
@@ -62,8 +47,98 @@ for arg in "$@"; do [[ $arg == -* ]] || named=1; done
 if ((named == 0)); then
   mapfile -t timing_files < <(grep -rlE --include='test_*.py' 'mark\.timing' tests | sort)
 fi
-phase "timing phase (alone)" -m timing "${timing_files[@]}"
-second=$?
+
+# background_group: create a CPU control group of low weight and print its cgroup.procs
+# path; fail (printing nothing) where the host does not let us.
+background_group() {
+  local v1=/sys/fs/cgroup/cpu v2=/sys/fs/cgroup dir
+  if [ -f "$v1/cpu.shares" ] && [ -w "$v1" ]; then
+    dir="$v1/acceval-tests-$$"
+    mkdir "$dir" 2>/dev/null && echo "$BACKGROUND_SHARE" >"$dir/cpu.shares" 2>/dev/null \
+      && echo "$dir/cgroup.procs" && return 0
+  elif [ -f "$v2/cgroup.subtree_control" ] && grep -qw cpu "$v2/cgroup.subtree_control" \
+       && [ -w "$v2" ]; then
+    dir="$v2/acceval-tests-$$"   # cpu.weight: 1-10000, default 100
+    mkdir "$dir" 2>/dev/null \
+      && echo $(( (BACKGROUND_SHARE * 100 + 1023) / 1024 )) >"$dir/cpu.weight" 2>/dev/null \
+      && echo "$dir/cgroup.procs" && return 0
+  fi
+  [ -n "${dir:-}" ] && rmdir "$dir" 2>/dev/null
+  return 1
+}
+
+results=()
+note() {  # note NAME RC SECONDS: one line of the summary
+  results+=("$1: $( (($2 == 0)) && echo passed || echo "FAILED (exit $2)"), $3 s")
+}
+
+# run_parallel LOG: the parallel phase and the checks beside it; their exit codes and times
+# go to LOG.rc as "first SECONDS checks SECONDS_AFTER_START".
+run_parallel() {
+  local start=$SECONDS checks=0 checks_pid="" checks_log="$1.checks"
+  if [ -n "$CHECKS" ]; then
+    bash -c "$CHECKS" >"$checks_log" 2>&1 &
+    checks_pid=$!
+  fi
+  "$PYTEST" "${common[@]}" --basetemp="$BASE/parallel" -n "$WORKERS" --dist loadfile \
+    -m "not timing"
+  local first=$? took=$((SECONDS - start))
+  [ -n "$checks_pid" ] && { wait "$checks_pid"; checks=$?; }
+  echo "$first $took $checks $((SECONDS - start))" >"$1.rc"
+}
+
+report_parallel() {  # report_parallel LOG: its results, after the phase ended
+  local first took checks done
+  if ! read -r first took checks done 2>/dev/null <"$1.rc"; then
+    note "parallel phase (did not run: see above)" 1 0
+    return 1
+  fi
+  note "parallel phase (not timing, workers: $WORKERS)" "$first" "$took"
+  if [ -n "$CHECKS" ]; then
+    echo; echo "--- checks beside the parallel phase: $CHECKS"
+    cat "$1.checks"
+    results+=("checks ($CHECKS): $( ((checks == 0)) && echo passed || echo "FAILED (exit $checks)"), done $done s after the start")
+  fi
+  return $((first != 0 || checks != 0))
+}
+
+timing_phase() {
+  local start=$SECONDS
+  "$PYTEST" "${common[@]}" --basetemp="$BASE/timing" -m timing "${timing_files[@]}"
+  local rc=$?
+  note "timing phase (one test at a time$1)" $rc $((SECONDS - start))
+  return $rc
+}
+
+mkdir -p "$BASE"
+log=$(mktemp "$BASE/parallel-XXXXXX")
+procs=""
+[ "$PHASES" = sequential ] || procs=$(background_group) || procs=""
+if [ -n "$procs" ]; then
+  echo "The parallel phase runs in a CPU group of weight $BACKGROUND_SHARE/1024 beside the" \
+       "timing phase; its output follows the timing phase's."
+  ( if echo "$BASHPID" 2>/dev/null >"$procs"; then run_parallel "$log" >"$log" 2>&1
+    else echo "could not join the CPU group $procs: run with PHASES=sequential" >"$log"; fi ) &
+  bg=$!
+  timing_phase ", the parallel phase beside it at low weight"
+  second=$?
+  if kill -0 "$bg" 2>/dev/null; then
+    echo; echo "--- timing phase done; waiting for the parallel phase"
+  fi
+  wait "$bg"
+  echo; echo "--- parallel phase"
+  cat "$log"
+  report_parallel "$log"
+  first=$?
+  rmdir "$(dirname "$procs")" 2>/dev/null
+else
+  run_parallel "$log"
+  report_parallel "$log"
+  first=$?
+  timing_phase ", alone"
+  second=$?
+fi
+rm -f "$log" "$log.rc" "$log.checks"
 echo
 printf '%s\n' "${results[@]}"
-((first == 0 && second == 0 && checks == 0))
+((first == 0 && second == 0))
