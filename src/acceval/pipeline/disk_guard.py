@@ -25,7 +25,20 @@ class DiskGuard:
         with self._lock:
             first, self.error = self.error is None, self.error or exc
         if first and self._stops:
-            signal.raise_signal(signal.SIGINT)
+            _interrupt_main()
+
+
+def _interrupt_main() -> None:
+    """Ctrl-C for the main thread, delivered to that thread by the kernel. Raised from the
+    records writer's thread instead, the signal's C handler would write to the event loop's
+    wakeup fd from that thread while the main thread may be closing the loop and that fd
+    (seen on a starved host: "Exception ignored when trying to write to the signal wakeup
+    fd: [Errno 9] Bad file descriptor")."""
+    main = threading.main_thread().ident
+    if hasattr(signal, "pthread_kill") and main is not None:
+        signal.pthread_kill(main, signal.SIGINT)
+    else:
+        signal.raise_signal(signal.SIGINT)
 
 
 def disk_message(run_dir: Path, writer: RecordWriter, guard: DiskGuard) -> str | None:
