@@ -40,8 +40,7 @@ def _cmdlines(procs: list[psutil.Process]) -> dict[psutil.Process, str]:
 
 
 @pytest.mark.timing
-
-
+@pytest.mark.cpu_heavy
 def test_sigkill_of_a_ray_run_leaves_no_helper(tmp_path: Path) -> None:
     study = write_study(tmp_path / "s.yaml", {
         "name": "orphans",

@@ -33,7 +33,7 @@ from helpers.cli import mock_target, write_study
 
 # Live timings: runs alone, in the timing phase. Ray is looked up, not imported, when the file
 # is collected (importing it costs each collecting worker about 2 s of CPU).
-pytestmark = [pytest.mark.timing,
+pytestmark = [pytest.mark.timing, pytest.mark.cpu_heavy,
               pytest.mark.skipif(find_spec("ray") is None,
                                  reason="the [ray] extra is part of make test")]
 
