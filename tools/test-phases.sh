@@ -139,6 +139,7 @@ group=""
 if [ -n "$group" ]; then
   echo "The parallel phase runs in the CPU group $group beside the timing phase; its output" \
        "follows the timing phase's."
+  trap 'rmdir "$group" 2>/dev/null' EXIT   # also when the run is interrupted
   set_group "$group" idle
   ( if echo "$BASHPID" 2>/dev/null >"$group/cgroup.procs"; then run_parallel "$log" >"$log" 2>&1
     else echo "could not join the CPU group $group: run with PHASES=sequential" >"$log"; fi ) &
@@ -158,7 +159,6 @@ if [ -n "$group" ]; then
   cat "$log"
   report_parallel "$log"
   first=$?
-  rmdir "$group" 2>/dev/null
 else
   run_parallel "$log"
   report_parallel "$log"
