@@ -12,7 +12,7 @@ def intro(result: RunResult) -> str | None:
     if ex is None or ex.backend == "local":
         return None
     where = ex.address or "a private Ray on this host"
-    alive = sum(1 for n in ex.nodes if n.get("alive", True))
+    alive = sum(1 for n in ex.nodes if n.alive)
     together = "; the targets were measured at the same time" if ex.parallel_targets else ""
     return (f"The load was sent by load-generator actors on Ray {ex.ray_version or '?'} "
             f"({where}, {alive} node(s)){together}. Each generator ran the same runner on its "

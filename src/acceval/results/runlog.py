@@ -149,13 +149,23 @@ class LoadGeneratorLog(Section):
     anchor_perf_ns: int          # ... and perf_counter_ns(), read back to back on that host
 
 
+class RayNode(Section):
+    """One node of the Ray cluster a run used, as Ray described it when the run joined."""
+
+    node_id: str | None = None
+    address: str | None = None
+    alive: bool = True
+    resources: dict[str, float] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict)   # Ray's own ray.io/ labels left out
+
+
 class ExecutionLog(Section):
     """Where the load was generated: this process (``local``) or a Ray cluster."""
 
     backend: str = "local"
     address: str | None = None   # the cluster joined; None: a private Ray on this host
     ray_version: str | None = None
-    nodes: list[dict[str, Any]] = Field(default_factory=list)
+    nodes: list[RayNode] = Field(default_factory=list)
     parallel_targets: bool = False
 
 

@@ -42,6 +42,7 @@ from acceval.loadgen.progress import Progress
 from acceval.loadgen.protocol import Prompt
 from acceval.loadgen.runner import PointRun, PointSpec, new_event_loop, run_point
 from acceval.results.records import Record, prepare_conversion, records_to_table, table_to_records
+from acceval.results.runlog import RayNode
 from acceval.scaleout.shard import Shard, Streamed, merge_runs, split_point
 from acceval.scaleout.spec import Execution, Placement
 from acceval.targets.spec import Endpoint
@@ -87,7 +88,7 @@ class Cluster:
     address: str
     private: bool
     ray_version: str
-    nodes: list[dict[str, Any]] = field(default_factory=list)
+    nodes: list[RayNode] = field(default_factory=list)
 
 
 @contextmanager
@@ -150,10 +151,10 @@ def reachable(address: str, timeout_s: float = 3.0) -> None:
 
 def _describe(ray: Any, *, private: bool) -> Cluster:
     ctx = ray.get_runtime_context()
-    nodes = [{"node_id": n.get("NodeID"), "address": n.get("NodeManagerAddress"),
-              "alive": bool(n.get("Alive")), "resources": n.get("Resources", {}),
-              "labels": {k: v for k, v in (n.get("Labels") or {}).items()
-                         if not k.startswith("ray.io/")}}
+    nodes = [RayNode(node_id=n.get("NodeID"), address=n.get("NodeManagerAddress"),
+                     alive=bool(n.get("Alive")), resources=n.get("Resources") or {},
+                     labels={k: str(v) for k, v in (n.get("Labels") or {}).items()
+                             if not k.startswith("ray.io/")})
              for n in ray.nodes()]
     return Cluster(address=str(getattr(ctx, "gcs_address", "") or ""), private=private,
                    ray_version=str(ray.__version__), nodes=nodes)
