@@ -165,3 +165,19 @@ def test_point_summary_reports_the_unscored_requests(tmp_path):
 def test_accuracy_written_before_unscored_existed_still_reads():
     old = '{"n": 7, "correct": 5, "unchecked": 1, "accuracy": 0.714, "ci_low": 0.3, "ci_high": 0.9}'
     assert Accuracy.model_validate_json(old).unscored == 0
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", None]), st.booleans()),
+                min_size=1, max_size=40))
+def test_pass_at_1_is_the_mean_over_tasks_of_each_tasks_share_correct(rows):
+    recs = [req(i, sent_ms=0, chunks_ms=[1], tokens=1, correct=ok, task=task or "x",
+                attempt=i) for i, (task, ok) in enumerate(rows)]
+    for r, (task, _) in zip(recs, rows, strict=True):
+        r.task_id = task
+    groups: dict[object, list[bool]] = {}
+    for i, (task, ok) in enumerate(rows):  # a null task id is its own task
+        groups.setdefault(task if task is not None else ("null", i), []).append(ok)
+    p = pass_at_1(table(*recs))
+    assert p.tasks == len(groups) and p.attempts == len(rows)
+    assert p.pass_at_1 == pytest.approx(
+        sum(sum(g) / len(g) for g in groups.values()) / len(groups))
