@@ -236,7 +236,7 @@ def _economics(result: RunResult) -> list[str]:
             _energy_cell(t.energy), ", ".join(estimated) or "—",
         ])
     lines += _table(["target", "operating point", "cost per correct task", "95% interval",
-                     "cost per attempt", "cost per 1M output tokens", "energy per correct task",
+                     "cost per attempt", "cost per output tokens", "energy per correct task",
                      "inputs not measured"], rows)
     lines.append("")
     shares = [None if item.usd is None or not bill.correct else item.usd / bill.correct
