@@ -19,6 +19,7 @@ import os
 import platform
 import sys
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -83,6 +84,7 @@ from acceval.study import Study, apply_overrides, load_study, study_from_dict
 from acceval.targets.spec import Endpoint
 from acceval.telemetry.accelerator import accelerator_section
 from acceval.telemetry.summary import telemetry_section
+from acceval.training.result import TrainingResult
 from acceval.units import report_scale
 from acceval.verdict import (
     Rules,
@@ -133,7 +135,7 @@ def study_catalog(study: Study, base_dir: Path | None) -> Catalog:
 # --- the stages ------------------------------------------------------------------------------
 
 def _target_points(study: Study, t: TargetResult, log: TargetLog, sel: pa.Table,
-                   base_dir: Path | None) -> None:
+                   base_dir: Path | None, pool: ThreadPoolExecutor) -> None:
     # Each point is derived from its own rows when it is summarised, so a target's
     # per-request arrays are never all held at once (a third of the peak memory of a 1 M
     # record run); the target's accuracy reads the outcome columns only. A point's rows keep
@@ -145,9 +147,13 @@ def _target_points(study: Study, t: TargetResult, log: TargetLog, sel: pa.Table,
         rows = index == load_index
         return derive(_rows_of(sel, rows), task_code=codes[rows])
 
-    t.points = [point_result(p, derived(p.index), study.slo) for p in log.points]
+    # The points are independent: two at a time (NumPy's sorts and partitions and Arrow's
+    # kernels run without the interpreter's lock), the replay and the interruption first.
+    fill_scenarios = scenario_sections(study, t, sel, log, base_dir, derived, pool)
+    t.points = list(pool.map(lambda p: point_result(p, derived(p.index), study.slo),
+                             log.points))
     _repeats(t)
-    scenario_sections(study, t, sel, log, base_dir, derived)
+    fill_scenarios()
     if sel.num_rows:
         o = outcomes(sel, codes)
         if log.interruption is not None:
@@ -315,7 +321,45 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     and software versions a stored run recorded (a re-analysis keeps them instead of
     describing this process)."""
     kept_artifact_levels = kept_artifact_levels or {}
-    rows_of = _by_target(records)
+    catalog = study_catalog(study, base_dir)
+    # Beside the per-target work, one thread reads the training logs and traces (they need
+    # nothing from the points), and each target's points are summarised two at a time
+    # (_target_points). The results are the same objects, whichever finishes first.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="acceval-training") as aside, \
+            ThreadPoolExecutor(max_workers=2, thread_name_prefix="acceval-points") as points:
+        training_job = None
+        if study.training is not None:
+            training_job = aside.submit(
+                _training, study, base_dir=base_dir or Path.cwd(), run_dir=run_dir,
+                catalog=catalog,
+                host_fp32_tflops=log.host.peak_fp32_tflops if log.host is not None else None)
+        return _analyze(study, log, _by_target(records), samples,
+                        catalog=catalog, training_job=training_job, points_pool=points,
+                        base_dir=base_dir,
+                        artifact_checks=artifact_checks,
+                        run_artifact_checks=run_artifact_checks,
+                        kept_artifact_levels=kept_artifact_levels,
+                        agent_records=agent_records, measured_on=measured_on)
+
+
+def _training(study: Study, *, base_dir: Path, run_dir: Path | None, catalog: Catalog,
+              host_fp32_tflops: float | None) -> TrainingResult:
+    # Imported for a study that has the part: the others do not load its analysis.
+    from acceval.training.analyze import training_section
+
+    assert study.training is not None
+    return training_section(study.training, base_dir=base_dir, run_dir=run_dir,
+                            study_costs=study.costs, catalog=catalog,
+                            host_fp32_tflops=host_fp32_tflops)
+
+
+def _analyze(study: Study, log: RunLog, rows_of: Callable[[str], pa.Table],
+             samples: pa.Table | None, *, catalog: Catalog,
+             training_job: Future[TrainingResult] | None, points_pool: ThreadPoolExecutor,
+             base_dir: Path | None, artifact_checks: dict[str, ArtifactCheck] | None,
+             run_artifact_checks: bool, kept_artifact_levels: dict[str, ArtifactLevel],
+             agent_records: AgentRecords | None,
+             measured_on: tuple[Environment, dict[str, str]] | None) -> RunResult:
     targets: list[TargetResult] = []
     mean_tokens: dict[str, float | None] = {}
     warm: dict[str, pa.Table] = {}
@@ -338,7 +382,7 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
                                           | tlog.scenario_indexes())
             if missing:
                 tlog = tlog.model_copy(update={"points": [*tlog.points, *missing]})
-        _target_points(study, t, tlog, sel, base_dir)
+        _target_points(study, t, tlog, sel, base_dir, points_pool)
         t.telemetry = telemetry_section(tlog.telemetry, t.points, samples)
         t.accelerator = accelerator_section(tlog.telemetry, tlog.exporter, t.points, samples)
         mean_tokens[t.name] = _mean_output_tokens(sel)
@@ -346,7 +390,6 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
         del sel
         targets.append(t)
     _quality(study, targets, mean_tokens)
-    catalog = study_catalog(study, base_dir)
     sample_list = table_to_samples(samples) if samples is not None else []
     priced = _economics(study, targets, sample_list, catalog, base_dir)
     rules = Rules(min_point_requests=study.quality.min_point_requests)
@@ -392,13 +435,8 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
                  if p.stopped_by == "client_lost"]
     warnings += _client_bound_notes(targets, log, os.cpu_count())
     training = None
-    if study.training is not None:
-        from acceval.training.analyze import training_section  # as the agents' above
-
-        training = training_section(
-            study.training, base_dir=base_dir or Path.cwd(), run_dir=run_dir,
-            study_costs=study.costs, catalog=catalog,
-            host_fp32_tflops=log.host.peak_fp32_tflops if log.host is not None else None)
+    if training_job is not None:
+        training = training_job.result()
         training.verdict = decide_training(training.platforms)
         verdict.training = training.verdict
         warnings += [f"training {n}" for n in training.notes]

@@ -13,7 +13,9 @@ docs/demand-and-faults.md.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,20 +28,23 @@ from acceval.capacity.curve import CurvePoint, curve_from_points
 from acceval.capacity.family import capacity_rate
 from acceval.capacity.replay import (
     REPLAY_LABEL,
+    ReplayResult,
     plan_replay,
     replay_profile,
     summarize_replay,
 )
+from acceval.capacity.spec import Demand, Replay
 from acceval.capacity.sweep import SweepResult, search
 from acceval.errors import AccevalError, StudyError
 from acceval.interruption.recovery import InterruptionResult, recovery
+from acceval.interruption.spec import Interruption
 from acceval.loadgen.protocol import Prompt, Target
 from acceval.loadgen.spec import PoissonRate
 from acceval.metrics import summarize_point
 from acceval.metrics.derive import Derived, derive
 from acceval.metrics.repeats import t_interval
 from acceval.results.records import Record, records_to_table
-from acceval.results.runlog import PointLog, PointRole, SweepLog, TargetLog
+from acceval.results.runlog import FaultLog, PointLog, PointRole, SweepLog, TargetLog
 from acceval.results.section import PointResult, RepeatsResult
 from acceval.run_result import TargetResult
 from acceval.study import SLO, Study
@@ -339,39 +344,65 @@ async def _sweep(tr: TargetRun, tap: _Tap, index: int) -> int:
 
 def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: TargetLog,
                       base_dir: Path | None,
-                      derived: Callable[[int], Derived] | None = None) -> None:
+                      derived: Callable[[int], Derived] | None = None,
+                      pool: Executor | None = None) -> Callable[[], None]:
     """Fill ``t.sweep``, ``t.replay`` and ``t.interruption`` from the target's records
     (``table``) and what the run logged; ``derived(load_index)`` gives a point's rows derived
-    (once for each point, not once for each section that reads it)."""
+    (once for each point, not once for each section that reads it).
+
+    With ``pool`` the replay and the interruption are computed there, and the sections are
+    filled by the function returned, to be called once ``t.points`` holds the target's
+    points (the sweep is read from them); without, they are filled before it returns and the
+    function returned does nothing more."""
     def rows(index: int) -> Derived:
         if derived is not None:
             return derived(index)
         return derive(table.filter(pc.equal(table["load_index"], index)))
 
-    if log.sweep is not None:
-        mr = capacity_rate(curve_from_points(t.points))
-        t.sweep = SweepResult(runs=len(log.sweep.steps), steps=log.sweep.steps,
-                              stopped_by=log.sweep.stopped_by, elapsed_s=log.sweep.elapsed_s,
-                              bracket_rps=(mr.low_rps, mr.high_rps),
-                              max_rate=mr)
-    if log.replay is not None and study.demand is not None and study.demand.replay is not None:
-        run = log.replay
+    def replay(run: PointLog, demand: Demand, replay: Replay) -> ReplayResult:
         d = rows(run.index)
-        profile = replay_profile(study.demand, base_dir)
-        t.replay = summarize_replay(d, point_result(run, d, study.slo),
-                                    started_ns=run.started_ns, profile=profile,
-                                    compress_to_s=study.demand.replay.compress_to_s,
-                                    slo=study.slo)
-        del d
+        return summarize_replay(d, point_result(run, d, study.slo), started_ns=run.started_ns,
+                                profile=replay_profile(demand, base_dir),
+                                compress_to_s=replay.compress_to_s, slo=study.slo)
+
+    def interruption(irun: PointLog, fault: FaultLog,
+                     spec: Interruption) -> InterruptionResult:
+        d = rows(irun.index)
+        rec = recovery(d, fault, slo=study.slo, sent=irun.sent, window_s=spec.window_s)
+        return InterruptionResult.of(fault, rec, point=point_result(irun, d, study.slo),
+                                     target=spec.target, started_ns=irun.started_ns,
+                                     ended_ns=irun.ended_ns)
+
+    def run(job: Callable[[], Any]) -> Callable[[], Any]:
+        if pool is None:
+            value = job()
+            return lambda: value
+        return pool.submit(job).result
+
+    replay_job = interruption_job = None
+    if log.replay is not None and study.demand is not None and study.demand.replay is not None:
+        replay_job = run(functools.partial(replay, log.replay, study.demand,
+                                           study.demand.replay))
     irun = log.interruption
     if irun is not None and log.fault is not None and study.interruption is not None:
-        d = rows(irun.index)
-        rec = recovery(d, log.fault, slo=study.slo, sent=irun.sent,
-                       window_s=study.interruption.window_s)
-        t.interruption = InterruptionResult.of(
-            log.fault, rec, point=point_result(irun, d, study.slo),
-            target=study.interruption.target, started_ns=irun.started_ns,
-            ended_ns=irun.ended_ns)
+        interruption_job = run(functools.partial(interruption, irun, log.fault,
+                                                 study.interruption))
+
+    def fill() -> None:
+        if log.sweep is not None:
+            mr = capacity_rate(curve_from_points(t.points))
+            t.sweep = SweepResult(runs=len(log.sweep.steps), steps=log.sweep.steps,
+                                  stopped_by=log.sweep.stopped_by,
+                                  elapsed_s=log.sweep.elapsed_s,
+                                  bracket_rps=(mr.low_rps, mr.high_rps), max_rate=mr)
+        if replay_job is not None:
+            t.replay = replay_job()
+        if interruption_job is not None:
+            t.interruption = interruption_job()
+
+    if pool is None:
+        fill()
+    return fill
 
 
 __all__ = ["TargetRun", "point_log", "point_result", "repeats_section", "run_all",

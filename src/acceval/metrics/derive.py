@@ -50,7 +50,8 @@ class Derived:
     prompt_tokens: FloatArray
     cached_prompt_tokens: FloatArray  # what the server's prefix cache held; NaN: not said
     turn: FloatArray             # a conversation's turn (0 first); NaN: not a conversation
-    tokens_from: ObjArray        # "usage", "chunks" or None
+    tokens_from_usage: BoolArray   # the output count came from the server's usage
+    tokens_from_chunks: BoolArray  # ... from counting the chunks (neither: not said)
     correct: BoolArray           # correct is True and the request did not error
     correct_known: BoolArray     # correct is not null
     task_code: IntArray          # task_id dictionary code (for grouping attempts); -1 if null
@@ -202,7 +203,13 @@ def decode_stamps(chunk_ns: list[int], output_tokens: int | None, finish_reason:
 def _stopped(table: pa.Table, n: int) -> BoolArray:
     if "finish_reason" not in table.column_names:
         return np.zeros(n, dtype=np.bool_)
-    eq = pc.fill_null(pc.equal(_col(table, "finish_reason"), "stop"), False)
+    return _equals(table, "finish_reason", "stop")
+
+
+def _equals(table: pa.Table, column: str, value: str) -> BoolArray:
+    """Which rows hold ``value`` in a string column (null: no), without a Python string per
+    row."""
+    eq = pc.fill_null(pc.equal(_col(table, column), value), False)
     return np.asarray(eq.to_numpy(zero_copy_only=False), dtype=np.bool_)
 
 
@@ -266,9 +273,8 @@ def derive(table: pa.Table, *, itl: bool = True, task_code: IntArray | None = No
                               if "cached_prompt_tokens" in table.column_names
                               else np.full(n, np.nan)),
         turn=_float(table, "turn") if "turn" in table.column_names else np.full(n, np.nan),
-        tokens_from=np.asarray(
-            _col(table, "tokens_from").to_numpy(zero_copy_only=False), dtype=object
-        ),
+        tokens_from_usage=_equals(table, "tokens_from", "usage"),
+        tokens_from_chunks=_equals(table, "tokens_from", "chunks"),
         correct=out.correct,
         correct_known=out.correct_known,
         task_code=out.task_code,

@@ -346,7 +346,6 @@ def summarize_point(
     n_good = int(good.sum())
     slo_values, meets, unmeasured = _meets_slo(d, okm, slo, error_rate)
     assessed = not unmeasured  # goodput needs every bounded metric measured
-    src = d.tokens_from[okm]
 
     acc: Accuracy | None = None
     p1: PassAt1 | None = None
@@ -380,9 +379,9 @@ def summarize_point(
         slo=slo, good=n_good, goodput_rps=_per_s(n_good, duration_s) if assessed else None,
         good_fraction=_fraction(n_good, n) if assessed else None, slo_values_ms=slo_values,
         meets_slo=meets, slo_unmeasured=unmeasured,
-        tokens_from_usage_fraction=_fraction(int((src == "usage").sum()), n_ok),
+        tokens_from_usage_fraction=_fraction(int((d.tokens_from_usage & okm).sum()), n_ok),
         cached_prompt_fraction=_cached_fraction(d, okm),
-        tokens_from_chunks_fraction=_fraction(int((src == "chunks").sum()), n_ok),
+        tokens_from_chunks_fraction=_fraction(int((d.tokens_from_chunks & okm).sum()), n_ok),
         accuracy=acc, pass_at_1=p1, correct_good=n_correct_good,
         correct_goodput_rps=_per_s(n_correct_good, duration_s),
         turns=per_turn(d),

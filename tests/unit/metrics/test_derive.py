@@ -40,7 +40,16 @@ def test_missing_token_count_gives_nan_not_zero():
     d = derive(table(req(0, sent_ms=0, chunks_ms=[5, 6, 7], tokens=None)))
     assert np.isnan(d.output_tokens[0]) and np.isnan(d.tpot_ms[0])
     assert d.itl_ms.size == 0                          # tokens per chunk unknown
-    assert d.tokens_from.tolist() == [None]
+    assert d.tokens_from_usage.tolist() == d.tokens_from_chunks.tolist() == [False]
+
+
+def test_where_each_output_count_came_from():
+    d = derive(table(req(0, sent_ms=0, chunks_ms=[1, 2], tokens=2),
+                     req(1, sent_ms=0, chunks_ms=[1, 2], tokens=2, tokens_from="chunks"),
+                     req(2, sent_ms=0, chunks_ms=[1, 2], tokens=None)))
+    assert d.tokens_from_usage.tolist() == [True, False, False]
+    assert d.tokens_from_chunks.tolist() == [False, True, False]
+    assert d.subset(np.array([False, True, True])).tokens_from_chunks.tolist() == [True, False]
 
 
 def test_errored_request_is_never_correct():
