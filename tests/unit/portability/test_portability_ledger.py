@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acceval.errors import UsageError
 from acceval.portability import (
@@ -15,6 +18,7 @@ from acceval.portability import (
     git_code_change,
     warmup_from_records,
 )
+from acceval.portability.ledger import first_sent
 from acceval.results.records import Record, records_to_table
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "portability"
@@ -142,3 +146,13 @@ def test_ledger_collects_evidence_for_every_line(repo: Path, tmp_path: Path) -> 
     # The structured values come back typed from result.json, their derived fields recomputed.
     back = type(led.result()).model_validate_json(led.result().model_dump_json())
     assert back.entries[0].value == led.entries[0].value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=6), min_size=1, max_size=40),
+       st.integers(min_value=1, max_value=8))
+def test_the_first_sends_are_a_stable_sorts_first(stamps: list[int], n: int) -> None:
+    # Few distinct stamps, so ties at the edge are the usual case.
+    sent = np.array(stamps, dtype=np.float64)
+    expected = np.argsort(sent, kind="stable")[:n]
+    assert first_sent(sent, n).tolist() == expected.tolist()
