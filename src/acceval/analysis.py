@@ -47,7 +47,8 @@ from acceval.metrics.derive import Derived, derive, outcomes, task_codes
 from acceval.metrics.point import loop_fell_behind
 from acceval.portability import assess_target
 from acceval.portability.artifact import ArtifactCheck
-from acceval.portability.assess import summary_label
+from acceval.portability.assess import PortabilityResult, summary_label
+from acceval.portability.exit import ExitResult
 from acceval.portability.ledger import compile_time_for
 from acceval.portability.levels import ArtifactLevel
 from acceval.probes import read_samples, table_to_samples
@@ -199,10 +200,11 @@ def _capacity(study: Study, t: TargetResult, catalog: Catalog,
 
 
 def _economics(study: Study, targets: list[TargetResult], samples: list[Any],
-               catalog: Catalog, base_dir: Path | None) -> dict[str, Priced]:
+               catalog: Catalog, base_dir: Path | None,
+               capacity: dict[str, TargetCapacity | None]) -> dict[str, Priced]:
     priced: dict[str, Priced] = {}
     for t in targets:
-        cap = _capacity(study, t, catalog, base_dir)
+        cap = capacity[t.name]
         spec = next(s for s in study.targets if s.name == t.name)
         compile_time = compile_time_for(
             spec, startup_s=t.local_server.startup_s if t.local_server else None,
@@ -363,6 +365,7 @@ def _analyze(study: Study, log: RunLog, rows_of: Callable[[str], pa.Table],
     targets: list[TargetResult] = []
     mean_tokens: dict[str, float | None] = {}
     warm: dict[str, pa.Table] = {}
+    capacity: dict[str, Future[TargetCapacity | None]] = {}
     for tspec in study.targets:
         tlog = log.target(tspec.name) or TargetLog(name=tspec.name,
                                                    failure="not run (interrupted)")
@@ -389,9 +392,13 @@ def _analyze(study: Study, log: RunLog, rows_of: Callable[[str], pa.Table],
         warm[t.name] = sel.select(_WARM_COLUMNS)
         del sel
         targets.append(t)
+        # Its fleet and what-if read only its own points and accuracy: computed beside the
+        # next target's reading.
+        capacity[t.name] = points_pool.submit(_capacity, study, t, catalog, base_dir)
     _quality(study, targets, mean_tokens)
     sample_list = table_to_samples(samples) if samples is not None else []
-    priced = _economics(study, targets, sample_list, catalog, base_dir)
+    priced = _economics(study, targets, sample_list, catalog, base_dir,
+                        {n: c.result() for n, c in capacity.items()})
     rules = Rules(min_point_requests=study.quality.min_point_requests)
     rows = standings(targets, rules)
     operating = {s.target: s.operating_point for s in rows}
@@ -417,11 +424,18 @@ def _analyze(study: Study, log: RunLog, rows_of: Callable[[str], pa.Table],
         verdict.workflows = decide_workflows(agents)
     verdict.money_scale = scale.factor
     checks = artifact_checks or {}
-    for t in targets:
-        t.portability, t.exit = assess_target(
+
+    def assess(t: TargetResult) -> tuple[PortabilityResult, ExitResult | None]:
+        return assess_target(
             study, targets, t, base_dir=base_dir or Path.cwd(), operating=operating,
             records=warm[t.name], artifact_check=checks.get(t.name),
             run_artifact_check=run_artifact_checks)
+
+    # Each target's ledger reads its own records (and the reference's points); two at a time,
+    # except where the artifact checks load models (one model in memory at a time).
+    assessed = map(assess, targets) if run_artifact_checks else points_pool.map(assess, targets)
+    for t, (portability, exit_) in zip(targets, assessed, strict=True):
+        t.portability, t.exit = portability, exit_
         kept = kept_artifact_levels.get(t.name)
         if kept is not None and t.portability is not None:
             t.portability.levels.artifact = kept

@@ -123,6 +123,8 @@ class _Decode:
     values: npt.NDArray[np.float64]  # ns, flattened over rows
     lengths: IntArray                # stamps per row
     distinct: IntArray               # distinct arrival times per row
+    ends: IntArray                   # where each row's stamps end in ``values``
+    gaps: npt.NDArray[np.float64]    # consecutive differences within each row, flattened
 
 
 def _decode_stamps(chunks: pa.Array, lengths: IntArray, extra: BoolArray,
@@ -136,10 +138,10 @@ def _decode_stamps(chunks: pa.Array, lengths: IntArray, extra: BoolArray,
     stamps = lengths + extra.astype(np.int64)
     ends = np.cumsum(stamps)
     rows = np.repeat(np.arange(stamps.size, dtype=np.int64), np.maximum(stamps - 1, 0))
-    moved = np.diff(values)[_within_rows(ends, values.size)] != 0
-    distinct = np.where(stamps > 0, 1, 0) + np.bincount(rows, weights=moved,
+    gaps = np.diff(values)[_within_rows(ends, values.size)]
+    distinct = np.where(stamps > 0, 1, 0) + np.bincount(rows, weights=gaps != 0,
                                                         minlength=stamps.size).astype(np.int64)
-    return _Decode(values, stamps, distinct)
+    return _Decode(values, stamps, distinct, ends, gaps)
 
 
 def _within_rows(ends: IntArray, size: int) -> BoolArray:
@@ -157,11 +159,9 @@ def _itl(dec: _Decode, counted_tokens: FloatArray, n: int
     (``counted_tokens / stamps``), so a chunk that carries k tokens counts as k gaps of gap/k
     instead of one long gap. A row whose stamps share one arrival time (the whole answer in
     one read) showed no decode: it gives no samples."""
-    lengths, values = dec.lengths, dec.values
-    ends = np.cumsum(lengths)
+    lengths, values, ends, diffs = dec.lengths, dec.values, dec.ends, dec.gaps
     starts = ends - lengths
     per_row = np.maximum(lengths - 1, 0)
-    diffs = np.diff(values)[_within_rows(ends, values.size)]
     with np.errstate(divide="ignore", invalid="ignore"):
         tokens_per_stamp = counted_tokens / lengths
     tokens_per_stamp[~(tokens_per_stamp > 0) | (dec.distinct < 2)] = np.nan
@@ -179,7 +179,7 @@ def _itl(dec: _Decode, counted_tokens: FloatArray, n: int
 def _tpot(dec: _Decode, output_tokens: FloatArray) -> FloatArray:
     """(last decode stamp - first) / (output_tokens - 1): NaN with at most one token or
     fewer than two distinct arrival times (no decode phase was seen)."""
-    ends = np.cumsum(dec.lengths)
+    ends = dec.ends
     has = dec.lengths > 0
     span_ms = np.full(dec.lengths.size, np.nan)
     span_ms[has] = (dec.values[ends[has] - 1] - dec.values[ends[has] - dec.lengths[has]]
