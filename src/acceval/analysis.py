@@ -568,12 +568,31 @@ def _repeats(t: TargetResult) -> None:
             t.repeats.append(repeats_section(first, runs))
 
 
-def analysis_records(run_dir: Path,
-                     problems: list[str] | None = None) -> Callable[[str], pa.Table]:
+def analysis_records(run_dir: Path, problems: list[str] | None = None, *,
+                     first: str | None = None) -> Callable[[str], pa.Table]:
     """A reader of one target's analysis columns at a time (not the texts) from a run folder;
-    an unreadable records file is quarantined and said in ``problems``."""
-    return lambda name: read_records(run_dir, ANALYSIS_COLUMNS, target=name,
-                                     problems=problems)
+    an unreadable records file is quarantined and said in ``problems``.
+
+    ``first``: the target asked for first, whose columns start being read now in a thread of
+    their own (Arrow decodes them without the interpreter's lock, beside what the caller
+    does before it asks: reading the stored result's other files, first imports)."""
+    def read(name: str) -> pa.Table:
+        return read_records(run_dir, ANALYSIS_COLUMNS, target=name, problems=problems)
+
+    if first is None:
+        return read
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acceval-records")
+    ahead: Future[pa.Table] | None = pool.submit(read, first)
+    pool.shutdown(wait=False)
+
+    def rows_of(name: str) -> pa.Table:
+        nonlocal ahead
+        if ahead is not None and name == first:
+            table, ahead = ahead.result(), None
+            return table
+        return read(name)
+
+    return rows_of
 
 
 def with_problems(result: RunResult, problems: list[str]) -> RunResult:
@@ -617,7 +636,9 @@ def load_result(run_dir: Path, *, recompute: bool = False,
             and t.portability.levels.artifact.verdict != "not assessed"}
     base = Path(stored.environment.study_dir or run_dir)
     problems: list[str] = []
-    fresh = with_problems(analyze(study, stored.log, analysis_records(run_dir, problems),
+    records = analysis_records(run_dir, problems,
+                               first=study.targets[0].name if study.targets else None)
+    fresh = with_problems(analyze(study, stored.log, records,
                                   read_samples(run_dir), base_dir=base,
                                   kept_artifact_levels=kept,
                                   agent_records=read_agent_records(run_dir),
