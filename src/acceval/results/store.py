@@ -451,8 +451,8 @@ def returning_pool() -> bool:
 
 
 #: What the analysis reads of each record: stamps, counts, outcomes; not the texts.
-ANALYSIS_COLUMNS = ["target", "load_index", "task_id", "attempt", "warmup", "scheduled_ns",
-                    "sent_ns", "first_byte_ns", "first_token_ns", "done_ns", "chunk_ns",
+ANALYSIS_COLUMNS = ["target", "load_index", "task_id", "warmup", "scheduled_ns",
+                    "sent_ns", "first_token_ns", "done_ns", "chunk_ns",
                     "prompt_tokens", "output_tokens", "tokens_from", "finish_reason",
                     "error_kind", "correct", "cached_prompt_tokens", "turn", "finish_ns"]
 
