@@ -13,7 +13,6 @@ docs/demand-and-faults.md.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -344,16 +343,15 @@ async def _sweep(tr: TargetRun, tap: _Tap, index: int) -> int:
 
 def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: TargetLog,
                       base_dir: Path | None,
-                      derived: Callable[[int], Derived] | None = None,
-                      pool: Executor | None = None) -> Callable[[], None]:
+                      derived: Callable[[int], Derived] | None,
+                      pool: Executor) -> Callable[[], None]:
     """Fill ``t.sweep``, ``t.replay`` and ``t.interruption`` from the target's records
     (``table``) and what the run logged; ``derived(load_index)`` gives a point's rows derived
     (once for each point, not once for each section that reads it).
 
-    With ``pool`` the replay and the interruption are computed there, and the sections are
-    filled by the function returned, to be called once ``t.points`` holds the target's
-    points (the sweep is read from them); without, they are filled before it returns and the
-    function returned does nothing more."""
+    The replay and the interruption are computed in ``pool``; the sections are filled by the
+    function returned, to be called once ``t.points`` holds the target's points (the sweep is
+    read from them)."""
     def rows(index: int) -> Derived:
         if derived is not None:
             return derived(index)
@@ -373,20 +371,12 @@ def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: Targe
                                      target=spec.target, started_ns=irun.started_ns,
                                      ended_ns=irun.ended_ns)
 
-    def run(job: Callable[[], Any]) -> Callable[[], Any]:
-        if pool is None:
-            value = job()
-            return lambda: value
-        return pool.submit(job).result
-
     replay_job = interruption_job = None
     if log.replay is not None and study.demand is not None and study.demand.replay is not None:
-        replay_job = run(functools.partial(replay, log.replay, study.demand,
-                                           study.demand.replay))
+        replay_job = pool.submit(replay, log.replay, study.demand, study.demand.replay)
     irun = log.interruption
     if irun is not None and log.fault is not None and study.interruption is not None:
-        interruption_job = run(functools.partial(interruption, irun, log.fault,
-                                                 study.interruption))
+        interruption_job = pool.submit(interruption, irun, log.fault, study.interruption)
 
     def fill() -> None:
         if log.sweep is not None:
@@ -396,12 +386,10 @@ def scenario_sections(study: Study, t: TargetResult, table: pa.Table, log: Targe
                                   elapsed_s=log.sweep.elapsed_s,
                                   bracket_rps=(mr.low_rps, mr.high_rps), max_rate=mr)
         if replay_job is not None:
-            t.replay = replay_job()
+            t.replay = replay_job.result()
         if interruption_job is not None:
-            t.interruption = interruption_job()
+            t.interruption = interruption_job.result()
 
-    if pool is None:
-        fill()
     return fill
 
 
