@@ -27,18 +27,23 @@ pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
 # wake-up later, when another thread (the records writer, a probe) may hold the interpreter
 # (docs/transports.md).
 P99_MS = {"native": 2.0, "aiohttp": 3.0}
+# Requests measured: enough that the p99 is a p99. Over 60, numpy's p99 lies 41 % of the way
+# from the second-largest value to the largest, so one stamp a host's preemption made late
+# by 3 ms failed the 2 ms bound (seen once in a clean-clone `make test`); over 200 it lies
+# between the third- and second-largest.
+N = 200
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_ttft_and_tpot_match_server_log_within_2ms(tmp_path: Path, transport: str) -> None:
     log = tmp_path / "server.jsonl"
-    # 63 requests one at a time, 65 ms each: the delays are short enough for a quick test and
-    # long enough that a stamp late by a scheduling slice shows against them
+    # N + 3 requests one at a time, 65 ms each: the delays are short enough for a quick test
+    # and long enough that a stamp late by a scheduling slice shows against them
     opts = {"ttft_ms": 20, "itl_ms": 3, "output_tokens": 16, "seed": 1}
     with spawn_server("mock", options=opts, log_path=str(log)) as server:
         study = study_from_dict({
             "name": "truth",
-            "tasks": {"source": "text:Count to sixteen.", "count": 60, "max_tokens": 16},
+            "tasks": {"source": "text:Count to sixteen.", "count": N, "max_tokens": 16},
             "targets": [{"name": "mock",
                          "endpoint": {"base_url": server.base_url, "model": "mock",
                                       "transport": transport}}],
@@ -48,12 +53,12 @@ def test_ttft_and_tpot_match_server_log_within_2ms(tmp_path: Path, transport: st
         _, run_dir = execute(study, base_dir=tmp_path, out_dir=tmp_path / "runs", progress=False)
     table = read_records(run_dir)
     table = table.filter(pc.invert(table["warmup"]))
-    assert table.num_rows == 60
+    assert table.num_rows == N
     d = derive(table)
     assert d.ok.all()
 
     result = json.loads((run_dir / "result.json").read_text())
-    assert result["targets"][0]["points"][0]["summary"]["ok"] == 60
+    assert result["targets"][0]["points"][0]["summary"]["ok"] == N
     assert result["targets"][0]["endpoint"]["transport"] == transport  # who measured
     server_lines = [json.loads(line) for line in log.read_text().splitlines()]
     by_id = {str(e["request_id"]): e for e in server_lines}
