@@ -21,7 +21,9 @@ from acceval.serve import spawn_server
 from acceval.study import study_from_dict
 from acceval.targets.transport import TRANSPORTS
 
-pytestmark = pytest.mark.timing  # live timings: runs alone, in the timing phase
+# Live timings bounded to 2-3 ms against the server's stamps: run alone, before anything else
+# starts beside the timing phase (tools/test-phases.sh).
+pytestmark = [pytest.mark.timing, pytest.mark.quiet]
 
 # The native transport stamps in the network callback. aiohttp hands data over one coroutine
 # wake-up later, when another thread (the records writer, a probe) may hold the interpreter
