@@ -51,8 +51,14 @@ def main() -> None:
         returning = ctx.invoked_subcommand == "report" and sys.platform in ("linux", "darwin")
         os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "jemalloc" if returning else "system"
     _raise_descriptor_limit()
+    if ctx.obj == _OWN_PROCESS:
+        # The command runs in a process of its own: pyarrow's pandas probe is not needed there.
+        from acceval.results.records import arrow_without_pandas
+
+        arrow_without_pandas()
 
 
+_OWN_PROCESS = "acceval: the process is the command's own"
 _OUR_POOL = "acceval.arrow_pool_is_ours"
 
 
@@ -488,9 +494,12 @@ def artifact_check(artifact: str, runtime_a: str, runtime_b: str, prompts: int,
         raise GateFailed(f"artifact check failed: {'; '.join(check.reasons) or 'see above'}")
 
 
-def entry(argv: list[str] | None = None) -> int:
+def entry(argv: list[str] | None = None, *, own_process: bool = False) -> int:
+    """Run the command line; ``own_process``: the process exists for this command alone (the
+    console script), so process-wide settings that suit acceval's commands may be taken."""
     try:
-        main.main(args=argv, prog_name="acceval", standalone_mode=False)
+        main.main(args=argv, prog_name="acceval", standalone_mode=False,
+                  obj=_OWN_PROCESS if own_process else None)
     except AccevalError as exc:
         click.echo(f"acceval: error: {exc}", err=True)
         return exc.exit_code
@@ -507,4 +516,4 @@ def entry(argv: list[str] | None = None) -> int:
 
 
 def run_main() -> None:
-    sys.exit(entry())
+    sys.exit(entry(own_process=True))

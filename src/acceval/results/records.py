@@ -11,6 +11,8 @@ existed reads back with it null (``read_records`` reads every file with ``RECORD
 
 from __future__ import annotations
 
+import importlib.abc
+import sys
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -109,12 +111,44 @@ _NAMES = [f.name for f in fields(Record)]
 assert RECORD_SCHEMA.names == _NAMES, "Record and RECORD_SCHEMA must list the same columns"
 
 
+class _NoPandas(importlib.abc.MetaPathFinder):
+    def find_spec(self, name: str, path: Any, target: Any = None) -> None:
+        if name == "pandas":
+            raise ModuleNotFoundError("acceval's command skips pyarrow's pandas probe",
+                                      name=name)
+
+
+def arrow_without_pandas() -> None:
+    """Let pyarrow find pandas absent on its first conversion, so that it does not import it.
+
+    On its first conversion in a process (a list, a numpy array, a Python scalar in a compute
+    call), pyarrow imports pandas when pandas is installed, only to ask whether the value is a
+    pandas object. acceval never hands it one, and pandas is not among its dependencies, yet
+    that import costs 0.3-1.9 s of CPU (pandas 3.1, numpy already loaded): more than a quarter
+    of ``acceval report`` on a million records. This makes that one import fail; pyarrow then
+    takes values as not pandas objects, and imports pandas again only where pandas is really
+    asked for (``Table.to_pandas()``), so nothing is lost.
+
+    For acceval's own command (:func:`acceval.cli.run_main`). Nothing happens when pandas is
+    already loaded or pyarrow has already looked."""
+    if "pandas" in sys.modules:
+        return
+    finder = _NoPandas()
+    sys.meta_path.insert(0, finder)
+    try:
+        # Untyped: its type inference makes pyarrow's C++ converter look for pandas as well.
+        pa.array([0])
+    finally:
+        sys.meta_path.remove(finder)
+
+
 def prepare_conversion() -> None:
     """Pay pyarrow's one-time cost before any load. On its first conversion of a Python list
     in a process, pyarrow imports pandas when pandas is installed (to ask whether the list is
-    a pandas object): about 0.3 s holding the interpreter. Done from the records writer's
-    thread during a point, that stalled the loop stamping requests and could cost the first
-    point its trust; every process that converts records during a point calls this first."""
+    a pandas object): 0.3 s or more holding the interpreter (the ``acceval`` command skips it,
+    :func:`arrow_without_pandas`). Done from the records writer's thread during a point, that
+    stalled the loop stamping requests and could cost the first point its trust; every process
+    that converts records during a point calls this first."""
     records_to_table([])
 
 
