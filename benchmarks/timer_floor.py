@@ -3,7 +3,8 @@
 No server, no requests: a process that only waits for each arrival time, so whatever lag it
 sees, a load generator on this host sees too, before it does any work. Three ways:
 
-1. the runner's own waker (``make_waker``: a timerfd plus its short spin) on the runner's
+1. the runner's own waker (``make_waker``: a timerfd plus its short spin), calling back at
+   each due time as the runner's open loop does, on the runner's
    event loop;
 2. plain ``time.sleep`` to each arrival;
 3. a busy spin for ``--seconds``, counting the gaps between two clock reads: each gap over
@@ -53,14 +54,29 @@ def waker(rate: float, n: int, seed: int) -> dict[str, float]:
     from acceval.loadgen.runner import new_event_loop
 
     async def go() -> list[int]:
+        # As the runner's open loop waits: the waker calls back at each due time.
         w = make_waker(asyncio.get_running_loop())
-        lags = []
+        lags: list[int] = []
+        gaps = iter(_gaps(rate, n, seed))
+        done = asyncio.get_running_loop().create_future()
         due = time.perf_counter_ns() + 1_000_000
+
+        def arm() -> None:
+            nonlocal due
+            g = next(gaps, None)
+            if g is None:
+                done.set_result(None)
+                return
+            due += g
+            w.call_at(due, arrive)
+
+        def arrive() -> None:
+            lags.append(time.perf_counter_ns() - due)
+            arm()
+
         try:
-            for g in _gaps(rate, n, seed):
-                due += g
-                await w.until(due)
-                lags.append(time.perf_counter_ns() - due)
+            arm()
+            await done
         finally:
             w.close()
         return lags

@@ -25,6 +25,8 @@ import ctypes
 import os
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 
 _now = time.perf_counter_ns
 _CLOCK_MONOTONIC = 1
@@ -45,21 +47,48 @@ class _Itimerspec(ctypes.Structure):
 
 
 class Waker:
-    """Base: waits with the event loop's own timer, then yields until due."""
+    """Base: the event loop's own timer to ``spin_ns`` before due, then loop passes until due.
+
+    :meth:`call_at` is what the runner's open loop uses: ``fn`` runs from the loop at the due
+    time, never before, with no task or future per wait. One call is pending at a time; a new
+    one replaces it, :meth:`cancel` drops it. :meth:`until` awaits the same wake-up."""
 
     spin_ns = 1_000_000
 
+    def __init__(self) -> None:
+        self._handle: asyncio.Handle | None = None
+
+    def call_at(self, due_ns: int, fn: Callable[[], None]) -> None:
+        self.cancel()
+        loop = asyncio.get_running_loop()
+        ahead = due_ns - _now() - self.spin_ns
+        self._handle = (loop.call_later(ahead / _NS, self._spin, due_ns, fn) if ahead > 0
+                        else loop.call_soon(self._spin, due_ns, fn))
+
+    def _spin(self, due_ns: int, fn: Callable[[], None]) -> None:
+        if _now() < due_ns:   # one loop pass at a time, so that I/O keeps flowing
+            self._handle = asyncio.get_running_loop().call_soon(self._spin, due_ns, fn)
+            return
+        self._handle = None
+        fn()
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
     async def until(self, due_ns: int) -> None:
-        now = _now()
-        if due_ns - now > self.spin_ns:
-            await asyncio.sleep((due_ns - now - self.spin_ns) / _NS)
-            now = _now()
-        while now < due_ns:
-            await asyncio.sleep(0)
-            now = _now()
+        if due_ns <= _now():
+            return
+        woken = asyncio.get_running_loop().create_future()
+        self.call_at(due_ns, partial(woken.set_result, None))
+        try:
+            await woken
+        finally:
+            self.cancel()
 
     def close(self) -> None:
-        pass
+        self.cancel()
 
 
 class SpinWaker(Waker):
@@ -94,11 +123,15 @@ class TimerFdWaker(Waker):
     spin_max_ns = 20_000
 
     def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, libc: ctypes.CDLL) -> None:
+        super().__init__()
         self._loop = loop
         self._fd = fd
         self._settime = libc.timerfd_settime
         self._spec = _Itimerspec()
-        self._waiter: asyncio.Future[None] | None = None
+        self._spec_ref = ctypes.byref(self._spec)
+        self._due = 0
+        self._armed_ns = 0
+        self._fn: Callable[[], None] | None = None
         self.spin_ns = self.spin_max_ns   # start wide: nothing is known of this host yet
         self._late_ns = self.spin_max_ns // 2
         loop.add_reader(fd, self._fired)
@@ -109,35 +142,45 @@ class TimerFdWaker(Waker):
         self._late_ns += (min(late_ns, self.spin_max_ns) - self._late_ns) // 8
         self.spin_ns = min(self.spin_max_ns, max(self.spin_min_ns, 2 * self._late_ns + 10_000))
 
+    def call_at(self, due_ns: int, fn: Callable[[], None]) -> None:
+        self.cancel()
+        wake = due_ns - self.spin_ns
+        if wake <= _now():    # inside the window already: a loop pass, then the spin
+            super().call_at(due_ns, fn)
+            return
+        value = self._spec.it_value
+        value.tv_sec, value.tv_nsec = divmod(wake, _NS)
+        if self._settime(self._fd, _TFD_TIMER_ABSTIME, self._spec_ref, None) != 0:
+            super().call_at(due_ns, fn)   # cannot arm: the loop's timer for this wait
+            return
+        self._due, self._armed_ns, self._fn = due_ns, wake, fn
+
     def _fired(self) -> None:
         try:
             os.read(self._fd, 8)
         except BlockingIOError:
             return
-        w = self._waiter
-        if w is not None and not w.done():
-            w.set_result(None)
-
-    async def until(self, due_ns: int) -> None:
-        wake = due_ns - self.spin_ns
-        if wake > _now():
-            value = self._spec.it_value
-            value.tv_sec, value.tv_nsec = divmod(wake, _NS)
-            if self._settime(self._fd, _TFD_TIMER_ABSTIME, ctypes.byref(self._spec), None) != 0:
-                await super().until(due_ns)   # cannot arm: fall back for this wait
-                return
-            self._waiter = self._loop.create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-            self.adapt(_now() - wake)
+        fn = self._fn
+        if fn is None:        # cancelled after the timer expired
+            return
+        self._fn = None
         now = _now()
-        while now < due_ns:
-            await asyncio.sleep(0)
+        self.adapt(now - self._armed_ns)
+        due = self._due
+        while now < due:      # the window's few microseconds, here rather than in loop passes
             now = _now()
+        fn()
+
+    def cancel(self) -> None:
+        super().cancel()
+        if self._fn is not None:
+            self._fn = None
+            value = self._spec.it_value
+            value.tv_sec = value.tv_nsec = 0   # a zero it_value disarms the timer
+            self._settime(self._fd, _TFD_TIMER_ABSTIME, self._spec_ref, None)
 
     def close(self) -> None:
+        self.cancel()
         with contextlib.suppress(Exception):
             self._loop.remove_reader(self._fd)
         with contextlib.suppress(OSError):

@@ -246,6 +246,11 @@ class _Point:
         self.stopped_by: StoppedBy = "max_duration"
         self.tasks: set[asyncio.Task[None]] = set()
         self.slot: asyncio.Future[None] | None = None   # open loop: wakes a capped dispatcher
+        # The open loop's dispatch state (:meth:`open`).
+        self._sched: list[int] = []
+        self._next = 0
+        self._waker = Waker()
+        self._issuing: asyncio.Future[None] | None = None
         self.cancel_kind = ("client", "interrupted")
         self.held = 0
         self.lags: list[int] = []
@@ -451,44 +456,77 @@ class _Point:
     # --- open loop ----------------------------------------------------------------------------
 
     async def open(self, offsets: npt.NDArray[np.int64], waker: Waker) -> None:
-        start, t0, lags = self.start, self.t0, self.lags
-        sched = offsets.tolist()   # Python ints: cheaper to index than numpy scalars
-        total = len(sched)
-        i = 0
-        while i < total and not self.stopping:
-            off = sched[i]
-            if self.stop_due(off):
+        """Send on the schedule; return once issuing has stopped (in-flight requests go on).
+
+        The sends happen in :meth:`_dispatch`, which the waker calls at each due time: no
+        task, future or loop pass per arrival, which is most of what an open loop paid over
+        a closed one (``benchmarks/openloop.py``)."""
+        self._sched = offsets.tolist()   # Python ints: cheaper to index than numpy scalars
+        self._next = 0
+        self._waker = waker
+        self._issuing = issuing = asyncio.get_running_loop().create_future()
+        self._dispatch()
+        try:
+            await issuing
+        finally:
+            waker.cancel()
+            slot, self.slot = self.slot, None
+            if slot is not None:
+                slot.cancel()
+
+    def _dispatch(self, _slot: object = None) -> None:
+        """Send everything due now (the loop may have woken late), then arm the waker for
+        the next arrival, or wait for a free slot under the in-flight cap."""
+        issuing = self._issuing
+        if issuing is None or issuing.done():   # open() has returned: send nothing more
+            return
+        try:
+            if self._send_due():
                 return
-            due = start + off
-            now = _now()
-            if due > now:
-                await waker.until(due)
+        except BaseException as exc:  # surfaced by open(), in the driver task
+            issuing.set_exception(exc)
+            return
+        issuing.set_result(None)
+
+    def _send_due(self) -> bool:
+        """True while issuing goes on (the waker or a slot will call back)."""
+        sched, start, lags = self._sched, self.start, self.lags
+        total, cap = len(sched), self.spec.max_in_flight
+        i = self._next
+        try:
+            while i < total and not self.stopping:
+                off = sched[i]
+                if self.stop_due(off):
+                    return False
+                due = start + off
                 now = _now()
-            if now - start >= self.max_ns:
-                self.stopped_by = "max_duration"
-                return
-            if self.in_flight >= self.spec.max_in_flight:
-                self.held += 1
-                while self.in_flight >= self.spec.max_in_flight:
-                    self.slot = asyncio.get_running_loop().create_future()
-                    await self.slot
-                self.slot = None
-                now = _now()
+                if due > now:
+                    self._waker.call_at(due, self._dispatch)
+                    return True
                 if now - start >= self.max_ns:
                     self.stopped_by = "max_duration"
-                    return
-            # Send everything that is due now (the loop may have woken late).
-            while True:
-                lags.append(now - due)
-                prompt, rec = self.next_request(off, due - t0)
-                self.launch(prompt, rec)
-                i += 1
-                if i >= total or self.in_flight >= self.spec.max_in_flight:
-                    break
-                off = sched[i]
-                due = start + off
-                if due > now or self.stop_due(off):
-                    break
+                    return False
+                if self.in_flight >= cap:
+                    if self.slot is None:   # this arrival starts waiting: counted once
+                        self.held += 1
+                    self.slot = asyncio.get_running_loop().create_future()
+                    self.slot.add_done_callback(self._dispatch)
+                    return True
+                self.slot = None
+                while True:
+                    lags.append(now - due)
+                    prompt, rec = self.next_request(off, due - self.t0)
+                    self.launch(prompt, rec)
+                    i += 1
+                    if i >= total or self.in_flight >= cap:
+                        break
+                    off = sched[i]
+                    due = start + off
+                    if due > now or self.stop_due(off):
+                        break
+            return False
+        finally:
+            self._next = i
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)

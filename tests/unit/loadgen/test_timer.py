@@ -44,6 +44,42 @@ def test_wakers_never_wake_early(loop_factory: object) -> None:
     assert kind is (TimerFdWaker if sys.platform == "linux" else SpinWaker)
 
 
+@pytest.mark.parametrize("loop_factory", [asyncio.new_event_loop, new_event_loop])
+@pytest.mark.parametrize("kind", ["made", "spin"])
+def test_call_at_runs_once_never_early_and_not_when_replaced_or_cancelled(
+        loop_factory: object, kind: str) -> None:
+    async def go() -> list[tuple[str, int]]:
+        w = make_waker(asyncio.get_running_loop()) if kind == "made" else SpinWaker()
+        calls: list[tuple[str, int]] = []
+        now = time.perf_counter_ns
+
+        def at(name: str, due: int) -> None:
+            w.call_at(due, lambda: calls.append((name, now() - due)))
+
+        try:
+            t = now()
+            at("replaced", t + 300_000)
+            at("replaced too", t + 2_000_000)  # each call replaces the pending one
+            at("cancelled", t + 1_000_000)
+            w.cancel()
+            await asyncio.sleep(0.005)
+            t = now()
+            at("short", t + 5_000)             # inside the spin window from the start
+            await asyncio.sleep(0.003)
+            at("past", now() - 10**9)          # already due: the next loop pass
+            await asyncio.sleep(0.002)
+            at("dropped", now() + 3_000_000)
+        finally:
+            w.close()                          # a pending call dies with the waker
+        await asyncio.sleep(0.006)
+        return calls
+
+    with asyncio.Runner(loop_factory=loop_factory) as r:  # type: ignore[arg-type]
+        calls = r.run(go())
+    assert [name for name, _ in calls] == ["short", "past"]
+    assert min(late for _, late in calls) >= 0
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="timerfd is Linux-only; SpinWaker elsewhere")
 def test_timerfd_waker_closes_its_fd() -> None:
     async def go() -> int:
