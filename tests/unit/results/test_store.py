@@ -88,3 +88,36 @@ def test_a_part_larger_than_a_slice_keeps_every_record_in_order(tmp_path: Path) 
     parts = list((tmp_path / PARTS_DIR).glob("part-*.parquet"))
     assert len(parts) == 1
     assert table_to_records(pq.read_table(parts[0])) == recs
+
+
+def test_a_parts_slices_are_spread_while_nothing_waits_and_hurried_otherwise(
+        tmp_path: Path) -> None:
+    w = RecordWriter(tmp_path, flush_s=1.0)
+    try:
+        assert w._pause_s(10) == store._SPREAD_MAX_S            # 50 ms budget: capped at 20
+        w.flush_s = 0.1
+        assert w._pause_s(10) == 0.5 * 0.1 / 10                 # half of 0.1 s over 10 slices
+        assert w._pause_s(10**6) == store._PAUSE_S              # never below the short pause
+        w._submitted, w._finished = 2, 0                        # a part waits behind this one
+        assert w._pause_s(10) == store._PAUSE_S
+        w._submitted = 1
+        w._hurry = True                                         # someone waits for the writer
+        assert w._pause_s(10) == store._PAUSE_S
+    finally:
+        w._submitted = w._finished = 0
+        w._hurry = False
+        w.finalize()
+
+
+def test_the_writer_asks_its_pause_between_slices_and_counts_parts_done(tmp_path: Path) -> None:
+    asked: list[int] = []
+    n = 3 * store._SLICE + 1
+    store._write_part([_rec(i) for i in range(n)], tmp_path / "part-000001.parquet",
+                      lambda n_slices: asked.append(n_slices) or 0.0)
+    assert asked == [4, 4, 4]                                   # between 4 slices, 3 pauses
+    w = RecordWriter(tmp_path / "run", flush_every=n, flush_s=3600)
+    for i in range(n):
+        w.add(_rec(i))
+    w.wait()
+    assert (w._submitted, w._finished, w.written, w._hurry) == (1, 1, n, False)
+    w.finalize()
