@@ -10,3 +10,13 @@ runs those alone, after the rest; everything else runs on two worker processes a
 on a loaded host. tests/unit/test_timing_marks.py fails when a test reads a clock and bounds
 it, or asserts on trust, without the mark.
 """
+
+from hypothesis import HealthCheck, settings
+
+# Property tests judge values, never time: Hypothesis's default 200 ms deadline per example
+# and its "too slow" health check fail a correct test when the host stalls the worker (a
+# clean-clone `make test` lost `test_percentiles_monotone` to one 3.2 s example on a loaded
+# 2-core host). A test that bounds time is a `timing` test and says so.
+settings.register_profile("acceval", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("acceval")
