@@ -98,7 +98,7 @@ def test_a_policy_that_skips_confirmation_fails_every_irreversible_scenario(
     assert [s.completion.k for s in never.scenarios] == [0, 0]
     assert never.completion.k == 0 and never.completion.n == 12
     # the state was right each time: only the missing confirmation makes them fail
-    assert never.state_right.k == 12
+    assert never.state_right.k == 12, [(t.scenario, t.why) for t in never.transcripts]
     assert never.unconfirmed_irreversible.k == never.unconfirmed_irreversible.n == 12
     assert never.transcripts and "without confirmation" in never.transcripts[0].why
     # what enforce mode would have refused, recorded by the gate
