@@ -12,8 +12,8 @@ for t can leave anywhere in [t - 1 ms, t + 1 ms]. Two ways to do better:
   with ``prctl(PR_SET_TIMERSLACK)`` at 1 ns and at the default 50 us, its wake-up delay was
   the same (median 63-70 us on the loaded 2-core VM), while ``time.sleep``'s fell from 97 to
   48 us. So the waker leaves the slack alone.
-- :class:`SpinWaker` (anywhere): sleep until 1 ms before, then yield to the loop
-  (``await asyncio.sleep(0)``, so I/O keeps flowing) until due. The spin costs up to a core
+- :class:`SpinWaker` (anywhere): the loop's timer until 1 ms before, then one loop pass at a
+  time (so I/O keeps flowing) until due. The spin costs up to a core
   at high rates (~35 % CPU at 1000 arrivals/s).
 """
 
@@ -26,7 +26,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from functools import partial
 
 _now = time.perf_counter_ns
 _CLOCK_MONOTONIC = 1
@@ -51,7 +50,7 @@ class Waker:
 
     :meth:`call_at` is what the runner's open loop uses: ``fn`` runs from the loop at the due
     time, never before, with no task or future per wait. One call is pending at a time; a new
-    one replaces it, :meth:`cancel` drops it. :meth:`until` awaits the same wake-up."""
+    one replaces it, :meth:`cancel` drops it."""
 
     spin_ns = 1_000_000
 
@@ -76,16 +75,6 @@ class Waker:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-
-    async def until(self, due_ns: int) -> None:
-        if due_ns <= _now():
-            return
-        woken = asyncio.get_running_loop().create_future()
-        self.call_at(due_ns, partial(woken.set_result, None))
-        try:
-            await woken
-        finally:
-            self.cancel()
 
     def close(self) -> None:
         self.cancel()

@@ -231,8 +231,7 @@ _SPREAD = 0.5
 _SPREAD_MAX_S = 20e-3
 
 
-def _write_part(batch: list[Record], final: Path,
-                pause_s: Callable[[int], float] = lambda _: _PAUSE_S) -> None:
+def _write_part(batch: list[Record], final: Path, pause_s: Callable[[int], float]) -> None:
     if len(batch) <= _SLICE:
         write_part(records_to_table(batch), final)
         return
