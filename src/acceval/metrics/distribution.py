@@ -18,6 +18,23 @@ def finite(values: npt.ArrayLike) -> FloatArray:
     return arr[~np.isnan(arr)]
 
 
+def sorted_quantiles(ordered: FloatArray, qs: npt.ArrayLike) -> FloatArray:
+    """The ``qs``-th percentiles (0..100) of an ascending array without NaN, by numpy's
+    default (linear) method to the last bit: the index ``(n - 1) * q / 100``, and its
+    neighbours blended as ``np.percentile`` blends them. One sort serves every level and the
+    extremes; ``np.percentile`` partitions the unsorted values again for each call, three
+    times the cost of the sort on a 250,000-value point."""
+    n = ordered.size
+    at = (n - 1) * np.true_divide(np.asarray(qs, dtype=np.float64), 100)
+    low = np.floor(at)
+    weight = at - low
+    below = low.astype(np.intp)
+    a = ordered[below]
+    b = ordered[np.minimum(below + 1, n - 1)]
+    step = b - a
+    return np.where(weight >= 0.5, b - step * (1 - weight), a + step * weight)
+
+
 def percentile(values: npt.ArrayLike, q: float) -> float | None:
     """The ``q``-th percentile (0..100, linear interpolation), NaN ignored; None when empty."""
     arr = finite(values)
@@ -54,13 +71,14 @@ class Distribution(MetricModel):
         arr = finite(values)
         if arr.size == 0:
             return cls(count=0)
-        qs = np.percentile(arr, [q for _, q in cls.QUANTILES])
+        ordered = np.sort(arr)
+        qs = sorted_quantiles(ordered, [q for _, q in cls.QUANTILES])
         return cls(
             count=int(arr.size),
-            mean=float(arr.mean()),
+            mean=float(arr.mean()),     # in the values' own order: the same sum as before
             std=float(arr.std()),
-            min=float(arr.min()),
-            max=float(arr.max()),
+            min=float(ordered[0]),
+            max=float(ordered[-1]),
             **{name: float(v) for (name, _), v in zip(cls.QUANTILES, qs, strict=True)},
         )
 

@@ -3,10 +3,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acceval.metrics import Distribution, percentile
+from acceval.metrics.distribution import sorted_quantiles
 
 
 def test_empty_is_all_none():
@@ -64,3 +65,26 @@ def test_percentiles_monotone(values):
     assert all(a <= b for a, b in itertools.pairwise(chain))
     assert d.min <= d.mean <= d.max or math.isclose(d.mean, d.min) or math.isclose(d.mean, d.max)
     assert d.count == len(values)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64,
+                          min_value=-1e12, max_value=1e12), min_size=1, max_size=400),
+       st.lists(st.floats(min_value=0, max_value=100), min_size=1, max_size=6))
+def test_sorted_quantiles_are_numpys_percentiles_to_the_bit(values: list[float],
+                                                            qs: list[float]) -> None:
+    arr = np.array(values)
+    levels = [*qs, 50.0, 90.0, 95.0, 99.0, 99.9, 0.0, 100.0]
+    ours = sorted_quantiles(np.sort(arr), levels)
+    assert np.array_equal(ours, np.percentile(arr, levels))
+
+
+def test_the_summary_of_a_large_sample_is_numpys() -> None:
+    # Ties, a long tail and an odd size: the sample a point of a million-record run gives.
+    rng = np.random.default_rng(7)
+    v = np.concatenate([rng.lognormal(3, 1, 250_001), np.full(999, 20.0), [np.nan] * 5])
+    d = Distribution.of(v)
+    x = v[~np.isnan(v)]
+    levels = [q for _, q in Distribution.QUANTILES]
+    assert [getattr(d, n) for n, _ in Distribution.QUANTILES] == list(np.percentile(x, levels))
+    assert (d.min, d.max, d.mean, d.std, d.count) == (x.min(), x.max(), x.mean(), x.std(), x.size)
