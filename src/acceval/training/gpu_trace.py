@@ -17,6 +17,8 @@ The kernel is kept whole where HTA keeps it: it is not cut at the CPU-side step 
 
 from __future__ import annotations
 
+import math
+
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -75,10 +77,14 @@ def _launched_before_last_step(spans: list[dict[str, Any]]) -> set[int] | None:
     return out
 
 
+def _finite(v: Any) -> bool:
+    return isinstance(v, int | float) and math.isfinite(v)
+
+
 def hta_split(events: list[Any], rank: int | None = None) -> RankSplit | None:
     """HTA's temporal breakdown and overlap of one rank's trace events (None: no kernel)."""
     spans = [e for e in events if isinstance(e, dict) and e.get("ph") == "X"
-             and isinstance(e.get("ts"), int | float) and isinstance(e.get("dur"), int | float)]
+             and _finite(e.get("ts")) and _finite(e.get("dur"))]
     keep = _launched_before_last_step(spans)
     kernels: list[tuple[str, float, float]] = []
     for e in spans:

@@ -123,7 +123,7 @@ def _core(e: dict[str, Any]) -> int | None:
     for key in ("lnc_idx", "nc_idx"):
         try:
             return int(e[key])
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             pass
     m = _CORE_IN_GROUP.search(str(e.get("group") or ""))
     return int(m.group(1)) if m else None

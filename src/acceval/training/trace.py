@@ -135,8 +135,8 @@ def split_step(window: Interval, compute: list[Interval], comm: list[Interval],
 def load_json(path: Path) -> Any:
     """The parsed JSON of a ``.json`` or ``.json.gz`` trace, read within the bounded
     reader's limits (a regular file; at most :data:`~acceval.input_files.DATA_MAX_BYTES`,
-    compressed and expanded; nesting and finite numbers checked); every failure names the
-    file."""
+    compressed and expanded; nesting checked; a number that is not finite is left for the
+    reader, which skips its event); every failure names the file."""
     if path.suffix.lower() in (".pftrace", ".perfetto-trace"):
         raise ValueError(f"{path}: {PERFETTO_HELP}")
     try:
@@ -150,7 +150,9 @@ def load_json(path: Path) -> Any:
                              f"{PERFETTO_HELP}") from None
         raise ValueError(str(exc)) from None
     try:
-        return loads_json(text, non_finite="none")
+        # Non-finite numbers are kept: every reader of a trace checks each stamp itself
+        # (a float hook per number cost a tenth of a trace's reading).
+        return loads_json(text, non_finite="keep")
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON ({exc})") from None
     except ValueError as exc:
@@ -193,8 +195,9 @@ def _read_kineto(data: dict[str, Any], path: Path) -> TraceSplit:
     out = TraceSplit(source=str(path), kind="cpu", backend=info.get("backend"),
                      world_size=info.get("world_size"), rank=info.get("rank"))
     spans: list[tuple[str, str, Any, float, float]] = []
-    for e in data["traceEvents"]:
-        out.events += 1
+    events = data["traceEvents"]
+    out.events += len(events)
+    for e in events:
         if not isinstance(e, dict):
             out.unread.add(repr(e))
             continue

@@ -100,3 +100,50 @@ def test_a_missing_log_names_the_file(tmp_path: Path) -> None:
 
     with pytest.raises(StudyError, match="does not exist"):
         read_log(tmp_path / "nope.jsonl", None, Columns())
+
+
+@pytest.mark.parametrize("stamp", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_trace_event_with_a_stamp_that_is_not_finite_is_counted_unread(
+        tmp_path: Path, stamp: str) -> None:
+    """The trace's JSON keeps such numbers (no hook per number); each reader skips the event
+    and counts it, and reads the rest as before: Kineto's CPU split, the GPU (HTA) split,
+    and a Neuron profile's."""
+    import gzip
+    import json
+
+    cpu = json.loads(gzip.decompress((FIXTURES / "trace-ddp2.json.gz").read_bytes()))
+    clean = read_trace(FIXTURES / "trace-ddp2.json.gz")
+    bad = dict(cpu["traceEvents"][0], ph="X", name="aten::bad", ts="@stamp", dur=1)
+    text = json.dumps({**cpu, "traceEvents": [*cpu["traceEvents"], bad]})
+    path = tmp_path / "cpu.json"
+    path.write_text(text.replace('"@stamp"', stamp))
+    tr = read_trace(path)
+    assert tr.unread.count == 1 and "aten::bad" in tr.unread.examples[0]
+    assert tr.steps == clean.steps and tr.events == clean.events + 1
+
+    gpu_file = FIXTURES / "hta-2ranks" / "sampled_rank-0.json.gz"
+    gpu = json.loads(gzip.decompress(gpu_file.read_bytes()))
+    kernel = next(e for e in gpu["traceEvents"] if e.get("cat") == "kernel")
+    clean_gpu = read_trace(gpu_file)
+    odd = dict(kernel, ts="@stamp", name="odd_kernel")
+    text = json.dumps({**gpu, "traceEvents": [*gpu["traceEvents"], odd]})
+    path = tmp_path / "gpu.json"
+    path.write_text(text.replace('"@stamp"', stamp))
+    tr = read_trace(path)
+    assert tr.unread.count == clean_gpu.unread.count + 1
+    assert tr.rank_split == clean_gpu.rank_split and tr.steps == clean_gpu.steps
+
+    neuron = json.loads((FIXTURES / "neuron-system_profile.json").read_text())
+    clean_n = read_trace(FIXTURES / "neuron-system_profile.json")
+    key = "trace_events"
+    event = dict(neuron[key][0], timestamp="@stamp")
+    text = json.dumps({**neuron, key: [*neuron[key], event]})
+    path = tmp_path / "neuron.json"
+    path.write_text(text.replace('"@stamp"', stamp))
+    tr = read_trace(path)
+    assert tr.steps == clean_n.steps
+    assert tr.unread.count == clean_n.unread.count + 1
+    # A core index that is not a number is no core index: the event's group names it.
+    odd_core = [dict(e, lnc_idx="@stamp") for e in neuron[key]]
+    path.write_text(json.dumps({**neuron, key: odd_core}).replace('"@stamp"', stamp))
+    assert read_trace(path).steps == clean_n.steps
