@@ -18,7 +18,6 @@ The kernel is kept whole where HTA keeps it: it is not cut at the CPU-side step 
 from __future__ import annotations
 
 import math
-
 import re
 from dataclasses import dataclass
 from typing import Any
