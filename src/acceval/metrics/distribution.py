@@ -32,7 +32,8 @@ def sorted_quantiles(ordered: FloatArray, qs: npt.ArrayLike) -> FloatArray:
     a = ordered[below]
     b = ordered[np.minimum(below + 1, n - 1)]
     step = b - a
-    return np.where(weight >= 0.5, b - step * (1 - weight), a + step * weight)
+    blended: FloatArray = np.where(weight >= 0.5, b - step * (1 - weight), a + step * weight)
+    return blended
 
 
 def percentile(values: npt.ArrayLike, q: float) -> float | None:
