@@ -124,8 +124,11 @@ def watch(parent_pid: int, fd: int = 0) -> None:
         parent_started = parent.create_time()
     except psutil.Error:
         return
-    noted: dict[int, float] = {}
     me = os.getpid()
+    # A first snapshot at once: what the run started while this interpreter was starting
+    # (on a busy host, seconds) is noted now rather than a tick later.
+    noted = _descendants(parent)
+    noted.pop(me, None)
     while True:
         ready, _, _ = select.select([fd], [], [], TICK_S)
         if ready:

@@ -13,9 +13,23 @@ from pathlib import Path
 
 import psutil
 
+# In a guarded script: wait until the watchdog has taken two snapshots since this call, read
+# from its voluntary context switches (it blocks in select() once between snapshots), not
+# from a fixed sleep: on a busy host the watchdog may get no CPU for seconds.
+_NOTED = """
+import psutil
+def watchdog_noted():
+    me = psutil.Process()
+    wd = next(p for p in me.children() if "acceval.watchdog" in " ".join(p.cmdline()))
+    start = wd.num_ctx_switches().voluntary
+    while wd.num_ctx_switches().voluntary < start + 3:
+        time.sleep(0.05)
+"""
+
 _PARENT = """
 import os, subprocess, sys, time
 from acceval.watchdog import orphan_guard
+""" + _NOTED + """
 with orphan_guard():
     # A child, and a grandchild that leaves the process group (start_new_session), as
     # Ray's raylet and its helpers do.
@@ -27,7 +41,7 @@ with orphan_guard():
     grandchild = int(kid.stdout.readline())
     print(kid.pid, grandchild, flush=True)
     if sys.argv[1] == "die":
-        time.sleep(1.5)  # the watchdog has seen both
+        watchdog_noted()  # the watchdog has seen both
         os.kill(os.getpid(), 9)
     sys.stdin.readline()  # the test holds both before the kid goes
     kid.kill(); kid.wait()
@@ -76,6 +90,7 @@ def test_a_normal_exit_leaves_the_others_alone() -> None:
 _RESPAWNS = """
 import os, signal, subprocess, sys, time
 from acceval.watchdog import orphan_guard
+""" + _NOTED + """
 with orphan_guard():
     # A helper that answers SIGTERM by starting a replacement in a session of its own, as
     # a raylet replaces a worker that ended: the replacement is born after every snapshot.
@@ -90,7 +105,7 @@ with orphan_guard():
         "while True: time.sleep(0.1)\\n", sys.argv[1]], stdout=subprocess.PIPE, text=True)
     kid.stdout.readline()
     print(kid.pid, flush=True)
-    time.sleep(1.5)  # the watchdog has seen it
+    watchdog_noted()  # the watchdog has seen it
     os.kill(os.getpid(), 9)
 """
 
