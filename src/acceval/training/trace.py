@@ -189,11 +189,19 @@ def read_trace(path: Path, fmt: TraceFormat | None = None) -> TraceSplit:
     return _read_kineto(data, path)
 
 
+def _count(v: Any) -> int | None:
+    """A rank or a world size as the trace gives it: a whole number, or not known."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
 def _read_kineto(data: dict[str, Any], path: Path) -> TraceSplit:
     """The per-step split of a Kineto JSON trace (``.json`` or ``.json.gz``)."""
-    info = data.get("distributedInfo") or {}
-    out = TraceSplit(source=str(path), kind="cpu", backend=info.get("backend"),
-                     world_size=info.get("world_size"), rank=info.get("rank"))
+    info = data.get("distributedInfo")
+    info = info if isinstance(info, dict) else {}
+    backend = info.get("backend")
+    out = TraceSplit(source=str(path), kind="cpu",
+                     backend=backend if isinstance(backend, str) else None,
+                     world_size=_count(info.get("world_size")), rank=_count(info.get("rank")))
     spans: list[tuple[str, str, Any, float, float]] = []
     events = data["traceEvents"]
     out.events += len(events)

@@ -120,6 +120,13 @@ def test_a_trace_event_with_a_stamp_that_is_not_finite_is_counted_unread(
     tr = read_trace(path)
     assert tr.unread.count == 1 and "aten::bad" in tr.unread.examples[0]
     assert tr.steps == clean.steps and tr.events == clean.events + 1
+    # Who the trace says it is: a rank that is not a number is not known (the reader then
+    # numbers the ranks by their order).
+    odd = {**cpu, "distributedInfo": {**cpu["distributedInfo"], "rank": "@stamp"}}
+    path.write_text(json.dumps(odd).replace('"@stamp"', stamp))
+    tr = read_trace(path)
+    assert (tr.rank, tr.world_size, tr.backend) == (None, clean.world_size, clean.backend)
+    assert tr.steps == clean.steps
 
     gpu_file = FIXTURES / "hta-2ranks" / "sampled_rank-0.json.gz"
     gpu = json.loads(gzip.decompress(gpu_file.read_bytes()))
