@@ -8,8 +8,9 @@
 #
 # Needs no network: the repository and an installed venv (PY, default .venv/bin/python, with
 # acceval's core dependencies). The peers are not installed on such a machine, so the ratio is
-# taken against PEER_RPS, the fastest peer's paced rate measured elsewhere (issue 31's 2-core
-# sitting: inference-perf 736 req/s); with PEERS=vllm-bench,... and their venvs present they
+# taken against PEER_RPS, the fastest peer's paced rate measured elsewhere (docs/benchmarks.md,
+# 2026-12-06 07:41 sitting: vllm bench serve, 1,009 req/s on 2 cores; issue 31's sitting had
+# inference-perf's 736); with PEERS=vllm-bench,... and their venvs present they
 # are measured here instead. About 5 minutes: 3 client counts x 2 rounds x 22 s, then each
 # one's half-max point. Exit 3 when a goal is missed (benchmarks/goals.py), 1 on a failure.
 set -euo pipefail
@@ -24,7 +25,7 @@ CLIENTS=${CLIENTS:-1,4,$((CPUS - CPUS * 3 / 8))}
 # 365 ms a request: 8192 in flight allow 22,400 req/s (Little's law), 10x the best peer's.
 CONCURRENCY=${CONCURRENCY:-8192}
 PEERS=${PEERS:-none}
-PEER_RPS=${PEER_RPS:-736}
+PEER_RPS=${PEER_RPS:-1009}
 DURATION=${DURATION:-22}
 
 "$PY" -c "import acceval, numpy, psutil" || {
