@@ -66,12 +66,17 @@ def orphan_guard() -> Iterator[None]:
 
 
 def _descendants(parent: psutil.Process) -> dict[int, float]:
+    """``parent``'s descendants (pid: start time), the watchdog itself left out: it is the
+    run's child until the run dies."""
     try:
         kids = parent.children(recursive=True)
     except psutil.Error:
         return {}
+    me = os.getpid()
     out = {}
     for k in kids:
+        if k.pid == me:
+            continue
         try:
             out[k.pid] = k.create_time()
         except psutil.Error:
@@ -124,11 +129,9 @@ def watch(parent_pid: int, fd: int = 0) -> None:
         parent_started = parent.create_time()
     except psutil.Error:
         return
-    me = os.getpid()
     # A first snapshot at once: what the run started while this interpreter was starting
     # (on a busy host, seconds) is noted now rather than a tick later.
     noted = _descendants(parent)
-    noted.pop(me, None)
     while True:
         ready, _, _ = select.select([fd], [], [], TICK_S)
         if ready:
@@ -144,10 +147,8 @@ def watch(parent_pid: int, fd: int = 0) -> None:
         except psutil.Error:
             break
         noted.update(_descendants(parent))
-        noted.pop(me, None)
     # A last look: what the dying parent started in its final half second.
     noted.update(_descendants(parent))
-    noted.pop(me, None)
     end_all(noted)
 
 
