@@ -37,6 +37,7 @@ from acceval.capacity.apply import demand_section
 from acceval.claims import PlanTarget, Side, check_claim, gather, ledger_rows, plan_target
 from acceval.claims.against import ClaimsResult
 from acceval.claims.plan import PlanResult
+from acceval.collector import collector_paused
 from acceval.economics import Catalog, load_catalog
 from acceval.economics.apply import Priced, RunEconomics, price_target
 from acceval.economics.inputs import resolve_rate
@@ -324,10 +325,13 @@ def analyze(study: Study, log: RunLog, records: Records, samples: pa.Table | Non
     describing this process)."""
     kept_artifact_levels = kept_artifact_levels or {}
     catalog = study_catalog(study, base_dir)
+    # No collection inside (acceval.collector): the analysis leaves no cycles, and a full
+    # pass over a training trace's parsed JSON held every thread still for 74 ms.
     # Beside the per-target work, one thread reads the training logs and traces (they need
     # nothing from the points), and each target's points are summarised two at a time
     # (_target_points). The results are the same objects, whichever finishes first.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="acceval-training") as aside, \
+    with collector_paused(), \
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="acceval-training") as aside, \
             ThreadPoolExecutor(max_workers=2, thread_name_prefix="acceval-points") as points:
         training_job = None
         if study.training is not None:

@@ -31,7 +31,6 @@ stamps these lags (``PointRun.loop_lag_ms``), the metrics judge them
 from __future__ import annotations
 
 import asyncio
-import gc
 import sys
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -43,6 +42,7 @@ import numpy as np
 import numpy.ma
 import numpy.typing as npt
 
+from acceval import collector
 from acceval.loadgen import arrivals
 from acceval.loadgen._timer import LOOP_TICK_MS, LoopMonitor, Waker, make_waker
 from acceval.loadgen.progress import Progress
@@ -641,16 +641,6 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         by_count = spec.min_duration_s == 0 and spec.min_requests < 10**8
         progress.start_point(spec.label,
                              spec.min_requests + spec.warmup_requests if by_count else None)
-    # No collector pauses inside a point: a full collection took 50-70 ms here (a lag spike
-    # on every request in flight), and a request leaves no cyclic garbage (measured: 0 per
-    # closed-loop request, 328 objects for a 2,000-request open-loop point), so memory stays
-    # flat. What is alive now is frozen out of later collections (as vLLM's bench does).
-    # No full collection first: it took 74 ms of CPU at a fresh process's first point (a
-    # quarter of a 1000 req/s point's CPU per request, over 3 s); garbage frozen with the
-    # rest only waits for the point to end (``gc.unfreeze``) to be collected as usual.
-    gc_enabled = gc.isenabled()
-    gc.freeze()
-    gc.disable()
     loop = asyncio.get_running_loop()
     monitor = LoopMonitor(loop, LOOP_TICK_MS)
     if start_at_ns is not None and start_at_ns > _now():
@@ -662,6 +652,10 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
                               else p.open(offsets, waker))
     waiter = loop.create_task(stop.wait()) if stop is not None else None
     interrupted = False
+    # No collector pauses inside a point (acceval.collector: a full collection is a lag spike
+    # on every request in flight, and a request leaves no cyclic garbage). No full collection
+    # first: it took 74 ms of CPU at a fresh process's first point.
+    collector.pause()
     try:
         await asyncio.wait([driver] if waiter is None else [driver, waiter],
                            return_when=asyncio.FIRST_COMPLETED)
@@ -689,9 +683,7 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
             waiter.cancel()
         if waker is not None:
             waker.close()
-        gc.unfreeze()
-        if gc_enabled:
-            gc.enable()
+        collector.resume()
         if progress is not None:
             progress.end_point()
     if p.sink_error is not None:
