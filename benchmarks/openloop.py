@@ -65,6 +65,8 @@ FLOOR_RATE, FLOOR_WAITS = 1500.0, 3000   # the timer floor's Poisson waits, each
 
 def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, Any]:
     """One point in this process, with every figure the comparison needs."""
+    import resource
+
     import numpy as np
 
     from acceval.loadgen.runner import run, run_point
@@ -81,19 +83,24 @@ def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, A
         try:
             t0 = time.perf_counter_ns()
             cpu0, w0 = time.process_time(), time.perf_counter()
+            sleeps0 = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
             r = await run_point(target, _prompts(n_out), _spec(kind, level, seconds),
                                 writer.add, t0_ns=t0, lags_out=lags)
             wall = time.perf_counter() - w0
             writer.flush()
             writer.wait()
             cpu = time.process_time() - cpu0
+            sleeps = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - sleeps0
         finally:
             await target.close()
         a = np.asarray(lags, dtype=np.float64) / 1e6
         out = {"kind": kind, "level": level, "completed": r.completed, "errors": r.errors,
                "rate_rps": r.completed / wall, "cpu_us_per_req": cpu / max(r.completed, 1) * 1e6,
                "lag_p50_ms": r.lag_p50_ms, "lag_p99_ms": r.lag_p99_ms, "lag_max_ms": r.lag_max_ms,
-               "loop_p99_ms": r.loop_lag_ms.p99 if r.loop_lag_ms is not None else None}
+               "loop_p99_ms": r.loop_lag_ms.p99 if r.loop_lag_ms is not None else None,
+               # The process's sleeps (voluntary context switches, the writer thread's
+               # included) per request: each is a wake-up it paid for.
+               "sleeps_per_req": sleeps / max(r.completed, 1)}
         if a.size:
             out.update(lag_min_ms=float(a.min()), early_sends=int((a < 0).sum()))
         return out
@@ -166,6 +173,24 @@ def missed_goals(points: list[dict[str, Any]], floors: list[dict[str, Any]],
     return out
 
 
+def extra_over_wait(points: list[dict[str, Any]], floors: list[dict[str, Any]]
+                    ) -> list[dict[str, Any]]:
+    """Per version and round: what the open loop paid per request over the closed loop at
+    equal load (us), beside the CPU one timer wait costs an idle process on this host (the
+    round's floor). An open loop wakes for each arrival that a closed loop sends from the
+    pass that read an answer: when the two are alike, the extra is that wake-up, the host's
+    cost, not dispatch work."""
+    wait = {f["round"]: f["cpu_us_per_wait"] for f in floors}
+    out = []
+    for (version, rnd) in sorted({(f["version"], f["round"]) for f in points}):
+        pts = {f["setting"]: f for f in points if f["version"] == version and f["round"] == rnd}
+        if "held-open" in pts and "held-closed" in pts and rnd in wait:
+            out.append({"version": version, "round": rnd, "wait_us": wait[rnd],
+                        "extra_us": pts["held-open"]["cpu_us_per_req"]
+                        - pts["held-closed"]["cpu_us_per_req"]})
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=4.0)
@@ -233,15 +258,16 @@ def main() -> int:
     (HERE / "out").mkdir(exist_ok=True)
     path = HERE / "out" / f"openloop-{stamp}.json"
     path.write_text(json.dumps(out, indent=2))
-    print("| round | version | setting | req/s | CPU µs/req | lag p50 / p99 / min ms "
-          "| loop p99 ms | load |")
-    print("|---|---|---|---:|---:|---:|---:|---:|")
+    print("| round | version | setting | req/s | CPU µs/req | sleeps/req "
+          "| lag p50 / p99 / min ms | loop p99 ms | load |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     for f in out["points"]:
         lag = ("—" if f["lag_p99_ms"] is None else
                f"{f['lag_p50_ms']:.3f} / {f['lag_p99_ms']:.2f} / {f['lag_min_ms']:.3f}")
         loop = "—" if f["loop_p99_ms"] is None else f"{f['loop_p99_ms']:.2f}"
         print(f"| {f['round']} | {f['version']} | {f['setting']} | {f['rate_rps']:.0f} "
-              f"| {f['cpu_us_per_req']:.0f} | {lag} | {loop} | {f['load_avg_1m']:.2f} |")
+              f"| {f['cpu_us_per_req']:.0f} | {f['sleeps_per_req']:.2f} | {lag} | {loop} "
+              f"| {f['load_avg_1m']:.2f} |")
     print("\nratio, open-loop CPU per request over the same round's closed loop:")
     for name, _ in versions:
         for rnd in range(args.rounds):
@@ -256,7 +282,13 @@ def main() -> int:
                   f"load ({pts['held-closed']['rate_rps']:.0f} req/s) {eq:.2f}x")
     for f in out["floors"]:
         print(f"  round {f['round']}: timer floor (waker alone, {FLOOR_RATE:g}/s) lag p50 / "
-              f"p99 {f['p50_ms']:.3f} / {f['p99_ms']:.2f} ms, load {f['load_avg_1m']:.2f}")
+              f"p99 {f['p50_ms']:.3f} / {f['p99_ms']:.2f} ms, {f['cpu_us_per_wait']:.0f} us of "
+              f"CPU per wait, load {f['load_avg_1m']:.2f}")
+    out["extra_vs_wait"] = extra_over_wait(out["points"], out["floors"])
+    for row in out["extra_vs_wait"]:
+        print(f"  {row['version']} round {row['round']}: the open loop's extra CPU per request "
+              f"at equal load {row['extra_us']:.0f} us; one timer wait alone (the floor) "
+              f"{row['wait_us']:.0f} us")
     missed = out["missed"] = missed_goals(out["points"], out["floors"], versions[-1][0])
     path.write_text(json.dumps(out, indent=2))
     for line in missed:

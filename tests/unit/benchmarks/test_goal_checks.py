@@ -56,6 +56,14 @@ def test_openloop_judges_no_lag_measured_far_from_half_the_maximum() -> None:
     assert len(missed) == 1 and "0.29 of the median" in missed[0] and "not judged" in missed[0]
 
 
+def test_openloop_sets_the_extra_per_request_beside_one_timer_wait() -> None:
+    floors = [{"round": r, "p99_ms": 0.1, "cpu_us_per_wait": 30.0 + r} for r in (0, 1)]
+    rows = openloop.extra_over_wait(_points(130.0, 0.8), floors)
+    # Round 2 has no floor of its own: it is left out, not set against another round's.
+    assert [(r["round"], r["extra_us"], r["wait_us"]) for r in rows] == [(0, 30.0, 30.0),
+                                                                         (1, 31.0, 31.0)]
+
+
 def _clients(native_rps: float, aiohttp_us: float) -> list[dict[str, Any]]:
     rows = {"native": (native_rps, 100.0), "aiohttp": (900.0, aiohttp_us),
             "small": (1000.0, 200.0)}
