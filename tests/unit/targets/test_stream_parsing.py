@@ -136,6 +136,34 @@ def test_chat_stream_any_split(cuts: list[int]) -> None:
     assert pool.idle == [conn]
 
 
+def _completion_events(*payloads: bytes) -> bytes:
+    return _HEAD + _chunked(*(b"data: " + p + b"\n\n" for p in payloads), b"data: [DONE]\n\n")
+
+
+def test_events_only_the_standard_json_reader_accepts_are_still_read() -> None:
+    # NaN and a lone surrogate escape: the fast parser refuses both; the events are read
+    # as Python's json reads them, not called malformed. Whitespace around is fine.
+    rec, _, _ = _feed(_completion_events(
+        b'{"choices":[{"index":0,"text":"a","logprobs":{"token_logprobs":[NaN]},'
+        b'"finish_reason":null}]}',
+        b'{"id":"x","choices":[{"index":0,"text":"b","finish_reason":null}]}',
+        b' {"choices":[{"index":0,"text":"\\ud800c","finish_reason":"stop"}]} '),
+        [], chat=False)
+    assert rec.error_kind is None, rec.error_detail
+    assert rec.output_text == "ab\ud800c" and len(rec.chunk_ns) == 3
+    assert rec.finish_reason == "stop"
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"choices":[{"index":0,"text":"a","finish_reason":null}]} {"extra":1}',
+    b'{"choices":[{"index":0,"text":"a",',
+    b"not json",
+])
+def test_an_event_that_is_not_one_json_value_is_malformed(payload: bytes) -> None:
+    rec, _, _ = _feed(_completion_events(payload), [], chat=False)
+    assert rec.error_kind == "malformed" and "event is not JSON" in str(rec.error_detail)
+
+
 def test_content_length_json_body() -> None:
     body = (b'{"choices":[{"index":0,"text":"ok","finish_reason":"stop"}],'
             b'"usage":{"prompt_tokens":2,"completion_tokens":1}}')
