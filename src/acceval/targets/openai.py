@@ -57,9 +57,11 @@ def _loads(payload: str | bytes) -> Any:
     per token, and at 16 tokens their parsing was the client's largest cost (0.5 us an event
     against 1.1 us for the C scanner behind ``json.loads``). Against the fast mock (16
     tokens, closed loop of 128, client and mock each pinned to a core), four rounds each:
-    client CPU per request 61-67 -> 49-54 us, 14,800-16,100 -> 17,000-20,200 req/s. What orjson refuses and the standard library reads (NaN,
-    lone surrogates) is read as before; ValueError otherwise. (An integer past 64 bits comes
-    back as a float, where the standard library keeps it whole: no count reaches that.)"""
+    client CPU per request 61-67 -> 49-54 us, 14,800-16,100 -> 17,000-20,200 req/s.
+
+    What orjson refuses and the standard library reads (NaN, lone surrogates) is read as
+    before; ValueError otherwise. (An integer past 64 bits comes back as a float, where the
+    standard library keeps it whole: no count reaches that.)"""
     try:
         return _fast_loads(payload)
     except ValueError:
