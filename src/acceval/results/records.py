@@ -110,6 +110,7 @@ RECORD_SCHEMA = pa.schema(
 
 _NAMES = [f.name for f in fields(Record)]
 assert RECORD_SCHEMA.names == _NAMES, "Record and RECORD_SCHEMA must list the same columns"
+_ROW = pa.struct(list(RECORD_SCHEMA))
 
 
 class _NoPandas(importlib.abc.MetaPathFinder):
@@ -157,13 +158,12 @@ _FIELDS = operator.attrgetter(*_NAMES)
 
 
 def records_to_table(records: list[Record]) -> pa.Table:
-    """Columnar conversion: each record's fields in one C call, transposed with ``zip``, so
-    no Python code runs per field (the records writer converts while a point runs, holding
-    the interpreter: 200 records took 430 us with a comprehension per column, 350 us so)."""
-    cols = zip(*map(_FIELDS, records), strict=True) if records else ([] for _ in _NAMES)
-    return pa.Table.from_arrays([pa.array(c, type=f.type)
-                                 for c, f in zip(cols, RECORD_SCHEMA, strict=True)],
-                                schema=RECORD_SCHEMA)
+    """Columnar conversion in one Arrow call: each record's fields as one tuple (a C call),
+    converted as the rows of a struct array, whose fields are the table's columns. The
+    records writer converts while a point runs, holding the interpreter: 200 records took
+    430 us with a comprehension per column, 335 us with one ``pa.array`` per column (31 calls
+    of ~5 us each before any data), 265 us so."""
+    return pa.Table.from_struct_array(pa.array(list(map(_FIELDS, records)), type=_ROW))
 
 
 def table_to_records(table: pa.Table) -> list[Record]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acceval.results import store
 from acceval.results.records import RECORD_SCHEMA, Record, records_to_table, table_to_records
@@ -34,6 +36,28 @@ def test_round_trip_every_field_in_any_column_order() -> None:
     table = records_to_table([full, _rec(1)])
     shuffled = table.select(list(reversed(table.column_names)))
     assert table_to_records(shuffled) == [full, _rec(1)]
+
+
+_i32 = st.integers(-(2**31), 2**31 - 1)
+_i64 = st.integers(-(2**63), 2**63 - 1)
+_text = st.text(max_size=12)
+_records = st.builds(
+    Record, target=_text, load_index=_i32, load_label=_text, request_id=_i64, task_id=_text,
+    attempt=_i32, warmup=st.booleans(), scheduled_ns=st.none() | _i64,
+    sent_ns=st.none() | _i64, first_token_ns=st.none() | _i64,
+    chunk_ns=st.lists(_i64, max_size=5), prompt_tokens=st.none() | _i32,
+    output_text=st.none() | _text, error_kind=st.none() | _text,
+    correct=st.none() | st.booleans(),
+    retry_after_s=st.none() | st.floats(allow_nan=False), turn=st.none() | _i32,
+    finish_ns=st.none() | _i64)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_records, max_size=6))
+def test_round_trip_any_records_nulls_and_extremes_included(recs: list[Record]) -> None:
+    table = records_to_table(recs)
+    assert table.schema == RECORD_SCHEMA and table.num_rows == len(recs)
+    assert table_to_records(table) == recs
 
 
 def test_parts_are_readable_before_finalize(tmp_path: Path) -> None:
