@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
+from acceval._json import loads
+
 _dumps = json.dumps
+# A string as json.dumps writes it (the C function it calls), without its dispatch: a token's
+# text is one of these per streamed event.
+_dumps_str = encode_basestring_ascii
 
 # A request without max_tokens gets this cap; an engine stops earlier at its own end.
 DEFAULT_MAX_TOKENS = 4096
@@ -68,7 +74,7 @@ def _content_text(content: Any, index: int) -> str:
 def parse_request(body: bytes, *, chat: bool) -> ParsedRequest:
     """Validate a completions or chat-completions body. Raises BadRequest."""
     try:
-        data = json.loads(body)
+        data = loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"request body is not valid JSON: {exc}") from None
     except RecursionError:
@@ -150,8 +156,8 @@ class Encoder:
             self._chunk_mid = ',"logprobs":null,"finish_reason":'
 
     def chunk_event(self, text: str, finish_reason: str | None) -> str:
-        finish = "null" if finish_reason is None else _dumps(finish_reason)
-        return f"{self._chunk_pre}{_dumps(text)}{self._chunk_mid}{finish}}}]}}\n\n"
+        finish = "null" if finish_reason is None else _dumps_str(finish_reason)
+        return f"{self._chunk_pre}{_dumps_str(text)}{self._chunk_mid}{finish}}}]}}\n\n"
 
     def role_event(self) -> str:
         # Like vLLM and OpenAI, a chat stream opens with the assistant role and empty content.

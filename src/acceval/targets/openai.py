@@ -25,8 +25,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
-
+from acceval._json import loads as _loads
 from acceval.errors import TargetError
 from acceval.loadgen.protocol import Prompt
 from acceval.redaction import REDACTED, scrub
@@ -49,25 +48,10 @@ from acceval.targets.transport import (
 )
 
 _now = time.perf_counter_ns
-_fast_loads = orjson.loads
-
-
-def _loads(payload: str | bytes) -> Any:
-    """One event or body, parsed. orjson first: a streamed answer is one small JSON object
-    per token, and at 16 tokens their parsing was the client's largest cost (0.5 us an event
-    against 1.1 us for the C scanner behind ``json.loads``). Against the fast mock (16
-    tokens, closed loop of 128, client and mock each pinned to a core), four rounds each:
-    client CPU per request 61-67 -> 49-54 us, 14,800-16,100 -> 17,000-20,200 req/s.
-
-    What orjson refuses and the standard library reads (NaN, lone surrogates) is read as
-    before; ValueError otherwise. (An integer past 64 bits comes back as a float, where the
-    standard library keeps it whole: no count reaches that.)"""
-    try:
-        return _fast_loads(payload)
-    except ValueError:
-        return json.loads(payload)
-
-
+# Each streamed event is parsed by orjson (acceval._json): at 16 tokens an answer, their
+# parsing was the client's largest cost. Against the fast mock (closed loop of 128, client
+# and mock each pinned to a core), four rounds each: client CPU per request 61-67 -> 49-54
+# us, 14,800-16,100 -> 17,000-20,200 req/s.
 _EXCERPT = 200
 _MAX_ERROR_BODY = 4096
 _BODY_CACHE_MAX = 65536
