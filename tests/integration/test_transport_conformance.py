@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from acceval.collector import collector_paused
 from acceval.engines.mock import MockEngine
 from acceval.loadgen.protocol import Prompt
 from acceval.loadgen.runner import run
@@ -55,16 +56,9 @@ def _no_collector_pauses() -> Iterator[None]:
     """As inside a load point (``run_point``): no garbage collection while requests are
     timed. A long test session's full collection took 0.3 s, past these tests' timeouts;
     what is alive before them is frozen out of it, and it runs again after them."""
-    enabled = gc.isenabled()
     gc.collect()
-    gc.freeze()
-    gc.disable()
-    try:
+    with collector_paused():
         yield
-    finally:
-        gc.unfreeze()
-        if enabled:
-            gc.enable()
 
 
 def _target(base_url: str, transport: str, **ep: Any) -> OpenAITarget:

@@ -163,6 +163,14 @@ class PointRun:
                    loop_lag_ms=loop if loop is not None and loop.count else None)
 
 
+#: The interpreter's switch interval inside a point. The records writer's thread converts
+#: records while requests are in flight, and the loop that stamps them waits for the
+#: interpreter while it does; at the default 5 ms the loop may wait for a whole conversion
+#: step. Open loop at 7,930 req/s on 2 cores (fast mock, 6 + 6 runs alternated): schedule-lag
+#: p99 median 1.20 ms at 5 ms, 0.85 ms at 0.2 ms, CPU per request the same (90 us).
+POINT_SWITCH_INTERVAL_S = 200e-6
+
+
 def start_eagerly(loop: asyncio.AbstractEventLoop,
                   coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
     """Run ``coro`` up to its first suspension now, then continue it in a task.
@@ -656,6 +664,8 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     # on every request in flight, and a request leaves no cyclic garbage). No full collection
     # first: it took 74 ms of CPU at a fresh process's first point.
     collector.pause()
+    switch_s = sys.getswitchinterval()
+    sys.setswitchinterval(POINT_SWITCH_INTERVAL_S)
     try:
         await asyncio.wait([driver] if waiter is None else [driver, waiter],
                            return_when=asyncio.FIRST_COMPLETED)
@@ -684,6 +694,7 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         if waker is not None:
             waker.close()
         collector.resume()
+        sys.setswitchinterval(switch_s)
         if progress is not None:
             progress.end_point()
     if p.sink_error is not None:
