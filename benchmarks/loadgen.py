@@ -80,10 +80,16 @@ SETTINGS: dict[str, dict[str, Any]] = {
 CONCURRENCY = {"fast": 128, "paced": 1024}
 # acceval's client per transport, named as a tool of its own in the tables.
 ACCEVAL_TOOLS = {"native": "acceval", "aiohttp": "acceval-aiohttp"}
-# Requests per closed-loop peer run, sized from their ceilings in the last sitting (issue 31)
-# so that a run lasts --duration; a peer that turns out faster runs again (Bench.measure).
-PEER_RATE_GUESS = {"vllm-bench": 1700.0, "inference-perf": 1000.0, "aiperf": 250.0,
-                   "guidellm": 130.0}
+# Requests per closed-loop peer run, sized from each peer's ceiling per setting in the
+# sitting of 2026-12-06 (docs/benchmarks.md) plus a tenth, so that a run lasts --duration; a
+# peer that turns out faster runs again (Bench.measure). The guesses from a slower host had
+# 11 of that sitting's 16 closed-loop peer runs rerun.
+PEER_RATE_GUESS = {
+    "fast": {"vllm-bench": 2300.0, "inference-perf": 1600.0, "aiperf": 1000.0,
+             "guidellm": 370.0},
+    "paced": {"vllm-bench": 1100.0, "inference-perf": 830.0, "aiperf": 520.0,
+              "guidellm": 330.0},
+}
 
 
 # --- the acceval side: a worker process that calls run_point in-process -------------------
@@ -359,7 +365,8 @@ class Bench:
             else:
                 peer = next(p for p in self.peers if p.name == tool)
                 assert self.tokenizer is not None
-                guess = PEER_RATE_GUESS.get(tool, 500.0) if rate is None else rate
+                guess = (PEER_RATE_GUESS.get(setting, {}).get(tool, 500.0) if rate is None
+                         else rate)
                 n = n_req or math.ceil(guess * self._duration(rate) * 1.05)
                 job = Job(url=server.url, out=work, tokenizer=self.tokenizer,
                           output_tokens=n_out, requests=n, concurrency=concurrency,
