@@ -12,55 +12,88 @@ thousand and leave no cycles:
   of them in one full pass that held every other thread still.
 
 :func:`collector_paused` (or :func:`pause` ... :func:`resume`) holds the collector off for
-such a stretch. What is alive when it
-starts is frozen out of later collections (as vLLM's benchmark client does); the garbage of
-the stretch waits for its end to be collected as usual. Nested or concurrent stretches
-(threads) share one pause: the collector comes back, as it was before the first, when the
-last one ends.
+such a stretch. What is alive when it starts is frozen out of later collections (as vLLM's
+benchmark client does); the garbage of the stretch waits for its end to be collected as
+usual. Nested or concurrent stretches (threads, or points gathered on one loop) share one
+pause: the collector comes back, as it was before the first, when the last one ends
+(:class:`Held`, which a load point's thread switching uses too).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Generic, TypeVar
 
-_lock = threading.Lock()
-_depth = 0
-_was_enabled = False
+_T = TypeVar("_T")
+
+
+class Held(Generic[_T]):
+    """A process-wide setting held while any stretch of work needs it. The first stretch to
+    begin applies it (``apply`` returns what it replaced), the last to end gives that back
+    (``restore``), whichever thread or task they run in and in whatever order they end."""
+
+    def __init__(self, apply: Callable[[], _T], restore: Callable[[_T], None]) -> None:
+        self._apply = apply
+        self._restore = restore
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._before: _T | None = None
+
+    def begin(self) -> None:
+        with self._lock:
+            if self._depth == 0:
+                self._before = self._apply()
+            self._depth += 1
+
+    def end(self) -> None:
+        with self._lock:
+            if self._depth == 0:
+                raise RuntimeError("a held setting ended more often than it began")
+            self._depth -= 1
+            if self._depth == 0:
+                before, self._before = self._before, None
+                self._restore(before)  # type: ignore[arg-type]
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        self.begin()
+        try:
+            yield
+        finally:
+            self.end()
+
+
+def _collector_off() -> bool:
+    was = gc.isenabled()
+    gc.freeze()
+    gc.disable()
+    return was
+
+
+def _collector_back(was: bool) -> None:
+    gc.unfreeze()
+    if was:
+        gc.enable()
+
+
+_PAUSE = Held(_collector_off, _collector_back)
 
 
 def pause() -> None:
     """Hold the collector off until the matching :func:`resume`."""
-    global _depth, _was_enabled
-    with _lock:
-        if _depth == 0:
-            _was_enabled = gc.isenabled()
-        _depth += 1
-        gc.freeze()
-        gc.disable()
+    _PAUSE.begin()
 
 
 def resume() -> None:
     """End one :func:`pause`; the last one gives the collector back as it was before the
     first, with what was frozen collectable again."""
-    global _depth
-    with _lock:
-        if _depth == 0:
-            raise RuntimeError("collector.resume() without a pause()")
-        _depth -= 1
-        if _depth == 0:
-            gc.unfreeze()
-            if _was_enabled:
-                gc.enable()
+    _PAUSE.end()
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
+def collector_paused() -> contextlib.AbstractContextManager[None]:
     """No automatic collection inside (:func:`pause` ... :func:`resume`)."""
-    pause()
-    try:
-        yield
-    finally:
-        resume()
+    return _PAUSE.held()

@@ -171,6 +171,16 @@ class PointRun:
 POINT_SWITCH_INTERVAL_S = 200e-6
 
 
+def _switch_fast() -> float:
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(POINT_SWITCH_INTERVAL_S)
+    return before
+
+
+# Held while any point runs (points gathered on one loop, or in threads, share it).
+_FAST_SWITCHING = collector.Held(_switch_fast, sys.setswitchinterval)
+
+
 def start_eagerly(loop: asyncio.AbstractEventLoop,
                   coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
     """Run ``coro`` up to its first suspension now, then continue it in a task.
@@ -664,8 +674,7 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
     # on every request in flight, and a request leaves no cyclic garbage). No full collection
     # first: it took 74 ms of CPU at a fresh process's first point.
     collector.pause()
-    switch_s = sys.getswitchinterval()
-    sys.setswitchinterval(POINT_SWITCH_INTERVAL_S)
+    _FAST_SWITCHING.begin()
     try:
         await asyncio.wait([driver] if waiter is None else [driver, waiter],
                            return_when=asyncio.FIRST_COMPLETED)
@@ -694,7 +703,7 @@ async def run_point(target: Target, prompts: Sequence[Prompt], spec: PointSpec,
         if waker is not None:
             waker.close()
         collector.resume()
-        sys.setswitchinterval(switch_s)
+        _FAST_SWITCHING.end()
         if progress is not None:
             progress.end_point()
     if p.sink_error is not None:

@@ -62,3 +62,20 @@ def test_a_point_that_fails_gives_both_back() -> None:
         asyncio.run(run_point(_Noting(), [Prompt("a", prompt="p")], _spec(), full_disk,
                               t0_ns=0))
     assert (sys.getswitchinterval(), gc.isenabled()) == before
+
+
+def test_points_gathered_on_one_loop_share_the_settings_and_the_last_gives_them_back() -> None:
+    before = (sys.getswitchinterval(), gc.isenabled())
+    short, long_ = _Noting(), _Noting()
+
+    async def both() -> None:
+        spec = PointSpec(index=1, label="c1 long", kind="concurrency", level=1, seed=2,
+                         min_duration_s=0.0, min_requests=40, max_duration_s=5.0)
+        await asyncio.gather(
+            run_point(short, [Prompt("a", prompt="p")], _spec(), lambda r: None, t0_ns=0),
+            run_point(long_, [Prompt("b", prompt="q")], spec, lambda r: None, t0_ns=0))
+
+    asyncio.run(both())
+    # The longer point kept the settings after the shorter one ended.
+    assert {(round(si, 6), on) for si, on in long_.seen} == {(POINT_SWITCH_INTERVAL_S, False)}
+    assert (sys.getswitchinterval(), gc.isenabled()) == before
