@@ -105,10 +105,11 @@ class TreeCpu:
     The CPU of the tree's processes is read every ``period_s``; the tree itself is listed
     again every ``list_every_s`` (and at the end). Listing it reads every process on the host
     (``children(recursive=True)``): about 2 ms a time here, so listing it at every 20-ms sample
-    took 9 % of a core, in bursts that took the measured client's core from it (the open
-    loop's schedule-lag p99 at 10,700 req/s in ``loadgen.py``: 1.31-1.37 ms beside two such
-    samplers, 0.14-0.63 ms for the same worker run alone). A process that starts and ends
-    between two listings is missed: a client's helpers live as long as its run."""
+    took 9 % of a core (2.6 % now), in bursts beside the measured client. ``loadgen.py``'s
+    fast half-max point, 12-s runs at about 10,500 req/s: schedule-lag p99 1.31-1.37 ms
+    before, 0.58-0.84 ms after; a 22-s run at 11,550 req/s in the sitting after still gave
+    1.34 ms (docs/benchmarks.md). A process that starts and ends between two listings is
+    missed: a client's helpers live as long as its run."""
 
     list_every_s = 0.25
 

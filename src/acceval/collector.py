@@ -21,11 +21,10 @@ pause: the collector comes back, as it was before the first, when the last one e
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Generic, TypeVar
 
 _T = TypeVar("_T")
@@ -94,6 +93,6 @@ def resume() -> None:
     _PAUSE.end()
 
 
-def collector_paused() -> contextlib.AbstractContextManager[None]:
+def collector_paused() -> AbstractContextManager[None]:
     """No automatic collection inside (:func:`pause` ... :func:`resume`)."""
     return _PAUSE.held()
