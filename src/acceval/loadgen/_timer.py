@@ -15,6 +15,10 @@ for t can leave anywhere in [t - 1 ms, t + 1 ms]. Two ways to do better:
 - :class:`SpinWaker` (anywhere): the loop's timer until 1 ms before, then one loop pass at a
   time (so I/O keeps flowing) until due. The spin costs up to a core
   at high rates (~35 % CPU at 1000 arrivals/s).
+
+A busy loop wakes late for a timerfd too: its expiry is handled after the reads its loop
+pass already holds. The transports therefore look at :class:`Dues` once a read and run a
+call already inside its window there (``Dues.run``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import ctypes
 import os
 import sys
 import time
+import weakref
 from collections.abc import Callable
 
 _now = time.perf_counter_ns
@@ -35,6 +40,68 @@ _NS = 1_000_000_000
 # The event-loop monitor's period: 100 callbacks a second cost nothing next to the requests
 # (a few microseconds each), and a stall of a few tens of ms still lands on a tick.
 LOOP_TICK_MS = 10.0
+
+
+_NEVER = 1 << 62
+
+
+class Dues:
+    """The timed calls pending on one event loop, for the code that reads sockets to run
+    when they fall due while the loop is busy (:meth:`run`).
+
+    A timerfd wake-up is handled after the callbacks its loop pass already holds: at a high
+    rate, a send due while dozens of responses are being read waits for all of them. A
+    transport calls ``run(now)`` once a read, when ``now >= next_ns`` (the earliest wake-up
+    armed on this loop): the send leaves between two reads instead, never before its time
+    (the waker spins the rest of its window), and the loop does not wake up for it again.
+
+    Open loop at 11,550 req/s on 2 cores (fast mock on its own core, 6-s points, 8 + 8
+    alternated, ``benchmarks/loadgen.py worker``): send-lag p50 / p99 medians 0.040 / 0.77
+    -> 0.024 / 0.62 ms, CPU per request the same (72.7 / 73.0 us). One comparison costs the
+    read a few tens of nanoseconds."""
+
+    __slots__ = ("_wakers", "next_ns")
+
+    def __init__(self) -> None:
+        self.next_ns = _NEVER
+        self._wakers: list[TimerFdWaker] = []
+
+    def add(self, waker: TimerFdWaker) -> None:
+        self._wakers.append(waker)
+        self.moved(waker)
+
+    def remove(self, waker: TimerFdWaker) -> None:
+        if waker in self._wakers:
+            self._wakers.remove(waker)
+            self.next_ns = min((w.wake_ns for w in self._wakers), default=_NEVER)
+
+    def moved(self, waker: TimerFdWaker) -> None:
+        """``waker`` was armed or disarmed."""
+        wakers = self._wakers
+        self.next_ns = (waker.wake_ns if len(wakers) == 1
+                        else min(w.wake_ns for w in wakers))
+
+    def run(self, now: int) -> None:
+        for w in tuple(self._wakers):
+            if now >= w.wake_ns:
+                w.run_now()
+
+
+_DUES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Dues] = weakref.WeakKeyDictionary()
+
+
+def dues(loop: asyncio.AbstractEventLoop | None = None) -> Dues:
+    """The :class:`Dues` of ``loop`` (made on first use); by default the running loop's,
+    or, outside any loop, one that nothing arms."""
+    if loop is None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return Dues()
+    d = _DUES.get(loop)
+    if d is None:
+        d = _DUES[loop] = Dues()
+    return d
 
 
 class _Timespec(ctypes.Structure):
@@ -120,7 +187,10 @@ class TimerFdWaker(Waker):
         self._spec_ref = ctypes.byref(self._spec)
         self._due = 0
         self._armed_ns = 0
+        self.wake_ns = _NEVER
         self._fn: Callable[[], None] | None = None
+        self._dues = dues(loop)
+        self._dues.add(self)
         self.spin_ns = self.spin_max_ns   # start wide: nothing is known of this host yet
         self._late_ns = self.spin_max_ns // 2
         loop.add_reader(fd, self._fired)
@@ -143,6 +213,8 @@ class TimerFdWaker(Waker):
             super().call_at(due_ns, fn)   # cannot arm: the loop's timer for this wait
             return
         self._due, self._armed_ns, self._fn = due_ns, wake, fn
+        self.wake_ns = wake
+        self._dues.moved(self)
 
     def _fired(self) -> None:
         try:
@@ -153,6 +225,8 @@ class TimerFdWaker(Waker):
         if fn is None:        # cancelled after the timer expired
             return
         self._fn = None
+        self.wake_ns = _NEVER
+        self._dues.moved(self)
         now = _now()
         self.adapt(now - self._armed_ns)
         due = self._due
@@ -160,16 +234,36 @@ class TimerFdWaker(Waker):
             now = _now()
         fn()
 
+    def run_now(self) -> None:
+        """Run the pending call now (spinning to its due time), from inside a loop pass:
+        what :meth:`_fired` does, without the wake-up. The timer is left armed: the call
+        arms it again for its next wait (arming replaces the time and clears an expiry),
+        and a timer that fires with nothing pending is read and ignored."""
+        fn = self._fn
+        if fn is None:
+            return
+        Waker.cancel(self)
+        self._fn = None
+        self.wake_ns = _NEVER
+        self._dues.moved(self)
+        due = self._due
+        while _now() < due:
+            pass
+        fn()
+
     def cancel(self) -> None:
         super().cancel()
         if self._fn is not None:
             self._fn = None
+            self.wake_ns = _NEVER
+            self._dues.moved(self)
             value = self._spec.it_value
             value.tv_sec = value.tv_nsec = 0   # a zero it_value disarms the timer
             self._settime(self._fd, _TFD_TIMER_ABSTIME, self._spec_ref, None)
 
     def close(self) -> None:
         self.cancel()
+        self._dues.remove(self)
         with contextlib.suppress(Exception):
             self._loop.remove_reader(self._fd)
         with contextlib.suppress(OSError):

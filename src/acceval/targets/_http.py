@@ -27,6 +27,7 @@ import time
 from typing import ClassVar, cast
 from urllib.parse import urlsplit
 
+from acceval.loadgen import _timer
 from acceval.targets.transport import (
     CLIENT_ERRNOS,
     ClientLimit,
@@ -79,7 +80,7 @@ def _chunk_size(line: bytes) -> int:
 class Connection(asyncio.Protocol):
     """One TCP connection; one exchange at a time."""
 
-    __slots__ = ("_body_bytes", "_buf", "_consumer", "_counted", "_expect_body", "_fd",
+    __slots__ = ("_body_bytes", "_buf", "_consumer", "_counted", "_dues", "_expect_body", "_fd",
                  "_length", "_remaining", "_state", "_waiter", "closed", "got_bytes",
                  "keep_alive", "pool", "requests", "transport")
 
@@ -102,6 +103,7 @@ class Connection(asyncio.Protocol):
         self.requests = 0
         self._fd = -1
         self._counted = False
+        self._dues = _timer.dues()
 
     # --- asyncio.Protocol ---------------------------------------------------------------------
 
@@ -176,6 +178,9 @@ class Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         now = _now()
+        dues = self._dues
+        if now >= dues.next_ns:
+            dues.run(now)
         c = self._consumer
         if c is None:
             # Bytes while idle: the server is confused; never reuse this connection.
