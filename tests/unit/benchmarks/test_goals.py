@@ -133,6 +133,17 @@ def test_a_rejected_half_max_point_misses_the_lag_goal() -> None:
     assert g is not None and not g.met and "achieved 30" in g.measured
 
 
+def test_lag_goal_takes_the_median_of_the_runs_tabled_and_lists_each() -> None:
+    rows = [_half(0.62), _half(1.16), _half(0.83), _half(0.1, rejected=["window 7 s"])]
+    g = lag_goal("fast", rows, "acceval", None)
+    assert g is not None and g.met
+    assert g.measured.startswith("0.830 ms")
+    assert "median of 3 runs: 0.620, 1.160, 0.830" in g.measured
+    assert "1 run(s) rejected" in g.measured
+    g = lag_goal("fast", [_half(1.3), _half(0.7), _half(1.1)], "acceval", None)
+    assert g is not None and not g.met and g.measured.startswith("1.100 ms")
+
+
 def test_evaluate_lists_only_what_the_sitting_measured() -> None:
     rows = [_closed("acceval", 10_000), _half(0.5)]
     goals = evaluate(rows, settings=["fast"], ours=["acceval"], peers=[], cores=CORES,
