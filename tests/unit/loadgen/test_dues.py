@@ -113,12 +113,19 @@ def test_each_loop_has_its_own_dues() -> None:
 
     async def other() -> None:
         w = _waker()
-        w.call_at(_now() + 1_000_000,
-                  lambda: seen.setdefault("other ran in", threading.get_ident()))
+        ran = asyncio.get_running_loop().create_future()
+
+        def call() -> None:
+            seen["other ran in"] = threading.get_ident()
+            ran.set_result(None)
+
+        w.call_at(_now() + 1_000_000, call)
         seen["other"] = dues()
         armed.set()
-        await asyncio.sleep(0.01)
-        w.close()
+        try:
+            await asyncio.wait_for(ran, 30)      # by its own timer, on its own loop
+        finally:
+            w.close()
 
     thread = threading.Thread(target=lambda: (asyncio.run(other()), done.set()))
     thread.start()
