@@ -82,9 +82,15 @@ class Dues:
                         else min(w.wake_ns for w in wakers))
 
     def run(self, now: int) -> None:
+        """Run the calls whose wake-up is at or before ``now``. What one raises goes to the
+        loop's exception handler, as from the timer's own callback, not into the read."""
         for w in tuple(self._wakers):
             if now >= w.wake_ns:
-                w.run_now()
+                try:
+                    w.run_now()
+                except Exception as exc:
+                    asyncio.get_running_loop().call_exception_handler(
+                        {"message": "a timed call raised", "exception": exc})
 
 
 _DUES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Dues] = weakref.WeakKeyDictionary()

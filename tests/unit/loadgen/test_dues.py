@@ -81,6 +81,32 @@ def test_a_read_inside_the_window_spins_to_the_due_time() -> None:
     assert len(calls) == 1 and calls[0] >= 0
 
 
+def test_a_call_that_raises_goes_to_the_loop_not_into_the_read() -> None:
+    async def go() -> tuple[list[str], list[dict[str, Any]]]:
+        loop = asyncio.get_running_loop()
+        handled: list[dict[str, Any]] = []
+        loop.set_exception_handler(lambda _loop, ctx: handled.append(ctx))
+        a, b = _waker(), _waker()
+        ran: list[str] = []
+
+        def boom() -> None:
+            raise RuntimeError("boom")
+
+        t = _now()
+        a.call_at(t + 1_000_000, boom)
+        b.call_at(t + 1_000_000, lambda: ran.append("b"))
+        try:
+            dues().run(_busy_until(t + 1_500_000))   # returns: the read goes on
+        finally:
+            a.close()
+            b.close()
+        return ran, handled
+
+    ran, handled = asyncio.run(go())
+    assert ran == ["b"]                             # the other call still ran
+    assert len(handled) == 1 and str(handled[0]["exception"]) == "boom"
+
+
 def test_two_wakers_on_one_loop_run_only_what_is_due() -> None:
     async def go() -> tuple[list[str], list[int]]:
         a, b = _waker(), _waker()
