@@ -11,9 +11,10 @@ venv, vLLM's compile cache, the runs) is kept under ``.vllm/`` and reused by the
    prompts fill a cache block, prompt-token
    details on so each response's usage says how many prompt tokens were cached, a small
    ``VLLM_CPU_KVCACHE_SPACE``), one server for everything, warmed up first.
-3. **Measure** one load point at a time, at concurrency 1 and 4: acceval with each transport
-   (``native``, ``aiohttp``), then ``vllm bench serve`` with the same prompts, the same
-   ``max_tokens`` and the same concurrency. Tasks: ``builtin:arithmetic`` with three shared
+3. **Measure** one load point at a time, at concurrency 1 and 4 and open loop (Poisson
+   arrivals at ``RATE_RPS``): acceval with each transport (``native``, ``aiohttp``), then
+   ``vllm bench serve`` with the same prompts, the same ``max_tokens`` and the same
+   concurrency or request rate. Tasks: ``builtin:arithmetic`` with three shared
    solved examples before every question (47-token prompts: one full 32-token block of
    shared prefix). The server's ``/metrics`` is read right before and right after each
    point, so its counters' and histograms' increases are exactly that point's requests.
@@ -24,7 +25,8 @@ venv, vLLM's compile cache, the runs) is kept under ``.vllm/`` and reused by the
    ``LATENCY_MARGIN_MS`` of them; its TPOT and ITL means are within 2 % (or 1 ms) of the
    server's; acceval's and ``vllm bench``'s means agree within the same margins; the cached
    prompt share from the responses' usage equals the server's ``prompt_tokens_cached``
-   share; and acceval's own report shows the server-side means (its scrapes, 0.2 s apart).
+   share; acceval's own report shows the server-side means (its scrapes, 0.2 s apart); and
+   in the open loop no request left before its scheduled time.
 
 Writes ``.vllm/report.json`` and prints the Markdown table of docs/servers.md; exits 1 when a
 check fails.
@@ -63,6 +65,9 @@ MODEL = ROOT / "src" / "acceval" / "data" / "models" / "tiny"
 MAX_TOKENS = 8
 EXAMPLES = 3
 CONCURRENCY = (1, 4)
+#: The open-loop points' Poisson rate: about a quarter of what this tiny model serves at
+#: concurrency 4 on 2 cores, so that the server keeps up and a late send is the client's.
+RATE_RPS = 40.0
 TRANSPORTS = ("native", "aiohttp")
 #: How far above the server's own TTFT/E2E mean a client's may sit: vLLM's HTTP layer
 #: (the server stamps arrival after its API server has parsed the request), the loopback and
@@ -174,15 +179,21 @@ def server_point(before: dict[str, float], after: dict[str, float]) -> dict[str,
 
 @dataclass(frozen=True)
 class Point:
-    """One load point: whose client, which tasks, how many requests at once."""
+    """One load point: whose client, which tasks, how many requests at once (closed loop)
+    or at what Poisson rate (open loop, ``concurrency`` 0)."""
 
     who: str            # a transport, or "vllm bench"
     tasks: str          # "plain" (8-token prompts) or "shared" (EXAMPLES before each)
     concurrency: int
+    rate: float | None = None
+
+    @property
+    def load(self) -> str:
+        return f"r{self.rate:g}" if self.rate else f"c{self.concurrency}"
 
     @property
     def name(self) -> str:
-        return f"{self.tasks}/{self.who}/c{self.concurrency}"
+        return f"{self.tasks}/{self.who}/{self.load}"
 
     @property
     def examples(self) -> int:
@@ -194,6 +205,7 @@ class Point:
 #: model answers with its end-of-sequence token alone (docs/tasks.md): no text, so no client
 #: TTFT, TPOT or ITL there, only counts, E2E and the cache.
 POINTS = (*(Point(who, "plain", c) for c in CONCURRENCY for who in (*TRANSPORTS, "vllm bench")),
+          *(Point(who, "plain", 0, RATE_RPS) for who in (*TRANSPORTS, "vllm bench")),
           *(Point(who, "shared", 4) for who in TRANSPORTS))
 
 
@@ -202,8 +214,11 @@ def task_options(examples: int) -> dict[str, Any]:
 
 
 def study(url: str, pt: Point, count: int, seed: int) -> dict[str, Any]:
+    load: dict[str, Any] = (
+        {"poisson_rps": [pt.rate], "min_requests": count, "max_duration_s": 10 * count / pt.rate}
+        if pt.rate else {"concurrency": [pt.concurrency], "warmup_requests": 0})
     return {
-        "name": f"vllm-{pt.tasks}-{pt.who}-c{pt.concurrency}",
+        "name": f"vllm-{pt.tasks}-{pt.who}-{pt.load}",
         "description": "acceval against vLLM (tools/vllm.py)",
         "tasks": {"source": "builtin:arithmetic", "count": count, "seed": seed,
                   "max_tokens": MAX_TOKENS, "options": task_options(pt.examples)},
@@ -212,7 +227,7 @@ def study(url: str, pt: Point, count: int, seed: int) -> dict[str, Any]:
                                   "api": "completions", "transport": pt.who},
                      "telemetry": {"metrics_url": url + "/metrics", "interval_s": 0.2},
                      "price": {"usd_per_hour": 0.10, "source": "a 2-core CPU host (assumed)"}}],
-        "load": [{"concurrency": [pt.concurrency], "warmup_requests": 0}],
+        "load": [load],
     }
 
 
@@ -246,8 +261,10 @@ def run_bench(venv_py: Path, server: Server, folder: Path, pt: Point, count: int
            "--base-url", server.url, "--endpoint", "/v1/completions", "--model", "tiny",
            "--tokenizer", str(MODEL), "--dataset-name", "custom", "--dataset-path", str(data),
            "--skip-chat-template", "--disable-shuffle", "--custom-output-len", str(MAX_TOKENS),
-           "--num-prompts", str(count), "--max-concurrency", str(pt.concurrency),
-           "--request-rate", "inf", "--temperature", "0", "--num-warmups", "0",
+           "--num-prompts", str(count),
+           *(["--request-rate", f"{pt.rate:g}", "--seed", str(seed)] if pt.rate else
+             ["--max-concurrency", str(pt.concurrency), "--request-rate", "inf"]),
+           "--temperature", "0", "--num-warmups", "0",
            "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99",
            "--save-result", "--save-detailed", "--result-dir", str(folder),
            "--result-filename", "bench.json"]
@@ -304,6 +321,8 @@ def client_point(run_dir: Path) -> dict[str, Any]:
             if r["error_kind"] is None]
     s = p["summary"]
     prompt = sum(r["prompt_tokens"] or 0 for r in rows)
+    lags = [(r["sent_ns"] - r["scheduled_ns"]) / 1e6 for r in rows
+            if r["scheduled_ns"] is not None and r["sent_ns"] is not None]
     cached = sum(r["cached_prompt_tokens"] or 0 for r in rows)
     tel = (t.get("telemetry") or {})
     (tp,) = tel.get("points") or [{}]
@@ -318,6 +337,9 @@ def client_point(run_dir: Path) -> dict[str, Any]:
         "trusted": p.get("trusted"),
         "report_server_latency": tp.get("server_latency"),
         "telemetry_source": tel.get("source"), "unmapped": tel.get("unmapped", [])[:5],
+        # Open loop: each send's lag behind its schedule (sent minus scheduled), ms.
+        "scheduled": len(lags), "lag_min_ms": min(lags) if lags else None,
+        "lag_max_ms": max(lags) if lags else None,
     }
 
 
@@ -342,11 +364,11 @@ def measure(py: Path, server: Server, work: Path, count: int) -> list[dict[str, 
     out = []
     for pt in POINTS:
         # The same tasks for both transports and vllm bench at one load and task kind.
-        seed = 100 + pt.concurrency + 10 * pt.examples
+        seed = 100 + pt.concurrency + 10 * pt.examples + (50 if pt.rate else 0)
         folder = work / "runs" / pt.name.replace("/", "-").replace(" ", "-")
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
-        n = count * pt.concurrency
+        n = count * (pt.concurrency or 2)
         before = totals(server.metrics())
         t0 = time.monotonic()
         if pt.who == "vllm bench":
@@ -356,7 +378,8 @@ def measure(py: Path, server: Server, work: Path, count: int) -> list[dict[str, 
         page = server.metrics()
         (folder / "metrics-after.txt").write_text(page)
         out.append({"who": pt.who, "tasks": pt.tasks, "concurrency": pt.concurrency,
-                    "client": client, "server": server_point(before, totals(page)),
+                    "rate": pt.rate, "load": pt.load, "client": client,
+                    "server": server_point(before, totals(page)),
                     "wall_s": time.monotonic() - t0})
         say(f"{pt.name}: {client['requests']} requests")
     return out
@@ -428,9 +451,9 @@ def _against_bench(where: str, p: dict[str, Any], bench: dict[str, Any]) -> list
 
 def checks(points: list[dict[str, Any]]) -> list[str]:
     bad = []
-    by = {(p["who"], p["tasks"], p["concurrency"]): p for p in points}
+    by = {(p["who"], p["tasks"], p["load"]): p for p in points}
     for p in points:
-        where = f"{p['tasks']}/{p['who']}/c{p['concurrency']}"
+        where = f"{p['tasks']}/{p['who']}/{p['load']}"
         c, s = p["client"], p["server"]
         if c.get("errors"):
             bad.append(f"{where}: {c['errors']} failed requests")
@@ -446,7 +469,14 @@ def checks(points: list[dict[str, Any]]) -> list[str]:
         rs = c.get("report_server_latency") or {}
         if (rs.get("e2e") or {}).get("server_ms") is None:
             bad.append(f"{where}: acceval's report shows no server-side E2E")
-        bench = by.get(("vllm bench", p["tasks"], p["concurrency"]))
+        if p["rate"]:
+            lag_min = c.get("lag_min_ms")
+            if c.get("scheduled") != c.get("requests"):
+                bad.append(f"{where}: {c.get('scheduled')} of {c.get('requests')} requests "
+                           "carry a schedule")
+            elif lag_min is None or lag_min < 0:
+                bad.append(f"{where}: a request left {-(lag_min or 0):.3f} ms before its time")
+        bench = by.get(("vllm bench", p["tasks"], p["load"]))
         if bench is not None:
             bad += _against_bench(f"{where} vs vllm bench", p, bench)
     if not any(p["tasks"] == "shared" and (p["server"].get("cached_share") or 0) > 0.5
@@ -462,7 +492,7 @@ def _f(v: Any, fmt: str = "{:.2f}") -> str:
 
 
 def markdown(points: list[dict[str, Any]]) -> str:
-    lines = ["| tasks | client | conc. | requests (client / server) | gen. tokens (client / "
+    lines = ["| tasks | client | load | requests (client / server) | gen. tokens (client / "
              "server) | TTFT mean ms (client / server) | E2E mean ms (client / server) | "
              "TPOT mean ms (client / server) | ITL mean ms (client / server) | ITL samples "
              "(client / server) | queue / prefill / decode ms (server) | cached share "
@@ -472,7 +502,7 @@ def markdown(points: list[dict[str, Any]]) -> str:
         c, s = p["client"], p["server"]
         rs = ((c.get("report_server_latency") or {}).get("e2e") or {}).get("server_ms")
         lines.append(
-            f"| {p['tasks']} | {p['who']} | {p['concurrency']} | "
+            f"| {p['tasks']} | {p['who']} | {p['load']} | "
             f"{c['requests']} / {s['requests']:.0f} | "
             f"{c['generation_tokens']} / {s['generation_tokens']:.0f} | "
             f"{_f(c['ttft_ms'])} / {_f(s['ttft_ms'])} | {_f(c['e2e_ms'])} / {_f(s['e2e_ms'])} | "
