@@ -190,6 +190,24 @@ def lag_goal(setting: str, rows: Sequence[Mapping[str, Any]], tool: str,
                 f"({runs}{floor}{rejected})", met)
 
 
+def lag_crossing(rows: Sequence[Mapping[str, Any]], bar_ms: float = LAG_P99_GOAL_MS
+                 ) -> tuple[float | None, float | None]:
+    """Where an open loop's schedule lag first crosses ``bar_ms`` over a ramp of rates (the
+    rows of one tool and setting, any order): the highest rate whose p99, and every lower
+    rate's, stayed under the bar, and the lowest rate whose p99 did not. A rejected run (its
+    rate or schedule off what was asked) or one with no lag did not hold the schedule."""
+    ramp = sorted((float(r["rate_target_rps"]),
+                   float("inf") if r.get("rejected") or r.get("lag_p99_ms") is None
+                   else float(r["lag_p99_ms"])) for r in rows)
+    under = over = None
+    for rate, lag in ramp:
+        if lag >= bar_ms:
+            over = rate
+            break
+        under = rate
+    return under, over
+
+
 def floor_key(setting: str, tool: str) -> str:
     """The timer floor measured before ``tool``'s half-max point in ``setting``."""
     return f"{setting} {tool}"

@@ -19,6 +19,8 @@ issue 31 is missed, naming it.
     python benchmarks/loadgen.py --quick --peers vllm-bench   # smoke run: 3 s windows
     python benchmarks/loadgen.py --peers none --transports native,aiohttp   # both transports
     benchmarks/paced_many_cores.sh                            # paced, mock and clients apart
+    python benchmarks/loadgen.py --peers none --settings fast --poisson-rounds 0 \
+        --half-rounds 0 --lag-ramp 0.3,0.4,0.5,0.6,0.7          # where the lag p99 crosses 1 ms
 
 With ``--transports``, acceval is measured once per transport (``acceval`` is the native one,
 ``acceval-aiohttp`` the aiohttp one), and with ``--clients 1,8`` once per client count
@@ -51,11 +53,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from goals import (
     EXIT_GOAL_MISSED,
+    LAG_P99_GOAL_MS,
     MIN_WINDOW_S,
     Cores,
     Goal,
     evaluate,
     floor_key,
+    lag_crossing,
     median,
     reject_reasons,
     summary,
@@ -446,6 +450,8 @@ class Bench:
                     for _ in range(a.half_rounds):
                         self.measure_floor(setting, tool, half)
                         self.measure(tool, setting, "half-max", rate=half)
+                    for share in a.lag_ramp:
+                        self.measure(tool, setting, "ramp", rate=round(max(rates) * share, -1))
 
     def goals(self) -> list[Goal]:
         rows = [r for r in self.results if not r.get("superseded")]
@@ -498,6 +504,8 @@ def report(results: list[dict[str, Any]], meta: dict[str, Any],
     accepted = [r for r in results if not r.get("rejected")]
     for setting in dict.fromkeys(r["setting"] for r in results):
         lines += _setting_table(setting, [r for r in accepted if r["setting"] == setting])
+        lines += _ramp_lines([r for r in results if r["setting"] == setting
+                              and not r.get("superseded")])
     rejected = [r for r in results if r.get("rejected")]
     if rejected:
         lines += ["### Rejected runs (not in the tables)", ""]
@@ -547,6 +555,41 @@ def _setting_table(setting: str, rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _ramp_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The lag ramp (``--lag-ramp``): a table per tool, and where the p99 crossed 1 ms. A
+    rejected ramp run is in the table with its reason: it did not hold its schedule."""
+    lines: list[str] = []
+    for tool in dict.fromkeys(r["tool"] for r in rows if r["mode"] == "ramp"):
+        ramp = sorted((r for r in rows if r["tool"] == tool and r["mode"] == "ramp"),
+                      key=lambda r: r["rate_target_rps"])
+        top = _median([r.get("rate_rps") for r in rows if r["tool"] == tool
+                       and r["mode"] == "closed" and not r.get("rejected")])
+        lines += ["", f"{tool}, open loop (Poisson) at shares of its max rate"
+                  f" ({_fmt(top, 0)} req/s), one run each:", "",
+                  "| req/s asked | share of max | achieved | schedule lag p50 / p99 (ms)"
+                  " | CPU/request (ms) | TTFT error p99 (ms) |", "|---:|---:|---:|---:|---:|---:|"]
+        for r in ramp:
+            share = r["rate_target_rps"] / top if top else None
+            lag = (f"rejected: {'; '.join(r['rejected'])}" if r.get("rejected") else
+                   f"{_fmt(r.get('lag_p50_ms'), 3)} / {_fmt(r.get('lag_p99_ms'), 3)}")
+            lines.append(f"| {_fmt(r['rate_target_rps'], 0)} | {_fmt(share)} |"
+                         f" {_fmt(r.get('rate_rps'), 0)} | {lag} |"
+                         f" {_fmt(r.get('cpu_ms_per_req'), 3)} |"
+                         f" {_fmt(r.get('ttft_err_p99_ms'))} |")
+        under, over = lag_crossing(ramp)
+        lines += ["", f"Schedule-lag p99 under {LAG_P99_GOAL_MS:g} ms up to"
+                  f" {_fmt(under, 0)} req/s; at or over it from {_fmt(over, 0)} req/s"
+                  " (a dash: not reached in the ramp)."]
+    return lines
+
+
+def _lag_ramp(value: str) -> list[float]:
+    shares = [float(v) for v in value.split(",") if v.strip()]
+    if any(not 0 < v <= 1 for v in shares):
+        raise argparse.ArgumentTypeError("shares of the max rate, each in (0, 1]")
+    return shares
+
+
 def _cpu_list(value: str) -> str | None:
     return value or None
 
@@ -583,6 +626,10 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-half-rate", dest="half_rate", action="store_false")
     ap.add_argument("--half-rounds", type=int, default=3,
                     help="half-max runs per tool (the lag goal takes their median p99)")
+    ap.add_argument("--lag-ramp", type=_lag_ramp, default=[], metavar="SHARES",
+                    help="after the half-max runs, one Poisson run of acceval at each of these"
+                         " shares of its max rate (e.g. 0.3,0.4,0.5,0.6,0.7): where the"
+                         " schedule lag's p99 crosses 1 ms")
     ap.add_argument("--server-cpu", default="1", type=_cpu_list,
                     help="taskset CPU list for the mock ('' off)")
     ap.add_argument("--server-workers", type=int, default=1,

@@ -15,6 +15,7 @@ from goals import (
     Cores,
     evaluate,
     floor_key,
+    lag_crossing,
     lag_goal,
     rate_goal,
     reject_reasons,
@@ -142,6 +143,22 @@ def test_lag_goal_takes_the_median_of_the_runs_tabled_and_lists_each() -> None:
     assert "1 run(s) rejected" in g.measured
     g = lag_goal("fast", [_half(1.3), _half(0.7), _half(1.1)], "acceval", None)
     assert g is not None and not g.met and g.measured.startswith("1.100 ms")
+
+
+def test_the_lag_ramp_crosses_the_bar_at_the_first_rate_over_it() -> None:
+    def ramp(rate: float, lag: float, **kw: Any) -> dict[str, Any]:
+        return {**_half(lag, **kw), "mode": "ramp", "rate_target_rps": rate}
+
+    rows = [ramp(9000, 1.4), ramp(5000, 0.4), ramp(7000, 0.8), ramp(8000, 1.0),
+            ramp(10000, 0.9)]
+    # 10,000 req/s came back under the bar, but a lower rate was already over it.
+    assert lag_crossing(rows) == (7000.0, 8000.0)
+    assert lag_crossing(rows[:3], bar_ms=2.0) == (9000.0, None)
+    # A run whose arrivals fell behind what was asked did not hold its schedule.
+    behind = ramp(6000, 0.5, rejected=["requests arrived at 5,100 req/s against 6,000"])
+    assert lag_crossing([*rows, behind]) == (5000.0, 6000.0)
+    assert lag_crossing([ramp(5000, 3.0)]) == (None, 5000.0)
+    assert lag_crossing([]) == (None, None)
 
 
 def test_evaluate_lists_only_what_the_sitting_measured() -> None:
