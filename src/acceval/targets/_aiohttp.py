@@ -31,7 +31,6 @@ import aiohttp
 from aiohttp import http_exceptions
 from yarl import URL
 
-from acceval.loadgen import _timer
 from acceval.targets.transport import (
     CLIENT_ERRNOS,
     ClientLimit,
@@ -170,7 +169,6 @@ class AiohttpTransport:
         self._session: aiohttp.ClientSession | None = None
         self._urls: dict[Request, URL] = {}
         self._headers: dict[Request, dict[str, str]] = {}
-        self._dues = _timer.Dues()   # the loop's, once a session is opened on it
 
     def __repr__(self) -> str:
         return f"AiohttpTransport({self._origin!r})"
@@ -179,7 +177,6 @@ class AiohttpTransport:
         return False  # its first step enters asyncio.timeout: never started eagerly
 
     def _open(self) -> aiohttp.ClientSession:
-        self._dues = _timer.dues()
         connector = _CheckedConnector(
             self.stats, self._ssl is not None, limit=0, limit_per_host=0,
             keepalive_timeout=None, ssl=self._ssl if self._ssl is not None else True)
@@ -275,9 +272,6 @@ class AiohttpTransport:
     async def _read(self, resp: aiohttp.ClientResponse, consumer: Consumer) -> None:
         """Hand the response to ``consumer``; whatever goes wrong closes its connection."""
         now = _now()
-        dues = self._dues   # a send due now leaves before this read is handled
-        if now >= dues.next_ns:
-            dues.run(now)
         conn = resp.connection
         proto = conn.protocol if conn is not None else None
         closed = proto.closed if proto is not None else None
@@ -297,8 +291,6 @@ class AiohttpTransport:
             got = 0
             async for data in resp.content.iter_any():
                 now = _now()
-                if now >= dues.next_ns:
-                    dues.run(now)
                 got += len(data)
                 if got > limit:
                     raise ResponseTooLarge(f"response body over the limit of {limit:,} bytes")
