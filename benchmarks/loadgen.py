@@ -485,14 +485,6 @@ def _print_row(r: dict[str, Any]) -> None:
           flush=True)
 
 
-def _median(xs: list[float]) -> float | None:
-    xs = sorted(x for x in xs if x is not None)
-    if not xs:
-        return None
-    m = len(xs) // 2
-    return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
-
-
 def report(results: list[dict[str, Any]], meta: dict[str, Any],
            goals: list[Goal] | None = None) -> str:
     """A Markdown table per setting: medians over the accepted rounds per tool, and ratios to
@@ -528,7 +520,7 @@ def _setting_table(setting: str, rows: list[dict[str, Any]]) -> list[str]:
     tools = list(dict.fromkeys(r["tool"] for r in rows))
 
     def med(tool: str, mode: str, key: str) -> Any:
-        return _median([r.get(key) for r in rows if r["tool"] == tool and r["mode"] == mode])
+        return median([r.get(key) for r in rows if r["tool"] == tool and r["mode"] == mode])
 
     ours_rate = med("acceval", "closed", "rate_rps")
     ours_cpu = med("acceval", "closed", "cpu_ms_per_req")
@@ -562,7 +554,7 @@ def _ramp_lines(rows: list[dict[str, Any]]) -> list[str]:
     for tool in dict.fromkeys(r["tool"] for r in rows if r["mode"] == "ramp"):
         ramp = sorted((r for r in rows if r["tool"] == tool and r["mode"] == "ramp"),
                       key=lambda r: r["rate_target_rps"])
-        top = _median([r.get("rate_rps") for r in rows if r["tool"] == tool
+        top = median([r.get("rate_rps") for r in rows if r["tool"] == tool
                        and r["mode"] == "closed" and not r.get("rejected")])
         lines += ["", f"{tool}, open loop (Poisson) at shares of its max rate"
                   f" ({_fmt(top, 0)} req/s), one run each:", "",

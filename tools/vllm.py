@@ -368,7 +368,7 @@ def measure(py: Path, server: Server, work: Path, count: int) -> list[dict[str, 
         folder = work / "runs" / pt.name.replace("/", "-").replace(" ", "-")
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
-        n = count * (pt.concurrency or 2)
+        n = count * (pt.concurrency or 2)   # open loop: 300 requests, 7.5 s at 40 req/s
         before = totals(server.metrics())
         t0 = time.monotonic()
         if pt.who == "vllm bench":

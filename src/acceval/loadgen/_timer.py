@@ -72,18 +72,18 @@ class Dues:
 
     def add(self, waker: TimerFdWaker) -> None:
         self._wakers.append(waker)
-        self.moved(waker)
+        self.moved()
 
     def remove(self, waker: TimerFdWaker) -> None:
         if waker in self._wakers:
             self._wakers.remove(waker)
-            self.next_ns = min((w.wake_ns for w in self._wakers), default=_NEVER)
+            self.moved()
 
-    def moved(self, waker: TimerFdWaker) -> None:
-        """``waker`` was armed or disarmed."""
+    def moved(self) -> None:
+        """A waker was armed, disarmed, added or removed."""
         wakers = self._wakers
-        self.next_ns = (waker.wake_ns if len(wakers) == 1
-                        else min(w.wake_ns for w in wakers))
+        self.next_ns = (wakers[0].wake_ns if len(wakers) == 1
+                        else min((w.wake_ns for w in wakers), default=_NEVER))
 
     def run(self, now: int) -> None:
         """Run the calls whose wake-up is at or before ``now``. What one raises goes to the
@@ -224,19 +224,16 @@ class TimerFdWaker(Waker):
             return
         self._due, self._armed_ns, self._fn = due_ns, wake, fn
         self.wake_ns = wake
-        self._dues.moved(self)
+        self._dues.moved()
 
     def _fired(self) -> None:
         try:
             os.read(self._fd, 8)
         except BlockingIOError:
             return
-        fn = self._fn
-        if fn is None:        # cancelled after the timer expired
+        fn = self._take()
+        if fn is None:        # cancelled after the timer expired, or run from a read
             return
-        self._fn = None
-        self.wake_ns = _NEVER
-        self._dues.moved(self)
         now = _now()
         self.adapt(now - self._armed_ns)
         due = self._due
@@ -249,24 +246,26 @@ class TimerFdWaker(Waker):
         what :meth:`_fired` does, without the wake-up. The timer is left armed: the call
         arms it again for its next wait (arming replaces the time and clears an expiry),
         and a timer that fires with nothing pending is read and ignored."""
-        fn = self._fn
+        fn = self._take()
         if fn is None:
             return
-        Waker.cancel(self)
-        self._fn = None
-        self.wake_ns = _NEVER
-        self._dues.moved(self)
         due = self._due
         while _now() < due:
             pass
         fn()
 
-    def cancel(self) -> None:
-        super().cancel()
-        if self._fn is not None:
+    def _take(self) -> Callable[[], None] | None:
+        """The pending call, no longer pending (None when there is none)."""
+        fn = self._fn
+        if fn is not None:
             self._fn = None
             self.wake_ns = _NEVER
-            self._dues.moved(self)
+            self._dues.moved()
+        return fn
+
+    def cancel(self) -> None:
+        super().cancel()
+        if self._take() is not None:
             value = self._spec.it_value
             value.tv_sec = value.tv_nsec = 0   # a zero it_value disarms the timer
             self._settime(self._fd, _TFD_TIMER_ABSTIME, self._spec_ref, None)
