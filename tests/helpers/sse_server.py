@@ -4,7 +4,9 @@ It speaks just enough HTTP/1.1 (keep-alive, Content-Length request bodies, chunk
 responses) on raw asyncio protocols so that it is never the bottleneck of a client benchmark.
 It records ground truth per ``X-Request-Id``: when the request's first bytes arrived and
 when the first content chunk was written, both ``time.perf_counter_ns()`` (CLOCK_MONOTONIC,
-comparable with the client's stamps in the same host).
+comparable with the client's stamps in the same host). Write stamps are taken just before the
+write: the kernel stamps a loopback segment's arrival inside it, and the native transport
+stamps answers with that arrival time.
 
 Faults are chosen per request by a prompt starting with ``fault:<name>`` (or for every
 request with ``fault=``): ``reset`` (abort mid-stream), ``close`` (close before any
@@ -266,11 +268,12 @@ class SSEServer:
             out += self._frame(b"data: [DONE]\n\n")
         return out if self.config.until_close else out + b"0\r\n\r\n"
 
-    def _ended(self, conn: _Conn, truth: Truth | None, tokens: int) -> None:
-        """A streamed answer is written: log it, and close as the config says."""
+    def _ended(self, conn: _Conn, truth: Truth | None, tokens: int, done_ns: int) -> None:
+        """A streamed answer is written (its last write began at ``done_ns``): log it, and
+        close as the config says."""
         self.stats.answered += 1
         if truth is not None:
-            truth.done_ns = time.perf_counter_ns()
+            truth.done_ns = done_ns
             truth.tokens = tokens
         t = conn.transport
         assert t is not None
@@ -394,11 +397,10 @@ class SSEServer:
                 choice["text"] = text
             out = {"choices": [choice],
                    "usage": {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": 5 + n}}
-            if truth is not None:
-                truth.first_token_ns = time.perf_counter_ns()
+            if truth is not None:   # one write: both stamps before it
+                truth.first_token_ns = truth.done_ns = time.perf_counter_ns()
+                truth.tokens = n
             self._simple(conn, 200, json.dumps(out).encode())
-            if truth is not None:
-                truth.done_ns, truth.tokens = time.perf_counter_ns(), n
             return
         loop = asyncio.get_running_loop()
         delay = self.config.ttft_s
@@ -474,14 +476,16 @@ class SSEServer:
             if truth is not None:
                 truth.first_token_ns = time.perf_counter_ns()
             if self.config.coalesce:
+                done = time.perf_counter_ns()
                 t.write(head + b"".join(self._event(chat, i) for i in range(n))
                         + self._tail(chat, n, usage))
             else:
                 t.write(head)
                 for i in range(n):
                     t.write(self._event(chat, i))
+                done = time.perf_counter_ns()
                 t.write(self._tail(chat, n, usage))
-            self._ended(conn, truth, n)
+            self._ended(conn, truth, n, done)
             return
         t.write(head)
         self._tick(conn, chat, n, usage, truth, 0, itl)
@@ -492,8 +496,9 @@ class SSEServer:
         if t is None or t.is_closing():
             return
         if i >= n:
+            done = time.perf_counter_ns()
             t.write(self._tail(chat, n, usage))
-            self._ended(conn, truth, n)
+            self._ended(conn, truth, n, done)
             return
         if i == 0 and truth is not None:
             truth.first_token_ns = time.perf_counter_ns()

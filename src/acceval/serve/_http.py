@@ -436,9 +436,12 @@ class HttpConnection(asyncio.Protocol):
         end = self._out_end
         if end and self._streaming and self._chunked and not self._out_close:
             out += b"0\r\n\r\n"
+        # Stamped before the write: the kernel stamps a segment's arrival inside this write
+        # (loopback), and a client that reads with those stamps (the native transport) must
+        # never see its answer before the server's log says it was sent.
+        now = _now_ns()
         if out:
             transport.write(out)
-        now = _now_ns()
         ex = self._exchange
         if self._out_content and ex is not None:
             if ex.first_chunk_ns is None:

@@ -28,6 +28,7 @@ from typing import ClassVar, cast
 from urllib.parse import urlsplit
 
 from acceval.loadgen import _timer
+from acceval.targets import _stamped
 from acceval.targets.transport import (
     CLIENT_ERRNOS,
     ClientLimit,
@@ -177,7 +178,14 @@ class Connection(asyncio.Protocol):
             self.pool.closed_while_idle(self.requests)
 
     def data_received(self, data: bytes) -> None:
+        """Bytes from the event loop's own transport (TLS): stamped when read."""
         now = _now()
+        self.stamped_data_received(data, now, now)
+
+    def stamped_data_received(self, data: bytes, now: int, at: int) -> None:
+        """Bytes read at ``now`` that arrived at ``at`` (the kernel's receive stamp on a
+        :class:`~acceval.targets._stamped.StampedTransport`, else ``now``): the response is
+        stamped with ``at``, a send that fell due is run by ``now``."""
         dues = self._dues
         if now >= dues.next_ns:
             dues.run(now)
@@ -190,15 +198,15 @@ class Connection(asyncio.Protocol):
             return
         self.got_bytes = True
         try:
-            self._feed(c, data, now)
+            self._feed(c, data, at)
         except StopExchange:
             self._stop()
         except ResponseTooLarge as exc:
-            self._fail(c, str(exc), exc, now)
+            self._fail(c, str(exc), exc, at)
         except ProtocolError as exc:
-            self._fail(c, f"bad HTTP response: {exc}", exc, now)
+            self._fail(c, f"bad HTTP response: {exc}", exc, at)
         except Exception as exc:  # a consumer's bug: no traceback per read
-            self._fail(c, f"client error: {exc!r}", exc, now)
+            self._fail(c, f"client error: {exc!r}", exc, at)
 
     # --- exchange -----------------------------------------------------------------------------
 
@@ -450,6 +458,8 @@ class Pool:
         self.host_header = host if default_port else f"{host}:{self.port}"
         self.path = u.path.rstrip("/")
         self.ssl: ssl.SSLContext | None = tls_context(u.scheme)
+        if self.ssl is None:
+            _stamped.keep_stamps_on()   # before the first connection, not with it
         self.connect_timeout_s = connect_timeout_s
         self.max_body_bytes = max_body_bytes
         self.idle: list[Connection] = []
@@ -493,10 +503,13 @@ class Pool:
         """Open a new connection; raises OSError or TimeoutError."""
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(self.connect_timeout_s):
-            _, proto = await loop.create_connection(
-                lambda: Connection(self), self.host, self.port, ssl=self.ssl,
-                server_hostname=self.host if self.ssl else None,
-            )
+            if self.ssl is None:   # read with the kernel's receive stamps
+                proto = await _stamped.open_connection(loop, lambda: Connection(self),
+                                                       self.host, self.port)
+            else:
+                _, proto = await loop.create_connection(
+                    lambda: Connection(self), self.host, self.port, ssl=self.ssl,
+                    server_hostname=self.host)
         self.stats.connects += 1
         return proto
 

@@ -44,8 +44,9 @@ class Consumer:
     """Receives one response. Callbacks may run inside the event loop's I/O callback: keep
     them short.
 
-    ``now`` is an absolute ``perf_counter_ns``, taken once per network read (the native
-    transport) or when the library handed the data over (aiohttp). ``sent`` comes first, on
+    ``now`` is an absolute ``perf_counter_ns``: for the native transport on plain TCP, when
+    the kernel received the read's data (:mod:`acceval.targets._stamped`), on TLS when the
+    read was made, and for aiohttp when the library handed the data over. ``sent`` comes first, on
     every :meth:`Transport.handle` call; then exactly one of ``end`` or ``lost``, unless the
     consumer itself stopped the exchange by raising :class:`StopExchange`.
     """
