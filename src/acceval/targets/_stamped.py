@@ -16,14 +16,16 @@ transport: its records are decrypted in user space, after the kernel's stamp mea
 :func:`open_connection` falls back to that too where the socket option does not exist.
 
 The kernel's stamp is CLOCK_REALTIME. It is moved onto the monotonic clock with the offset
-between the two read as a tight pair at the same read (monotonic, wall, monotonic: the wall
-reading is taken as the midpoint's, within about 70 ns here). Both clocks advance at the same
-NTP-slewed rate, so only a step of the wall clock changes the offset. A pair that came apart
-(the thread was preempted between its readings) keeps the last tight offset. A stamp is not
-believed, and the read's own time is used, when it falls after the read, more than
-:data:`MAX_STAMP_AGE_NS` before it, or before the first read that saw the offset change (the
-wall clock was stepped: data that arrived before the step would be converted with the wrong
-offset). A client descheduled for a while keeps its stamps: that is when they matter most.
+between the two, read as a tight triple (monotonic, wall, monotonic: the wall reading taken
+as the midpoint's, within about 70 ns here) at the first read after :data:`REFRESH_NS` has
+passed. Both clocks advance at the same NTP-slewed rate, so only a step of the wall clock
+changes the offset. A triple that came apart (the thread was preempted in it) is read again
+at the next read. A stamp is not believed, and the read's own time is used, when it falls
+after the read, more than :data:`MAX_STAMP_AGE_NS` before it, or before the read that saw
+the offset change (data that arrived before a step of the wall clock would be converted with
+the wrong offset); data that arrived in the ``REFRESH_NS`` after a step and was read before
+it was seen carries the step. A client descheduled for a while keeps its stamps: that is
+when they matter most.
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, cast
 
-__all__ = ["MAX_STAMP_AGE_NS", "STEP_NS", "TIGHT_PAIR_NS", "StampedProtocol", "StampedTransport",
-           "keep_stamps_on", "kernel_stamps", "open_connection"]
+__all__ = ["MAX_STAMP_AGE_NS", "REFRESH_NS", "STEP_NS", "TIGHT_PAIR_NS", "StampedProtocol",
+           "StampedTransport", "keep_stamps_on", "kernel_stamps", "open_connection"]
 
 _now = time.perf_counter_ns
 _wall = time.time_ns
@@ -51,12 +53,18 @@ SO_TIMESTAMPNS: int | None = (getattr(socket, "SO_TIMESTAMPNS", 35)
                               and platform.machine() in ("x86_64", "aarch64", "arm64")
                               else None)
 _TIMESPEC = struct.Struct("@qq")
+_UNPACK = _TIMESPEC.unpack_from
+_SOL_SOCKET = socket.SOL_SOCKET
 _CMSG_SPACE = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
 _READ_SIZE = 65536
 
 #: A receive stamp older than this at its read is not believed (ns): no answer waits that long
 #: in a socket while the client runs.
 MAX_STAMP_AGE_NS = 10_000_000_000
+
+#: How often the wall-minus-monotonic offset is read again (ns): a step of the wall clock is
+#: seen within this long, at the first read after it.
+REFRESH_NS = 10_000_000
 
 #: A change of the wall-minus-monotonic offset larger than this is a step of the wall clock
 #: (ns); the pair readings themselves agree within a few µs.
@@ -79,15 +87,16 @@ TIGHT_PAIR_NS = 2_000
 
 
 class _Offset:
-    """CLOCK_REALTIME minus ``perf_counter_ns``, from the last tight pair of readings, and
-    when a step of the wall clock was first seen."""
+    """CLOCK_REALTIME minus ``perf_counter_ns``, from the last tight pair of readings
+    (read again every :data:`REFRESH_NS`), and when a step of the wall clock was first
+    seen."""
 
-    __slots__ = ("ns", "step_seen_ns")
+    __slots__ = ("due_ns", "ns", "step_seen_ns")
 
     def __init__(self) -> None:
         self.ns = 0
-        self.step_seen_ns = 0
-        for _ in range(5):
+        self.due_ns = 0
+        for _ in range(100):
             if self.read() is not None:
                 break
         self.step_seen_ns = 0
@@ -101,41 +110,27 @@ class _Offset:
         if b - a > TIGHT_PAIR_NS:
             return None
         ns = w - ((a + b) >> 1)
-        if abs(ns - self.ns) > STEP_NS:
+        if not -STEP_NS <= ns - self.ns <= STEP_NS:
             self.step_seen_ns = b
         self.ns = ns
+        self.due_ns = b + REFRESH_NS
         return b
 
 
 _OFFSET = _Offset()
 
 
-def arrival_ns(ancillary: list[tuple[int, int, bytes]], now: int, wall_offset_ns: int,
-               not_before_ns: int = 0) -> int:
-    """The arrival time (``perf_counter_ns``) that a read's control messages carry, given
-    CLOCK_REALTIME minus ``perf_counter_ns``; ``now`` (the read's own time) when they carry
-    none, or one after the read, before ``not_before_ns`` (a step of the wall clock was seen
-    then) or more than :data:`MAX_STAMP_AGE_NS` before the read."""
-    for level, kind, payload in ancillary:
-        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(payload) >= 16:
-            sec, nsec = _TIMESPEC.unpack_from(payload)
-            at: int = sec * 1_000_000_000 + nsec - wall_offset_ns
-            if max(now - MAX_STAMP_AGE_NS, not_before_ns) <= at <= now:
-                return at
-            return now
-    return now
-
-
 class StampedTransport:
     """One connected non-blocking TCP socket, read with its kernel receive stamps."""
 
-    __slots__ = ("_closing", "_done", "_fd", "_loop", "_protocol", "_reading", "_sock",
-                 "_wbuf", "_writing")
+    __slots__ = ("_closing", "_done", "_fd", "_loop", "_protocol", "_reading", "_recvmsg",
+                 "_sock", "_wbuf", "_writing")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,
                  protocol: StampedProtocol) -> None:
         self._loop = loop
         self._sock = sock
+        self._recvmsg = sock.recvmsg
         self._fd = sock.fileno()
         self._protocol = protocol
         self._wbuf = bytearray()
@@ -198,7 +193,7 @@ class StampedTransport:
 
     def _on_readable(self) -> None:
         try:
-            data, ancillary, _, _ = self._sock.recvmsg(_READ_SIZE, _CMSG_SPACE)
+            data, ancillary, _, _ = self._recvmsg(_READ_SIZE, _CMSG_SPACE)
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:
@@ -214,12 +209,19 @@ class StampedTransport:
             if not keep_open:
                 self.close()
             return
+        # Once per read (64 times a paced answer): kept to a few attribute reads.
+        now = _now()
+        at = now
         if ancillary:
-            offset = _OFFSET
-            now = offset.read() or _now()
-            at = arrival_ns(ancillary, now, offset.ns, offset.step_seen_ns)
-        else:
-            now = at = _now()
+            off = _OFFSET
+            if now >= off.due_ns:
+                now = at = off.read() or now
+            level, kind, payload = ancillary[0]
+            if kind == SO_TIMESTAMPNS and level == _SOL_SOCKET and len(payload) >= 16:
+                sec, nsec = _UNPACK(payload)
+                t = sec * 1_000_000_000 + nsec - off.ns
+                if off.step_seen_ns <= t <= now and t >= now - MAX_STAMP_AGE_NS:
+                    at = t
         self._protocol.stamped_data_received(data, now, at)
 
     def _on_writable(self) -> None:

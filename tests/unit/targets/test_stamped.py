@@ -23,11 +23,11 @@ from acceval.targets import _stamped
 from acceval.targets._http import Pool
 from acceval.targets._stamped import (
     MAX_STAMP_AGE_NS,
+    REFRESH_NS,
     SO_TIMESTAMPNS,
     STEP_NS,
     TIGHT_PAIR_NS,
     StampedTransport,
-    arrival_ns,
     keep_stamps_on,
     kernel_stamps,
     open_connection,
@@ -46,22 +46,79 @@ def _cmsg(wall_ns: int) -> list[tuple[int, int, bytes]]:
              struct.pack("@qq", wall_ns // 1_000_000_000, wall_ns % 1_000_000_000))]
 
 
-def test_a_stamp_is_moved_onto_the_monotonic_clock_and_a_wild_one_is_not_believed() -> None:
-    now = _now()
-    offset = 1_700_000_000_000_000_000 - now
-    assert arrival_ns(_cmsg(now - 5_000_000 + offset), now, offset) == now - 5_000_000
-    # A client descheduled for seconds keeps its stamps.
-    assert arrival_ns(_cmsg(now - 3_000_000_000 + offset), now, offset) == now - 3_000_000_000
-    assert arrival_ns(_cmsg(now + offset + 1), now, offset) == now           # after the read
-    assert arrival_ns(_cmsg(now + offset - MAX_STAMP_AGE_NS - 1), now, offset) == now
-    assert arrival_ns(_cmsg(now + offset - MAX_STAMP_AGE_NS), now, offset) == (
-        now - MAX_STAMP_AGE_NS)
-    # Arrived before a step of the wall clock was seen: converted with the wrong offset.
-    assert arrival_ns(_cmsg(now - 5_000_000 + offset), now, offset, now - 1_000_000) == now
-    assert arrival_ns(_cmsg(now - 5_000_000 + offset), now, offset, now - 9_000_000) == (
-        now - 5_000_000)
-    assert arrival_ns([], now, offset) == now
-    assert arrival_ns([(socket.SOL_SOCKET, 1, b"x" * 16)], now, offset) == now  # another kind
+class _Fed:
+    """A :class:`StampedTransport` on a real socket whose reads are fed: each ``read(data,
+    ancillary)`` hands the transport one ``recvmsg`` result and returns what the protocol
+    got (the read's time, the arrival time)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.a, self.b = socket.socketpair()
+        self.got: list[tuple[int, int]] = []
+        self.next: Any = None
+        proto = self
+
+        class P:
+            def connection_made(self, transport: Any) -> None:
+                pass
+
+            def stamped_data_received(self, data: bytes, now: int, at: int) -> None:
+                proto.got.append((now, at))
+
+            def eof_received(self) -> bool | None:
+                return None
+
+            def connection_lost(self, exc: Exception | None) -> None:
+                pass
+
+        self.t = StampedTransport(loop, self.a, P())
+        self.t._recvmsg = lambda size, space: self.next   # type: ignore[assignment]
+
+    def read(self, ancillary: list[tuple[int, int, bytes]]) -> tuple[int, int]:
+        self.next = (b"data", ancillary, 0, None)
+        self.t._on_readable()
+        return self.got[-1]
+
+    def close(self) -> None:
+        self.t.abort()
+        self.b.close()
+
+
+def test_a_stamp_is_moved_onto_the_monotonic_clock_and_a_wild_one_is_not_believed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    async def go() -> None:
+        fed = _Fed(asyncio.get_running_loop())
+        off = _stamped._OFFSET
+        monkeypatch.setattr(off, "due_ns", 1 << 62)   # no clock pair inside the reads
+        monkeypatch.setattr(off, "step_seen_ns", 0)
+        wall = off.ns
+
+        def stamped(ago_ns: int) -> tuple[int, int, int]:
+            sent = _now() - ago_ns   # the arrival, on the monotonic clock
+            now, at = fed.read(_cmsg(sent + wall))
+            return now, at, sent
+
+        try:
+            now, at, sent = stamped(5_000_000)
+            assert at == sent
+            now, at, sent = stamped(3_000_000_000)   # descheduled for seconds: still believed
+            assert at == sent
+            now, at, sent = stamped(-50_000_000)      # after the read: the read's time
+            assert at == now and now < sent
+            now, at, sent = stamped(MAX_STAMP_AGE_NS + 50_000_000)   # too old
+            assert at == now
+            # Arrived before a step of the wall clock was seen: the wrong offset.
+            monkeypatch.setattr(off, "step_seen_ns", _now() - 1_000_000)
+            now, at, _ = stamped(5_000_000)
+            assert at == now
+            monkeypatch.setattr(off, "step_seen_ns", 0)
+            now, at = fed.read([])                            # no stamp
+            assert at == now
+            now, at = fed.read([(socket.SOL_SOCKET, 1, b"x" * 16)])   # another kind
+            assert at == now
+        finally:
+            fed.close()
+
+    _run(go())
 
 
 def test_the_clock_offset_comes_from_a_tight_pair_and_a_step_is_remembered(
@@ -71,13 +128,36 @@ def test_the_clock_offset_comes_from_a_tight_pair_and_a_step_is_remembered(
     monkeypatch.setattr(_stamped, "_now", lambda: next(mono))
     monkeypatch.setattr(_stamped, "_wall", lambda: next(wall))
     off = _stamped._Offset.__new__(_stamped._Offset)
-    off.ns, off.step_seen_ns = 9_000_050 - 1_050, 0
+    off.ns, off.step_seen_ns, off.due_ns = 9_000_050 - 1_050, 0, 0
     assert off.read() == 1_100 and off.ns == 9_000_050 - 1_050     # the pair's midpoint
-    assert off.step_seen_ns == 0
+    assert off.step_seen_ns == 0 and off.due_ns == 1_100 + REFRESH_NS
     assert off.read() is None and off.ns == 9_000_050 - 1_050      # preempted: kept
+    assert off.due_ns == 1_100 + REFRESH_NS                        # and read again soon
     assert off.read() == 8_100 and off.ns == 9_000_000 + STEP_NS  # stepped: seen at 8,100
     assert off.step_seen_ns == 8_100
     assert off.read() == 9_100 and off.step_seen_ns == 8_100      # steady again
+
+
+def test_the_offset_is_read_again_at_the_first_read_after_its_refresh_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    async def go() -> list[int]:
+        fed = _Fed(asyncio.get_running_loop())
+        off = _stamped._OFFSET
+        calls: list[int] = []
+        real = off.read
+        monkeypatch.setattr(off, "due_ns", 1 << 62)
+        try:
+            monkeypatch.setattr(_stamped._Offset, "read",
+                                lambda self: calls.append(1) or real())
+            fed.read(_cmsg(time.time_ns()))
+            before = len(calls)
+            monkeypatch.setattr(off, "due_ns", 0)
+            fed.read(_cmsg(time.time_ns()))
+            return [before, len(calls), int(off.due_ns > _now())]
+        finally:
+            fed.close()
+
+    assert _run(go()) == [0, 1, 1]
 
 
 def _stamped_probe() -> bool:
