@@ -167,6 +167,10 @@ class Joined:
     method: str
     unmatched: int
     send_to_recv_ms: list[float]
+    # The server's first write to the client's first-token stamp: the read side of the TTFT
+    # error (the rest is send to receive). A client that stamps when it reads shows its own
+    # delay here; one that stamps with the kernel's receive time, only the loopback's.
+    write_to_read_ms: list[float]
 
 
 def _server_ok(line: dict[str, Any], tokens: int) -> bool:
@@ -184,7 +188,7 @@ def join(reqs: list[ClientReq], log: list[dict[str, Any]], tokens: int) -> Joine
     """
     client = [r for r in reqs if r.ok and r.ttft_ms is not None and r.send_ns is not None]
     ok_lines = [x for x in log if _server_ok(x, tokens)]
-    out = Joined([], [], "", 0, [])
+    out = Joined([], [], "", 0, [], [])
     ids = [r.request_id for r in client if r.request_id is not None]
     if ids and len(ids) == len(client):
         by_id = {str(x["request_id"]): x for x in ok_lines}
@@ -218,6 +222,7 @@ def _add(out: Joined, r: ClientReq, line: dict[str, Any]) -> None:
     out.server_ttft_ms.append((line["first_chunk_ns"] - line["recv_ns"]) / 1e6)
     if r.send_ns is not None:
         out.send_to_recv_ms.append((line["recv_ns"] - r.send_ns) / 1e6)
+        out.write_to_read_ms.append((r.send_ns - line["first_chunk_ns"]) / 1e6 + r.ttft_ms)
 
 
 def pct(values: list[float], q: float) -> float | None:
@@ -261,6 +266,8 @@ def summarize(tool: str, reqs: list[ClientReq], log: list[dict[str, Any]], token
         "ttft_server_p50_ms": pct(j.server_ttft_ms, 50),
         "ttft_err_p50_ms": pct(err, 50), "ttft_err_p99_ms": pct(err, 99),
         "send_to_recv_p99_ms": pct(j.send_to_recv_ms, 99),
+        "write_to_read_p50_ms": pct(j.write_to_read_ms, 50),
+        "write_to_read_p99_ms": pct(j.write_to_read_ms, 99),
     })
     if j.method == "X-Request-Id":
         # Self-check of the id-less join the other peers need: the same pairs by send order.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
@@ -92,6 +93,13 @@ def test_vllm_bench_detailed_result_joins_the_server_log_by_id(tmp_path: Path) -
     assert res["ttft_err_p50_ms"] > 0
     # Its per-request send stamps and the server's receive stamps are one clock.
     assert 0 < res["send_to_recv_p99_ms"] < 1000
+    # The error splits exactly into send-to-receive and write-to-read, request by request.
+    j = join(run.reqs, log, 16)
+    for c, srv, a, b in zip(j.client_ttft_ms, j.server_ttft_ms, j.send_to_recv_ms,
+                            j.write_to_read_ms, strict=True):
+        assert c - srv == pytest.approx(a + b, abs=1e-6)
+    assert res["write_to_read_p50_ms"] == pytest.approx(
+        float(np.percentile(j.write_to_read_ms, 50)))
     assert all(r.lag_ms is not None and r.lag_ms >= 0 for r in run.reqs)
 
 
