@@ -133,7 +133,8 @@ async def _worker_main(args: argparse.Namespace) -> dict[str, Any]:
 
     target = OpenAITarget("mock", Endpoint(base_url=args.url + "/v1", model="mock",
                                            api="completions", stream=True,
-                                           transport=args.transport))
+                                           transport=args.transport,
+                                           receive_stamps=args.receive_stamps))
     prompts = _prompts(args.output_tokens)
     spec = _point_spec(args)
     shards, _ = split_point(spec, len(prompts), args.clients, first_request_id=0,
@@ -215,6 +216,8 @@ def worker(argv: list[str]) -> None:
     ap.add_argument("--concurrency", type=int)
     ap.add_argument("--rate", type=float)
     ap.add_argument("--transport", default="native")
+    ap.add_argument("--receive-stamps", choices=("read", "kernel"), default="read",
+                    help="endpoint.receive_stamps for the client (one process only)")
     ap.add_argument("--clients", type=int, default=1)
     ap.add_argument("--shard", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

@@ -517,7 +517,8 @@ def _mean_output_tokens(table: pa.Table) -> float | None:
 def endpoint_log(ep: Endpoint) -> EndpointLog:
     # The key's *variable name* is fine to record; the key never is.
     return EndpointLog(base_url=ep.base_url, model=ep.model, api=ep.api, stream=ep.stream,
-                       api_key_env=ep.api_key_env, transport=ep.transport, client=ep.client)
+                       api_key_env=ep.api_key_env, transport=ep.transport, client=ep.client,
+                       receive_stamps=ep.receive_stamps)
 
 
 def _seed_for(base: int, *path: int) -> int:

@@ -6,7 +6,7 @@ It records ground truth per ``X-Request-Id``: when the request's first bytes arr
 when the first content chunk was written, both ``time.perf_counter_ns()`` (CLOCK_MONOTONIC,
 comparable with the client's stamps in the same host). Write stamps are taken just before the
 write: the kernel stamps a loopback segment's arrival inside it, and the native transport
-stamps answers with that arrival time.
+can stamp answers with that arrival time (``receive_stamps: kernel``).
 
 Faults are chosen per request by a prompt starting with ``fault:<name>`` (or for every
 request with ``fault=``): ``reset`` (abort mid-stream), ``close`` (close before any

@@ -112,6 +112,15 @@ def fact(v: Any) -> str:
     return str(v)
 
 
+def client_of(endpoint: Any) -> str:
+    """The provenance table's client cell: the transport, and the kernel's receive stamps
+    when the endpoint asked for them."""
+    if endpoint is None:
+        return "—"
+    kernel = getattr(endpoint, "receive_stamps", "read") == "kernel"
+    return f"{endpoint.transport}, kernel receive stamps" if kernel else str(endpoint.transport)
+
+
 def facts_of(section: BaseModel) -> str:
     """:func:`facts` of a typed section's fields (a fingerprint, the seeds), read by name."""
     return facts({name: getattr(section, name) for name in type(section).model_fields})

@@ -42,6 +42,7 @@ from acceval.report._econ import (
 )
 from acceval.report._fmt import (
     NOT_MEASURED,
+    client_of,
     fact,
     facts,
     facts_of,
@@ -537,7 +538,7 @@ def _provenance(result: RunResult) -> str:
                  f"startup {num(ls.startup_s, 2)} s" if ls else "—")
         targets.append([t.name, t.endpoint.base_url if t.endpoint else "—",
                         t.endpoint.model if t.endpoint else "—",
-                        t.endpoint.transport if t.endpoint else "—",
+                        client_of(t.endpoint),
                         _kv(t.platform.model_dump(mode="json")) or "—",
                         facts_of(t.fingerprint) or NOT_MEASURED, local])
     assume = [[a.target or "study", a.name,

@@ -17,6 +17,7 @@ from acceval.report._agents import agents_markdown
 from acceval.report._econ import assumptions
 from acceval.report._fmt import (
     NOT_MEASURED,
+    client_of,
     facts_of,
     gate,
     not_assessed,
@@ -173,7 +174,7 @@ def _provenance(result: RunResult) -> list[str]:
                      f"startup {num(ls.startup_s, 2)} s")
         rows.append([t.name, t.endpoint.base_url if t.endpoint else "",
                      t.endpoint.model if t.endpoint else "",
-                     t.endpoint.transport if t.endpoint else "—", fp, local])
+                     client_of(t.endpoint), fp, local])
     if rows:
         lines += _table(["target", "endpoint", "model", "client", "fingerprint",
                          "local server"], rows)

@@ -100,6 +100,9 @@ class EndpointLog(Section):
     # the native one, the only one there was.
     transport: str = "native"
     client: str = "openai"  # the target client plugin that spoke to it (endpoint.client)
+    # When answers were stamped (endpoint.receive_stamps): at the read, or the kernel's
+    # receive time; runs before it was recorded stamped at the read.
+    receive_stamps: str = "read"
 
 
 class LocalServerInfo(Section):

@@ -437,7 +437,7 @@ class HttpConnection(asyncio.Protocol):
         if end and self._streaming and self._chunked and not self._out_close:
             out += b"0\r\n\r\n"
         # Stamped before the write: the kernel stamps a segment's arrival inside this write
-        # (loopback), and a client that reads with those stamps (the native transport) must
+        # (loopback), and a client that reads with those stamps (``receive_stamps: kernel``) must
         # never see its answer before the server's log says it was sent.
         now = _now_ns()
         if out:

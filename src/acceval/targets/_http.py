@@ -446,7 +446,8 @@ class Connection(asyncio.Protocol):
 class Pool:
     """Keep-alive connections to one origin. LIFO reuse keeps the hottest connections busy."""
 
-    def __init__(self, url: str, *, connect_timeout_s: float, max_body_bytes: int) -> None:
+    def __init__(self, url: str, *, connect_timeout_s: float, max_body_bytes: int,
+                 kernel_stamps: bool = False) -> None:
         u = urlsplit(url)
         if u.scheme not in ("http", "https") or not u.hostname:
             raise ValueError(f"unsupported URL {url!r}")
@@ -458,7 +459,9 @@ class Pool:
         self.host_header = host if default_port else f"{host}:{self.port}"
         self.path = u.path.rstrip("/")
         self.ssl: ssl.SSLContext | None = tls_context(u.scheme)
-        if self.ssl is None:
+        # Answers stamped with the kernel's receive time (plain TCP only).
+        self.kernel_stamps = kernel_stamps and self.ssl is None and _stamped.kernel_stamps()
+        if self.kernel_stamps:
             _stamped.keep_stamps_on()   # before the first connection, not with it
         self.connect_timeout_s = connect_timeout_s
         self.max_body_bytes = max_body_bytes
@@ -503,13 +506,13 @@ class Pool:
         """Open a new connection; raises OSError or TimeoutError."""
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(self.connect_timeout_s):
-            if self.ssl is None:   # read with the kernel's receive stamps
+            if self.kernel_stamps:
                 proto = await _stamped.open_connection(loop, lambda: Connection(self),
                                                        self.host, self.port)
             else:
                 _, proto = await loop.create_connection(
                     lambda: Connection(self), self.host, self.port, ssl=self.ssl,
-                    server_hostname=self.host)
+                    server_hostname=self.host if self.ssl else None)
         self.stats.connects += 1
         return proto
 
@@ -527,9 +530,10 @@ class NativeTransport:
 
     name: ClassVar[str] = "native"
 
-    def __init__(self, url: str, *, connect_timeout_s: float, max_body_bytes: int) -> None:
+    def __init__(self, url: str, *, connect_timeout_s: float, max_body_bytes: int,
+                 kernel_stamps: bool = False) -> None:
         self._pool = Pool(url, connect_timeout_s=connect_timeout_s,
-                          max_body_bytes=max_body_bytes)
+                          max_body_bytes=max_body_bytes, kernel_stamps=kernel_stamps)
         self.stats = self._pool.stats
         self._heads: dict[Request, bytes] = {}
 

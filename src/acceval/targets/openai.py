@@ -354,7 +354,8 @@ class OpenAITarget:
             self.transport: Transport = make_transport(
                 endpoint.transport, endpoint.base_url,
                 connect_timeout_s=endpoint.connect_timeout_s,
-                max_body_bytes=endpoint.max_response_bytes)
+                max_body_bytes=endpoint.max_response_bytes,
+                kernel_stamps=endpoint.receive_stamps == "kernel")
         except ValueError as exc:  # an Endpoint built past its validators
             raise TargetError(f"target '{name}': endpoint.base_url {exc}") from None
         except TargetError as exc:

@@ -8,7 +8,7 @@ import re
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from acceval.plugins import installed, unknown
 from acceval.targets.transport import DEFAULT_TRANSPORT, InstalledTransport
@@ -234,11 +234,35 @@ class Endpoint(BaseModel):
         "and TLS, and agree per request within the tolerance in docs/transports.md; the "
         "run's provenance says which one measured."
     )
+    receive_stamps: Literal["read", "kernel"] = Field(
+        "read", description="When an answer counts as received: `read`, when the client's "
+        "event loop reads it (a client whose core is busy adds its own delay), or `kernel`, "
+        "the time the kernel received it (SO_TIMESTAMPNS; the native transport over plain "
+        "http on Linux only). `kernel` costs about 1 µs of client CPU a network read, which "
+        "near the client's own limit moves its schedule lag (docs/transports.md)."
+    )
 
     @field_validator("base_url")
     @classmethod
     def _url(cls, v: str) -> str:
         return checked_base_url(v)
+
+    @model_validator(mode="after")
+    def _kernel_stamps(self) -> Endpoint:
+        if self.receive_stamps == "kernel":
+            from acceval.targets._stamped import kernel_stamps
+
+            if self.transport != "native":
+                raise ValueError("receive_stamps: kernel needs transport: native (aiohttp "
+                                 "reads its sockets itself)")
+            if not self.base_url.startswith("http://"):
+                raise ValueError("receive_stamps: kernel works over plain http only (TLS "
+                                 "records are decrypted after the kernel's stamp); use "
+                                 "receive_stamps: read")
+            if not kernel_stamps():
+                raise ValueError("receive_stamps: kernel needs Linux on x86-64 or arm64; "
+                                 "use receive_stamps: read")
+        return self
 
     @field_validator("stop")
     @classmethod

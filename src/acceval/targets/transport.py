@@ -44,11 +44,12 @@ class Consumer:
     """Receives one response. Callbacks may run inside the event loop's I/O callback: keep
     them short.
 
-    ``now`` is an absolute ``perf_counter_ns``: for the native transport on plain TCP, when
-    the kernel received the read's data (:mod:`acceval.targets._stamped`), on TLS when the
-    read was made, and for aiohttp when the library handed the data over. ``sent`` comes first, on
-    every :meth:`Transport.handle` call; then exactly one of ``end`` or ``lost``, unless the
-    consumer itself stopped the exchange by raising :class:`StopExchange`.
+    ``now`` is an absolute ``perf_counter_ns``: for the native transport, when the read was
+    made, or with ``receive_stamps: kernel`` when the kernel received the read's data
+    (:mod:`acceval.targets._stamped`); for aiohttp when the library handed the data over.
+    ``sent`` comes first, on every :meth:`Transport.handle` call; then exactly one of ``end``
+    or ``lost``, unless the consumer itself stopped the exchange by raising
+    :class:`StopExchange`.
     """
 
     __slots__ = ()
@@ -208,7 +209,7 @@ InstalledTransport = Annotated[TransportName, AfterValidator(_installed)]
 
 
 def make_transport(name: str, url: str, *, connect_timeout_s: float,
-                   max_body_bytes: int) -> Transport:
+                   max_body_bytes: int, kernel_stamps: bool = False) -> Transport:
     """The transport called ``name`` for the origin of ``url``; :class:`TargetError` when it
     is unknown or its package is missing; ``ValueError`` for a URL it cannot reach."""
     if name not in _IMPLEMENTATIONS:
@@ -219,6 +220,9 @@ def make_transport(name: str, url: str, *, connect_timeout_s: float,
         raise TargetError(f"endpoint.transport: {problem}")
     module, cls, _ = _IMPLEMENTATIONS[name]
     factory = getattr(importlib.import_module(module), cls)
+    if kernel_stamps and name != "native":
+        raise TargetError("endpoint.receive_stamps: kernel needs transport: native")
+    kwargs = {"kernel_stamps": True} if kernel_stamps else {}
     transport: Transport = factory(url, connect_timeout_s=connect_timeout_s,
-                                   max_body_bytes=max_body_bytes)
+                                   max_body_bytes=max_body_bytes, **kwargs)
     return transport

@@ -315,7 +315,7 @@ def test_the_native_pool_stamps_a_response_head_with_its_arrival() -> None:
     async def go() -> tuple[Rec, int]:
         loop = asyncio.get_running_loop()
         pool = Pool(f"http://127.0.0.1:{server.port}/v1", connect_timeout_s=5,
-                    max_body_bytes=1 << 20)
+                    max_body_bytes=1 << 20, kernel_stamps=True)
         conn = await pool.connect()
         assert isinstance(conn.transport, StampedTransport)
         rec = Rec()
@@ -428,3 +428,61 @@ def test_a_refused_connect_raises_the_os_error_and_leaves_no_socket_open() -> No
     finally:
         mp.undo()
     assert opened and all(s.fileno() == -1 for s in opened)
+
+
+def test_kernel_stamps_are_asked_for_and_refused_where_they_cannot_work() -> None:
+    from acceval.errors import StudyError
+    from acceval.study import study_from_dict
+
+    def endpoint(**kw: Any) -> dict[str, Any]:
+        return {"name": "s", "targets": [{"name": "a", "endpoint": {
+            "base_url": "http://127.0.0.1:8000/v1", "model": "m", **kw}}]}
+
+    ep = study_from_dict(endpoint()).targets[0].endpoint
+    assert ep is not None and ep.receive_stamps == "read"   # the default
+    ep = study_from_dict(endpoint(receive_stamps="kernel")).targets[0].endpoint
+    assert ep is not None and ep.receive_stamps == "kernel"
+    for bad, why in ((dict(receive_stamps="kernel", transport="aiohttp"), "transport: native"),
+                     (dict(receive_stamps="kernel", base_url="https://h:8443/v1"),
+                      "plain http only"),
+                     (dict(receive_stamps="wall"), "read")):
+        with pytest.raises(StudyError) as info:
+            study_from_dict(endpoint(**bad))
+        assert any(why in msg or why in hint for _, msg, hint in info.value.problems), (
+            info.value.problems)
+
+
+def test_a_pool_reads_with_the_event_loops_transport_unless_kernel_stamps_are_asked() -> None:
+    async def go() -> list[bool]:
+        srv = await asyncio.get_running_loop().create_server(asyncio.Protocol, "127.0.0.1", 0)
+        port = srv.sockets[0].getsockname()[1]
+        out = []
+        try:
+            for kernel in (False, True):
+                pool = Pool(f"http://127.0.0.1:{port}/v1", connect_timeout_s=5,
+                            max_body_bytes=1 << 20, kernel_stamps=kernel)
+                conn = await pool.connect()
+                out.append(isinstance(conn.transport, StampedTransport))
+                pool.close()
+        finally:
+            srv.close()
+        return out
+
+    assert _run(go()) == [False, True]
+
+
+def test_the_run_records_and_the_report_shows_which_stamps_were_used() -> None:
+    from acceval.analysis import endpoint_log
+    from acceval.report._fmt import client_of
+    from acceval.study import study_from_dict
+
+    logs = []
+    for stamps in ("read", "kernel"):
+        ep = study_from_dict({"name": "s", "targets": [{"name": "a", "endpoint": {
+            "base_url": "http://127.0.0.1:8000/v1", "model": "m",
+            "receive_stamps": stamps}}]}).targets[0].endpoint
+        assert ep is not None
+        logs.append(endpoint_log(ep))
+    assert [lg.receive_stamps for lg in logs] == ["read", "kernel"]
+    assert [client_of(lg) for lg in logs] == ["native", "native, kernel receive stamps"]
+    assert client_of(None) == "—"
