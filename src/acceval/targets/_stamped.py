@@ -1,4 +1,4 @@
-"""Plain-TCP connections read with the kernel's receive stamps.
+"""Plain-TCP connections read with the kernel's receive stamps (``receive_stamps: kernel``).
 
 An event loop's transport hands bytes over when its thread gets to them. When the client's
 core is busy (thousands of streams, or the records writer holding the interpreter), that can
@@ -7,7 +7,9 @@ carry the client's own delay. Here the socket is read with ``recvmsg`` and ``SO_
 on: each read comes with the time the kernel received its data (for TCP, the last segment the
 read took), and that time, on the ``time.perf_counter_ns`` clock, is what the response's
 stamps use. Probed on loopback (the reader kept busy 2 ms): the kernel's stamp came 2-7 µs
-before the sender's ``sendall`` returned, the user-space read 2.07 ms after it.
+before the sender's ``sendall`` returned, the user-space read 2.07 ms after it. A read here
+costs about 1 µs more client CPU than the event loop's own, which is why an endpoint asks
+for it (docs/transports.md).
 
 :class:`StampedTransport` is the small part of ``asyncio.Transport`` that
 :class:`acceval.targets._http.Connection` uses (write, close, abort, is_closing,
