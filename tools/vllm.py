@@ -69,6 +69,10 @@ CONCURRENCY = (1, 4)
 #: concurrency 4 on 2 cores, so that the server keeps up and a late send is the client's.
 RATE_RPS = 40.0
 TRANSPORTS = ("native", "aiohttp")
+#: The clients on the plain prompts: each transport, and the native one stamping answers
+#: with the kernel's receive time (``endpoint.receive_stamps: kernel``).
+KERNEL = "native-kernel"
+CLIENTS = (*TRANSPORTS, KERNEL)
 #: How far above the server's own TTFT/E2E mean a client's may sit: vLLM's HTTP layer
 #: (the server stamps arrival after its API server has parsed the request), the loopback and
 #: the client. Measured 6–22 ms on a quiet 2-core machine; the margin leaves room for load.
@@ -182,7 +186,7 @@ class Point:
     """One load point: whose client, which tasks, how many requests at once (closed loop)
     or at what Poisson rate (open loop, ``concurrency`` 0)."""
 
-    who: str            # a transport, or "vllm bench"
+    who: str            # a transport, "native-kernel", or "vllm bench"
     tasks: str          # "plain" (8-token prompts) or "shared" (EXAMPLES before each)
     concurrency: int
     rate: float | None = None
@@ -204,13 +208,20 @@ class Point:
 #: by token; then the prefix-cache points on the shared-prefix prompts, before which the tiny
 #: model answers with its end-of-sequence token alone (docs/tasks.md): no text, so no client
 #: TTFT, TPOT or ITL there, only counts, E2E and the cache.
-POINTS = (*(Point(who, "plain", c) for c in CONCURRENCY for who in (*TRANSPORTS, "vllm bench")),
-          *(Point(who, "plain", 0, RATE_RPS) for who in (*TRANSPORTS, "vllm bench")),
+POINTS = (*(Point(who, "plain", c) for c in CONCURRENCY for who in (*CLIENTS, "vllm bench")),
+          *(Point(who, "plain", 0, RATE_RPS) for who in (*CLIENTS, "vllm bench")),
           *(Point(who, "shared", 4) for who in TRANSPORTS))
 
 
 def task_options(examples: int) -> dict[str, Any]:
     return {"shared_prefix_examples": examples}
+
+
+def _client(who: str) -> dict[str, str]:
+    """The endpoint fields that make acceval the client ``who``."""
+    if who == KERNEL:
+        return {"transport": "native", "receive_stamps": "kernel"}
+    return {"transport": who}
 
 
 def study(url: str, pt: Point, count: int, seed: int) -> dict[str, Any]:
@@ -224,7 +235,7 @@ def study(url: str, pt: Point, count: int, seed: int) -> dict[str, Any]:
                   "max_tokens": MAX_TOKENS, "options": task_options(pt.examples)},
         "targets": [{"name": f"vllm-{pt.who}",
                      "endpoint": {"base_url": url + "/v1", "model": "tiny",
-                                  "api": "completions", "transport": pt.who},
+                                  "api": "completions", **_client(pt.who)},
                      "telemetry": {"metrics_url": url + "/metrics", "interval_s": 0.2},
                      "price": {"usd_per_hour": 0.10, "source": "a 2-core CPU host (assumed)"}}],
         "load": [load],
