@@ -8,7 +8,12 @@ sees, a load generator on this host sees too, before it does any work. Three way
    event loop;
 2. plain ``time.sleep`` to each arrival;
 3. a busy spin for ``--seconds``, counting the gaps between two clock reads: each gap over
-   0.2 ms is a time the process was not running (another process, the hypervisor).
+   0.2 ms is a time the process was not running (another process, the hypervisor);
+4. what one block costs with nothing to wait for: ``time.sleep(0)`` (the thread gives up its
+   core and is woken at once, one voluntary context switch) against a system call that does
+   not block (``getppid``), in CPU per call. An open loop sleeps between arrivals where a
+   closed loop sends from the wake-up that read an answer; this is the price of each extra
+   sleep on this host (``openloop.py``'s equal-load ratio).
 
 If (1) already has a p99 over 1 ms, no client on this host can hold a 1 ms schedule-lag
 p99, and the figure to compare against is this one. Each way runs once per round, A B C A B C.
@@ -120,6 +125,25 @@ def spin(seconds: float) -> dict[str, float]:
             "time_away_fraction": float(g.sum() / 1e3 / seconds)}
 
 
+def block(n: int) -> dict[str, float]:
+    """CPU per zero-length sleep and per non-blocking system call, and the sleep's context
+    switches per call."""
+    import resource
+
+    def per_call(fn: Any) -> tuple[float, float]:
+        v0 = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+        c0 = time.process_time()
+        for _ in range(n):
+            fn()
+        cpu = time.process_time() - c0
+        return cpu / n * 1e6, (resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - v0) / n
+
+    block_us, switches = per_call(lambda: time.sleep(0))
+    syscall_us, _ = per_call(os.getppid)
+    return {"block_cpu_us": block_us, "switches_per_block": switches,
+            "syscall_cpu_us": syscall_us}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rate", type=float, default=1500.0, help="Poisson arrivals per second")
@@ -137,7 +161,8 @@ def main() -> None:
     for rnd in range(args.rounds):
         out["rounds"].append({"waker": waker(args.rate, args.arrivals, rnd),
                               "sleep": sleeper(args.rate, args.arrivals, rnd),
-                              "spin": spin(args.seconds)})
+                              "spin": spin(args.seconds),
+                              "block": block(3000)})
     out["host"]["load_avg_end"] = os.getloadavg()
     print("| round | way | lag p50 / p99 / p99.9 / max ms | share over 1 ms | CPU µs per wait |"
           "\n|---|---|---|---:|---:|")
@@ -152,6 +177,12 @@ def main() -> None:
         print(f"round {k}, busy spin {args.seconds:g} s: {s['gaps_over_0_2ms']} times away "
               f"> 0.2 ms, {s['gaps_over_1ms']} > 1 ms, longest {s['max_gap_ms']:.2f} ms, "
               f"{s['time_away_fraction']:.2%} of the time away")
+    for k, r in enumerate(out["rounds"]):
+        b = r["block"]
+        print(f"round {k}: one block with nothing to wait for (time.sleep(0), "
+              f"{b['switches_per_block']:.2f} context switches a call) costs "
+              f"{b['block_cpu_us']:.1f} us of CPU; a system call that does not block "
+              f"{b['syscall_cpu_us']:.2f} us")
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     (HERE / "out").mkdir(exist_ok=True)
     path = HERE / "out" / f"timer-floor-{stamp}.json"
