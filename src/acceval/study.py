@@ -103,6 +103,11 @@ class Target(_Model):
                 and self.serve.transport != self.endpoint.transport):
             raise ValueError("serve.transport and endpoint.transport differ: with an "
                              "`endpoint`, set the transport there only")
+        if (self.endpoint is not None and self.serve is not None
+                and "receive_stamps" in self.serve.model_fields_set
+                and self.serve.receive_stamps != self.endpoint.receive_stamps):
+            raise ValueError("serve.receive_stamps and endpoint.receive_stamps differ: with "
+                             "an `endpoint`, set them there only")
         return self
 
 

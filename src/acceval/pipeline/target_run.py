@@ -161,7 +161,8 @@ def _start_local(spec: TargetSpec, stack: ExitStack, tasks: RunTasks,
     engine = spec.serve.engine
     handles["respawn"] = lambda: spawn_server(engine, options=options, port=server.port)
     endpoint = spec.endpoint or Endpoint(base_url=server.base_url, model=model_id,
-                                         transport=spec.serve.transport)
+                                         transport=spec.serve.transport,
+                                         receive_stamps=spec.serve.receive_stamps)
     info = LocalServerInfo(
         engine=spec.serve.engine, model=spec.serve.model, precision=spec.serve.precision,
         pid=server.pid, startup_s=(server.ready_ns - server.started_ns) / 1e9,

@@ -4,9 +4,9 @@ are checked against the engine's options model (:func:`acceval.engines.base.chec
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from acceval.targets.transport import DEFAULT_TRANSPORT, InstalledTransport
 
@@ -27,6 +27,19 @@ class LocalServer(BaseModel):
     transport: InstalledTransport = Field(
         DEFAULT_TRANSPORT, description="The HTTP client that measures this local server: "
         "`native` or `aiohttp` (as endpoint.transport; docs/transports.md).")
+    receive_stamps: Literal["read", "kernel"] = Field(
+        "read", description="When an answer from this local server counts as received: "
+        "`read` or `kernel` (as endpoint.receive_stamps; docs/transports.md).")
+
+    @model_validator(mode="after")
+    def _kernel_stamps(self) -> Self:
+        if self.receive_stamps == "kernel":
+            from acceval.targets._stamped import kernel_stamps_problem
+
+            problem = kernel_stamps_problem(self.transport, "http")   # a local server
+            if problem is not None:
+                raise ValueError(problem)
+        return self
 
     def engine_options(self) -> dict[str, Any]:
         """The options the engine is started with: ``options``, then ``model`` and

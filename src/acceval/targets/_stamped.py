@@ -279,6 +279,19 @@ def kernel_stamps() -> bool:
     return SO_TIMESTAMPNS is not None and _CMSG_SPACE > 0
 
 
+def kernel_stamps_problem(transport: str, scheme: str) -> str | None:
+    """Why ``receive_stamps: kernel`` cannot work with this transport and URL scheme here,
+    or None."""
+    if transport != "native":
+        return "receive_stamps: kernel needs transport: native (aiohttp reads its sockets itself)"
+    if scheme != "http":
+        return ("receive_stamps: kernel works over plain http only (TLS records are decrypted "
+                "after the kernel's stamp); use receive_stamps: read")
+    if not kernel_stamps():
+        return "receive_stamps: kernel needs Linux on x86-64 or arm64; use receive_stamps: read"
+    return None
+
+
 _keeper: socket.socket | None = None
 
 

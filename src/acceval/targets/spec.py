@@ -250,18 +250,11 @@ class Endpoint(BaseModel):
     @model_validator(mode="after")
     def _kernel_stamps(self) -> Endpoint:
         if self.receive_stamps == "kernel":
-            from acceval.targets._stamped import kernel_stamps
+            from acceval.targets._stamped import kernel_stamps_problem
 
-            if self.transport != "native":
-                raise ValueError("receive_stamps: kernel needs transport: native (aiohttp "
-                                 "reads its sockets itself)")
-            if not self.base_url.startswith("http://"):
-                raise ValueError("receive_stamps: kernel works over plain http only (TLS "
-                                 "records are decrypted after the kernel's stamp); use "
-                                 "receive_stamps: read")
-            if not kernel_stamps():
-                raise ValueError("receive_stamps: kernel needs Linux on x86-64 or arm64; "
-                                 "use receive_stamps: read")
+            problem = kernel_stamps_problem(self.transport, self.base_url.split(":", 1)[0])
+            if problem is not None:
+                raise ValueError(problem)
         return self
 
     @field_validator("stop")
