@@ -177,15 +177,14 @@ class Connection(asyncio.Protocol):
             self._counted = True
             self.pool.closed_while_idle(self.requests)
 
-    def data_received(self, data: bytes) -> None:
-        """Bytes from the event loop's own transport (TLS): stamped when read."""
-        now = _now()
-        self.stamped_data_received(data, now, now)
-
-    def stamped_data_received(self, data: bytes, now: int, at: int) -> None:
-        """Bytes read at ``now`` that arrived at ``at`` (the kernel's receive stamp on a
-        :class:`~acceval.targets._stamped.StampedTransport`, else ``now``): the response is
-        stamped with ``at``, a send that fell due is run by ``now``."""
+    def data_received(self, data: bytes, now: int = 0, at: int = 0) -> None:
+        """Bytes read at ``now`` that arrived at ``at``: the response is stamped with ``at``,
+        a send that fell due is run by ``now``. The event loop's own transport passes the
+        bytes alone (both are the read's time, taken here); a
+        :class:`~acceval.targets._stamped.StampedTransport` passes the kernel's receive
+        stamp as ``at``."""
+        if not now:
+            now = at = _now()
         dues = self._dues
         if now >= dues.next_ns:
             dues.run(now)

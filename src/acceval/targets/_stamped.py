@@ -75,10 +75,10 @@ STEP_NS = 100_000
 
 class StampedProtocol(Protocol):
     """What :class:`StampedTransport` calls: asyncio's protocol methods, and for data
-    ``stamped_data_received(data, now, at)`` with the read's time and the arrival time."""
+    ``data_received(data, now, at)`` with the read's time and the arrival time."""
 
     def connection_made(self, transport: Any) -> None: ...
-    def stamped_data_received(self, data: bytes, now: int, at: int) -> None: ...
+    def data_received(self, data: bytes, now: int, at: int) -> None: ...
     def eof_received(self) -> bool | None: ...
     def connection_lost(self, exc: Exception | None) -> None: ...
 
@@ -224,7 +224,7 @@ class StampedTransport:
                 t = sec * 1_000_000_000 + nsec - off.ns
                 if off.step_seen_ns <= t <= now and t >= now - MAX_STAMP_AGE_NS:
                     at = t
-        self._protocol.stamped_data_received(data, now, at)
+        self._protocol.data_received(data, now, at)
 
     def _on_writable(self) -> None:
         try:

@@ -61,7 +61,7 @@ class _Fed:
             def connection_made(self, transport: Any) -> None:
                 pass
 
-            def stamped_data_received(self, data: bytes, now: int, at: int) -> None:
+            def data_received(self, data: bytes, now: int, at: int) -> None:
                 proto.got.append((now, at))
 
             def eof_received(self) -> bool | None:
@@ -226,7 +226,7 @@ class _Recorder:
         self.transport = transport
         self.events.append("made")
 
-    def stamped_data_received(self, data: bytes, now: int, at: int) -> None:
+    def data_received(self, data: bytes, now: int, at: int) -> None:
         self.reads.append((data, now, at))
 
     def eof_received(self) -> bool | None:
