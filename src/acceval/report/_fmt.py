@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from acceval.loadgen.spec import family
 from acceval.metrics.spec import SLO
+from acceval.results.runlog import EndpointLog
 from acceval.results.section import PointResult
 from acceval.run_result import RunResult
 from acceval.units import money, number, plain
@@ -112,13 +113,14 @@ def fact(v: Any) -> str:
     return str(v)
 
 
-def client_of(endpoint: Any) -> str:
+def client_of(endpoint: EndpointLog | None) -> str:
     """The provenance table's client cell: the transport, and the kernel's receive stamps
     when the endpoint asked for them."""
     if endpoint is None:
         return "—"
-    kernel = getattr(endpoint, "receive_stamps", "read") == "kernel"
-    return f"{endpoint.transport}, kernel receive stamps" if kernel else str(endpoint.transport)
+    if endpoint.receive_stamps == "kernel":
+        return f"{endpoint.transport}, kernel receive stamps"
+    return endpoint.transport
 
 
 def facts_of(section: BaseModel) -> str:

@@ -15,7 +15,6 @@ for it (docs/transports.md).
 :class:`acceval.targets._http.Connection` uses (write, close, abort, is_closing,
 get_extra_info), on ``loop.add_reader`` / ``add_writer``. TLS keeps the event loop's own
 transport: its records are decrypted in user space, after the kernel's stamp means anything.
-:func:`open_connection` falls back to that too where the socket option does not exist.
 
 The kernel's stamp is CLOCK_REALTIME. It is moved onto the monotonic clock with the offset
 between the two, read as a tight triple (monotonic, wall, monotonic: the wall reading taken
@@ -42,7 +41,8 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, cast
 
 __all__ = ["MAX_STAMP_AGE_NS", "REFRESH_NS", "STEP_NS", "TIGHT_PAIR_NS", "StampedProtocol",
-           "StampedTransport", "keep_stamps_on", "kernel_stamps", "open_connection"]
+           "StampedTransport", "keep_stamps_on", "kernel_stamps", "kernel_stamps_problem",
+           "open_connection"]
 
 _now = time.perf_counter_ns
 _wall = time.time_ns
@@ -147,14 +147,7 @@ class StampedTransport:
     # --- the transport API the connection uses ------------------------------------------------
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
-        if name == "socket":
-            return self._sock
-        if name in ("peername", "sockname"):
-            try:
-                return self._sock.getpeername() if name == "peername" else self._sock.getsockname()
-            except OSError:
-                return default
-        return default
+        return self._sock if name == "socket" else default
 
     def is_closing(self) -> bool:
         return self._closing
@@ -327,12 +320,8 @@ async def open_connection(loop: asyncio.AbstractEventLoop, factory: Callable[[],
                           host: str, port: int) -> _P:
     """Connect to ``host:port`` over plain TCP and return the protocol made by ``factory``,
     on a :class:`StampedTransport` (each address tried in turn, as ``create_connection``
-    does without happy eyeballs). Raises ``OSError`` as ``create_connection`` does; a
-    platform without receive stamps gets the event loop's transport."""
-    if not kernel_stamps():
-        _, proto = await loop.create_connection(
-            cast(Callable[[], asyncio.BaseProtocol], factory), host, port)
-        return cast(_P, proto)
+    does without happy eyeballs). Raises ``OSError`` as ``create_connection`` does. Only
+    where :func:`kernel_stamps` holds (the pool asks first)."""
     infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM,
                                    proto=socket.IPPROTO_TCP)
     if not infos:
