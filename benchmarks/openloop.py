@@ -61,6 +61,29 @@ from goals import (  # noqa: E402
 from scaleout import SETTINGS, Mock, _prompts, _spec, _writer  # noqa: E402
 
 FLOOR_RATE, FLOOR_WAITS = 1500.0, 3000   # the timer floor's Poisson waits, each round
+WAKE_SAMPLES = 2000                       # wake-ups per cause in timer_floor.wakes, each round
+
+
+def _interrupts() -> dict[str, int] | None:
+    """The host's interrupt counts so far, summed over its CPUs: local timer interrupts
+    ("timer") and the interrupts one CPU sends another to wake a task or run a call on it
+    ("ipi": rescheduling and function-call interrupts). None where ``/proc/interrupts`` is
+    not Linux's."""
+    try:
+        lines = Path("/proc/interrupts").read_text().splitlines()
+    except OSError:
+        return None
+    kinds = {"LOC": "timer", "RES": "ipi", "CAL": "ipi"}
+    out = {"timer": 0, "ipi": 0}
+    for line in lines:
+        name, _, rest = line.partition(":")
+        kind = kinds.get(name.strip())
+        if kind is not None:
+            for field in rest.split():
+                if not field.isdigit():
+                    break
+                out[kind] += int(field)
+    return out
 
 
 def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, Any]:
@@ -84,9 +107,11 @@ def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, A
             t0 = time.perf_counter_ns()
             cpu0, w0 = time.process_time(), time.perf_counter()
             sleeps0 = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+            irqs0 = _interrupts()
             r = await run_point(target, _prompts(n_out), _spec(kind, level, seconds),
                                 writer.add, t0_ns=t0, lags_out=lags)
             wall = time.perf_counter() - w0
+            irqs1 = _interrupts()
             writer.flush()
             writer.wait()
             cpu = time.process_time() - cpu0
@@ -101,6 +126,12 @@ def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, A
                # The process's sleeps (voluntary context switches, the writer thread's
                # included) per request: each is a wake-up it paid for.
                "sleeps_per_req": sleeps / max(r.completed, 1)}
+        # The host's interrupts in the load window per request, the server's CPU included
+        # (each wake-up of a sleeping process on another CPU is one, and in a virtual
+        # machine each costs an exit): how the open loop's extra wake-ups arrive.
+        if irqs0 is not None and irqs1 is not None:
+            out.update({f"{k}_irqs_per_req": (irqs1[k] - irqs0[k]) / max(r.completed, 1)
+                        for k in irqs0})
         if a.size:
             out.update(lag_min_ms=float(a.min()), early_sends=int((a < 0).sum()))
         return out
@@ -185,9 +216,13 @@ def extra_over_wait(points: list[dict[str, Any]], floors: list[dict[str, Any]]
     for (version, rnd) in sorted({(f["version"], f["round"]) for f in points}):
         pts = {f["setting"]: f for f in points if f["version"] == version and f["round"] == rnd}
         if "held-open" in pts and "held-closed" in pts and rnd in wait:
+            o, c = pts["held-open"], pts["held-closed"]
             out.append({"version": version, "round": rnd, "wait_us": wait[rnd],
-                        "extra_us": pts["held-open"]["cpu_us_per_req"]
-                        - pts["held-closed"]["cpu_us_per_req"]})
+                        "extra_us": o["cpu_us_per_req"] - c["cpu_us_per_req"],
+                        "sleeps": o["sleeps_per_req"] - c["sleeps_per_req"],
+                        **{k: o[f"{k}_per_req"] - c[f"{k}_per_req"]
+                           for k in ("timer_irqs", "ipi_irqs")
+                           if f"{k}_per_req" in o and f"{k}_per_req" in c}})
     return out
 
 
@@ -211,9 +246,10 @@ def main() -> int:
         print(json.dumps(point(url, kind, float(level), float(seconds))))
         return 0
     if args.floor is not None:
-        from timer_floor import waker
+        from timer_floor import waker, wakes
 
-        print(json.dumps(waker(FLOOR_RATE, FLOOR_WAITS, args.floor)))
+        print(json.dumps({**waker(FLOOR_RATE, FLOOR_WAITS, args.floor),
+                          "wakes_us": wakes(WAKE_SAMPLES)}))
         return 0
     versions = [v.split("=", 1) for v in args.version] or [["this", str(HERE.parent / "src")]]
     out: dict[str, Any] = {"host": {"cpus": os.cpu_count(), "python": platform.python_version(),
@@ -259,15 +295,17 @@ def main() -> int:
     path = HERE / "out" / f"openloop-{stamp}.json"
     path.write_text(json.dumps(out, indent=2))
     print("| round | version | setting | req/s | CPU µs/req | sleeps/req "
-          "| lag p50 / p99 / min ms | loop p99 ms | load |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+          "| host timer · IPI interrupts/req | lag p50 / p99 / min ms | loop p99 ms | load |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for f in out["points"]:
         lag = ("—" if f["lag_p99_ms"] is None else
                f"{f['lag_p50_ms']:.3f} / {f['lag_p99_ms']:.2f} / {f['lag_min_ms']:.3f}")
         loop = "—" if f["loop_p99_ms"] is None else f"{f['loop_p99_ms']:.2f}"
+        irqs = ("—" if "timer_irqs_per_req" not in f else
+                f"{f['timer_irqs_per_req']:.2f} · {f['ipi_irqs_per_req']:.2f}")
         print(f"| {f['round']} | {f['version']} | {f['setting']} | {f['rate_rps']:.0f} "
-              f"| {f['cpu_us_per_req']:.0f} | {f['sleeps_per_req']:.2f} | {lag} | {loop} "
-              f"| {f['load_avg_1m']:.2f} |")
+              f"| {f['cpu_us_per_req']:.0f} | {f['sleeps_per_req']:.2f} | {irqs} | {lag} "
+              f"| {loop} | {f['load_avg_1m']:.2f} |")
     print("\nratio, open-loop CPU per request over the same round's closed loop:")
     for name, _ in versions:
         for rnd in range(args.rounds):
@@ -284,11 +322,20 @@ def main() -> int:
         print(f"  round {f['round']}: timer floor (waker alone, {FLOOR_RATE:g}/s) lag p50 / "
               f"p99 {f['p50_ms']:.3f} / {f['p99_ms']:.2f} ms, {f['cpu_us_per_wait']:.0f} us of "
               f"CPU per wait, load {f['load_avg_1m']:.2f}")
+        w = f["wakes_us"]
+        other = "—" if w["other_cpu_us"] is None else f"{w['other_cpu_us']:.1f}"
+        print(f"  round {f['round']}: CPU per wake-up by cause (timer_floor.py): another "
+              f"process on the same CPU {w['same_cpu_us']:.1f} us, a process on another CPU "
+              f"{other} us, a timer {w['timer_idle_us']:.1f} us (the CPU kept busy: "
+              f"{w['timer_busy_us']:.1f} us)")
     out["extra_vs_wait"] = extra_over_wait(out["points"], out["floors"])
     for row in out["extra_vs_wait"]:
+        more = "".join(f", {row[k]:+.2f} {name}" for k, name in (
+            ("sleeps", "sleeps"), ("timer_irqs", "host timer interrupts"),
+            ("ipi_irqs", "IPIs")) if row.get(k) is not None)
         print(f"  {row['version']} round {row['round']}: the open loop's extra CPU per request "
-              f"at equal load {row['extra_us']:.0f} us; one timer wait alone (the floor) "
-              f"{row['wait_us']:.0f} us")
+              f"at equal load {row['extra_us']:.0f} us{more} a request; one timer wait alone "
+              f"(the floor) {row['wait_us']:.0f} us")
     missed = out["missed"] = missed_goals(out["points"], out["floors"], versions[-1][0])
     path.write_text(json.dumps(out, indent=2))
     for line in missed:

@@ -13,7 +13,14 @@ sees, a load generator on this host sees too, before it does any work. Three way
    core and is woken at once, one voluntary context switch) against a system call that does
    not block (``getppid``), in CPU per call. An open loop sleeps between arrivals where a
    closed loop sends from the wake-up that read an answer; this is the price of each extra
-   sleep on this host (``openloop.py``'s equal-load ratio).
+   sleep on this host (``openloop.py``'s equal-load ratio);
+5. what one wake-up costs by what wakes the process, in its CPU per wake-up: another process
+   on the same CPU (a pipe ping-pong: a plain context switch), a process on another CPU (the
+   same ping-pong across CPUs: the wake-up comes as an interrupt from the other CPU), and a
+   timer (0.5 ms waits), the latter with the CPU otherwise idle and with it kept busy by a
+   ``SCHED_IDLE`` spinner (which runs only when nothing else wants the CPU, so the CPU never
+   halts). An open loop's extra wake-ups are timer wake-ups; a closed loop's are answers
+   from the server's CPU.
 
 If (1) already has a p99 over 1 ms, no client on this host can hold a 1 ms schedule-lag
 p99, and the figure to compare against is this one. Each way runs once per round, A B C A B C.
@@ -144,6 +151,88 @@ def block(n: int) -> dict[str, float]:
             "syscall_cpu_us": syscall_us}
 
 
+def _ping_pong(here: int, there: int, n: int) -> float:
+    """This process's CPU per round trip with a child pinned to ``there``: it writes one
+    byte, blocks reading the child's answer, and is woken by it."""
+    to_child, from_child = os.pipe(), os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child answers each byte
+        try:
+            os.close(to_child[1])
+            os.close(from_child[0])
+            os.sched_setaffinity(0, {there})
+            for _ in range(n):
+                os.read(to_child[0], 1)
+                os.write(from_child[1], b"x")
+        finally:
+            os._exit(0)
+    os.close(to_child[0])
+    os.close(from_child[1])
+    try:
+        os.write(to_child[1], b"x")   # one untimed round trip: both sides are running
+        if os.read(from_child[0], 1) != b"x":   # the child is gone (could not be pinned)
+            raise RuntimeError(f"the ping-pong child on CPU {there} did not answer")
+        c0 = time.process_time()
+        for _ in range(n - 1):
+            os.write(to_child[1], b"x")
+            os.read(from_child[0], 1)
+        return (time.process_time() - c0) / (n - 1) * 1e6
+    finally:
+        os.close(to_child[1])
+        os.close(from_child[0])
+        os.waitpid(pid, 0)
+
+
+def _timer_waits(n: int, wait_s: float = 0.0005) -> float:
+    """CPU per timer wait of ``wait_s`` with nothing else to wake the process."""
+    import select
+
+    c0 = time.process_time()
+    for _ in range(n):
+        select.select([], [], [], wait_s)
+    return (time.process_time() - c0) / n * 1e6
+
+
+def _idle_spinner(cpu: int) -> int:
+    """A child spinning at ``SCHED_IDLE`` on ``cpu``: the CPU stays busy but gives way at once."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.sched_setaffinity(0, {cpu})
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            while True:
+                pass
+        finally:
+            os._exit(0)
+    return pid
+
+
+def wakes(n: int) -> dict[str, float | None]:
+    """CPU per wake-up by its cause (see the module's docstring, 5.), on the CPUs this
+    process may use; ``None`` where it may use one CPU only."""
+    import signal
+
+    cpus = sorted(os.sched_getaffinity(0))
+    here = cpus[0]
+    other = cpus[1] if len(cpus) > 1 else None
+    os.sched_setaffinity(0, {here})
+    try:
+        out: dict[str, float | None] = {
+            "same_cpu_us": _ping_pong(here, here, n),
+            "other_cpu_us": _ping_pong(here, other, n) if other is not None else None,
+            "timer_idle_us": _timer_waits(n)}
+        spinner = _idle_spinner(here)
+        try:
+            time.sleep(0.05)
+            out["timer_busy_us"] = _timer_waits(n)
+        finally:
+            os.kill(spinner, signal.SIGKILL)
+            os.waitpid(spinner, 0)
+    finally:
+        os.sched_setaffinity(0, set(cpus))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rate", type=float, default=1500.0, help="Poisson arrivals per second")
@@ -162,7 +251,8 @@ def main() -> None:
         out["rounds"].append({"waker": waker(args.rate, args.arrivals, rnd),
                               "sleep": sleeper(args.rate, args.arrivals, rnd),
                               "spin": spin(args.seconds),
-                              "block": block(3000)})
+                              "block": block(3000),
+                              "wakes": wakes(3000)})
     out["host"]["load_avg_end"] = os.getloadavg()
     print("| round | way | lag p50 / p99 / p99.9 / max ms | share over 1 ms | CPU µs per wait |"
           "\n|---|---|---|---:|---:|")
@@ -183,6 +273,14 @@ def main() -> None:
               f"{b['switches_per_block']:.2f} context switches a call) costs "
               f"{b['block_cpu_us']:.1f} us of CPU; a system call that does not block "
               f"{b['syscall_cpu_us']:.2f} us")
+    for k, r in enumerate(out["rounds"]):
+        w = r["wakes"]
+        other = (f"{w['other_cpu_us']:.1f}" if w["other_cpu_us"] is not None
+                 else "(one CPU allowed: not measured)")
+        print(f"round {k}: CPU per wake-up, woken by a process on the same CPU "
+              f"{w['same_cpu_us']:.1f} us, on another CPU {other} us, by a timer "
+              f"{w['timer_idle_us']:.1f} us (the CPU kept busy by an idle-priority spinner: "
+              f"{w['timer_busy_us']:.1f} us)")
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     (HERE / "out").mkdir(exist_ok=True)
     path = HERE / "out" / f"timer-floor-{stamp}.json"
