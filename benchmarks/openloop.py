@@ -9,11 +9,17 @@ delays, 16 tokens), in one sitting, for each round and each code version given:
 3. open loop (Poisson) at ``--rate`` req/s (1000 by default);
 4. at equal load, against a second group whose answers take ``--held-ms`` (5 ms to the first
    token, 16 tokens): the closed loop with ``--held-workers`` (16) at whatever rate that gives,
-   then the open loop at that same measured rate. Both have the same requests in flight and
-   the same loop idleness, so their ratio is what open-loop dispatch itself (timer, a task per
-   request) costs. Against the saturated closed loop of 1., a client that is not saturated
-   also pays for every wake-up of an event loop that would otherwise sleep: a closed loop of
-   one worker costs about as much per request as the open loop at the same rate.
+   then the open loop at that same measured rate. Both have about the same requests in
+   flight; the open loop wakes for each arrival where the closed loop sends from the pass
+   that read an answer. Against the saturated closed loop of 1., a client that is not
+   saturated also pays for every wake-up of an event loop that would otherwise sleep;
+5. the closed loop of 4. again, with no-op wake-ups at Poisson times at the same rate beside
+   it, through the runner's own waker: an open loop's timer wake-ups without its sends, so
+   what the wake-ups alone cost is measured apart from the dispatch.
+
+Each point also counts the process's sleeps and the host's timer interrupts and IPIs per
+request, and each round's floor measures what one wake-up costs by its cause
+(``timer_floor.py``, 5.).
 
 Each point runs in a fresh client process whose ``PYTHONPATH`` is that version's ``src``,
 so ``--version before=/tmp/old/src --version after=$PWD/src`` compares two checkouts on the
@@ -86,8 +92,39 @@ def _interrupts() -> dict[str, int] | None:
     return out
 
 
-def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, Any]:
-    """One point in this process, with every figure the comparison needs."""
+def _ticks(rate: float) -> Any:
+    """No-op wake-ups at Poisson times, ``rate`` a second, on the running loop through the
+    runner's own waker: an open loop's timer wake-ups without its sends. Returns a stop
+    function giving how many fired."""
+    import asyncio
+
+    import numpy as np
+
+    from acceval.loadgen._timer import make_waker
+
+    waker = make_waker(asyncio.get_running_loop())
+    gaps = iter(np.random.default_rng(11).exponential(1e9 / rate, 1 << 20).astype(int).tolist())
+    state = {"due": time.perf_counter_ns(), "fired": 0}
+
+    def tick() -> None:
+        state["fired"] += 1
+        state["due"] += next(gaps)
+        waker.call_at(state["due"], tick)
+
+    tick()
+    state["fired"] = 0
+
+    def stop() -> int:
+        waker.close()
+        return state["fired"]
+
+    return stop
+
+
+def point(base_url: str, kind: str, level: float, seconds: float, ticks_rate: float = 0.0
+          ) -> dict[str, Any]:
+    """One point in this process, with every figure the comparison needs; with
+    ``ticks_rate``, no-op wake-ups at that Poisson rate beside it (:func:`_ticks`)."""
     import resource
 
     import numpy as np
@@ -108,9 +145,11 @@ def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, A
             cpu0, w0 = time.process_time(), time.perf_counter()
             sleeps0 = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
             irqs0 = _interrupts()
+            stop_ticks = _ticks(ticks_rate) if ticks_rate else None
             r = await run_point(target, _prompts(n_out), _spec(kind, level, seconds),
                                 writer.add, t0_ns=t0, lags_out=lags)
             wall = time.perf_counter() - w0
+            ticks = stop_ticks() if stop_ticks is not None else 0
             irqs1 = _interrupts()
             writer.flush()
             writer.wait()
@@ -125,7 +164,8 @@ def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, A
                "loop_p99_ms": r.loop_lag_ms.p99 if r.loop_lag_ms is not None else None,
                # The process's sleeps (voluntary context switches, the writer thread's
                # included) per request: each is a wake-up it paid for.
-               "sleeps_per_req": sleeps / max(r.completed, 1)}
+               "sleeps_per_req": sleeps / max(r.completed, 1),
+               "ticks_per_req": ticks / max(r.completed, 1)}
         # The host's interrupts in the load window per request, the server's CPU included
         # (each wake-up of a sleeping process on another CPU is one, and in a virtual
         # machine each costs an exit): how the open loop's extra wake-ups arrive.
@@ -139,12 +179,13 @@ def point(base_url: str, kind: str, level: float, seconds: float) -> dict[str, A
     return run(go())
 
 
-def _in_child(src: str, base_url: str, kind: str, level: float, seconds: float
-              ) -> dict[str, Any]:
+def _in_child(src: str, base_url: str, kind: str, level: float, seconds: float,
+              ticks_rate: float = 0.0) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": src}
     load = os.getloadavg()[0]
     res = subprocess.run([sys.executable, __file__, "--point", base_url, kind, str(level),
-                          str(seconds)], env=env, capture_output=True, text=True, check=False)
+                          str(seconds), str(ticks_rate)],
+                         env=env, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         raise RuntimeError(f"point failed ({src}): {res.stderr[-2000:]}")
     fig: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
@@ -210,19 +251,25 @@ def extra_over_wait(points: list[dict[str, Any]], floors: list[dict[str, Any]]
     equal load (us), beside the CPU one timer wait costs an idle process on this host (the
     round's floor). An open loop wakes for each arrival that a closed loop sends from the
     pass that read an answer: when the two are alike, the extra is that wake-up, the host's
-    cost, not dispatch work."""
+    cost, not dispatch work. Where measured: the differences in sleeps, host timer
+    interrupts and IPIs per request, and what the closed loop paid over itself with no-op
+    wake-ups at the same rate beside it (``ticks_us``: the wake-ups alone)."""
     wait = {f["round"]: f["cpu_us_per_wait"] for f in floors}
     out = []
     for (version, rnd) in sorted({(f["version"], f["round"]) for f in points}):
         pts = {f["setting"]: f for f in points if f["version"] == version and f["round"] == rnd}
         if "held-open" in pts and "held-closed" in pts and rnd in wait:
             o, c = pts["held-open"], pts["held-closed"]
-            out.append({"version": version, "round": rnd, "wait_us": wait[rnd],
-                        "extra_us": o["cpu_us_per_req"] - c["cpu_us_per_req"],
-                        "sleeps": o["sleeps_per_req"] - c["sleeps_per_req"],
-                        **{k: o[f"{k}_per_req"] - c[f"{k}_per_req"]
-                           for k in ("timer_irqs", "ipi_irqs")
-                           if f"{k}_per_req" in o and f"{k}_per_req" in c}})
+            row = {"version": version, "round": rnd, "wait_us": wait[rnd],
+                   "extra_us": o["cpu_us_per_req"] - c["cpu_us_per_req"]}
+            for key, per_req in (("sleeps", "sleeps_per_req"),
+                                 ("timer_irqs", "timer_irqs_per_req"),
+                                 ("ipi_irqs", "ipi_irqs_per_req")):
+                if per_req in o and per_req in c:
+                    row[key] = o[per_req] - c[per_req]
+            if "held-ticks" in pts:
+                row["ticks_us"] = pts["held-ticks"]["cpu_us_per_req"] - c["cpu_us_per_req"]
+            out.append(row)
     return out
 
 
@@ -238,12 +285,12 @@ def main() -> int:
                     help="closed-loop workers against the equal-load server")
     ap.add_argument("--version", action="append", default=[], metavar="NAME=SRC",
                     help="a code version to run (its src directory); default: this checkout")
-    ap.add_argument("--point", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--point", nargs=5, help=argparse.SUPPRESS)
     ap.add_argument("--floor", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.point:
-        url, kind, level, seconds = args.point
-        print(json.dumps(point(url, kind, float(level), float(seconds))))
+        url, kind, level, seconds, ticks_rate = args.point
+        print(json.dumps(point(url, kind, float(level), float(seconds), float(ticks_rate))))
         return 0
     if args.floor is not None:
         from timer_floor import waker, wakes
@@ -264,7 +311,8 @@ def main() -> int:
     try:
         for rnd in range(args.rounds):
             out["floors"].append({**_floor_in_child(versions[-1][1], rnd), "round": rnd})
-            for setting in ("closed", "half", "fixed", "held-closed", "held-open"):
+            for setting in ("closed", "half", "fixed", "held-closed", "held-open",
+                            "held-ticks"):
                 for name, src in versions:
                     if setting == "closed":
                         fig = _in_child(src, fast.base_url, "concurrency", 64, args.seconds)
@@ -274,11 +322,16 @@ def main() -> int:
                     elif setting == "held-closed":
                         fig = _in_child(src, held.base_url, "concurrency", args.held_workers,
                                         args.seconds)
-                    elif setting == "held-open":   # at the rate this version's closed loop had
+                    elif setting in ("held-open", "held-ticks"):
+                        # at the rate this version's closed loop had: the open loop, or the
+                        # closed loop again with no-op wake-ups at that rate beside it
                         same = [f for f in out["points"] if f["round"] == rnd
                                 and f["version"] == name and f["setting"] == "held-closed"]
-                        fig = _in_child(src, held.base_url, "poisson", same[0]["rate_rps"],
-                                        args.seconds)
+                        rate = same[0]["rate_rps"]
+                        fig = (_in_child(src, held.base_url, "poisson", rate, args.seconds)
+                               if setting == "held-open" else
+                               _in_child(src, held.base_url, "concurrency", args.held_workers,
+                                         args.seconds, ticks_rate=rate))
                     else:
                         assert half is not None
                         rate = half if setting == "half" else args.rate
@@ -313,11 +366,14 @@ def main() -> int:
                    if f["version"] == name and f["round"] == rnd}
             c = pts["closed"]["cpu_us_per_req"]
             eq = pts["held-open"]["cpu_us_per_req"] / pts["held-closed"]["cpu_us_per_req"]
+            ticks = pts["held-ticks"]["cpu_us_per_req"] / pts["held-closed"]["cpu_us_per_req"]
             share = pts["half"]["rate_rps"] / pts["closed"]["rate_rps"]
             print(f"  {name} round {rnd}: half ({share:.2f} of this round's max) "
                   f"{pts['half']['cpu_us_per_req'] / c:.2f}x, "
                   f"{args.rate:g} req/s {pts['fixed']['cpu_us_per_req'] / c:.2f}x; at equal "
-                  f"load ({pts['held-closed']['rate_rps']:.0f} req/s) {eq:.2f}x")
+                  f"load ({pts['held-closed']['rate_rps']:.0f} req/s) {eq:.2f}x; the closed "
+                  f"loop with no-op wake-ups at that rate beside it "
+                  f"{ticks:.2f}x")
     for f in out["floors"]:
         print(f"  round {f['round']}: timer floor (waker alone, {FLOOR_RATE:g}/s) lag p50 / "
               f"p99 {f['p50_ms']:.3f} / {f['p99_ms']:.2f} ms, {f['cpu_us_per_wait']:.0f} us of "
@@ -333,9 +389,12 @@ def main() -> int:
         more = "".join(f", {row[k]:+.2f} {name}" for k, name in (
             ("sleeps", "sleeps"), ("timer_irqs", "host timer interrupts"),
             ("ipi_irqs", "IPIs")) if row.get(k) is not None)
+        ticks = ("" if "ticks_us" not in row else
+                 f"; the closed loop's own extra with no-op wake-ups at that rate "
+                 f"{row['ticks_us']:.0f} us")
         print(f"  {row['version']} round {row['round']}: the open loop's extra CPU per request "
-              f"at equal load {row['extra_us']:.0f} us{more} a request; one timer wait alone "
-              f"(the floor) {row['wait_us']:.0f} us")
+              f"at equal load {row['extra_us']:.0f} us{more} a request{ticks}; one timer wait "
+              f"alone (the floor) {row['wait_us']:.0f} us")
     missed = out["missed"] = missed_goals(out["points"], out["floors"], versions[-1][0])
     path.write_text(json.dumps(out, indent=2))
     for line in missed:

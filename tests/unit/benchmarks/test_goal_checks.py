@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
 import openloop
@@ -62,6 +64,22 @@ def test_openloop_sets_the_extra_per_request_beside_one_timer_wait() -> None:
     # Round 2 has no floor of its own: it is left out, not set against another round's.
     assert [(r["round"], r["extra_us"], r["wait_us"]) for r in rows] == [(0, 30.0, 30.0),
                                                                          (1, 31.0, 31.0)]
+    assert "sleeps" not in rows[0] and "ticks_us" not in rows[0]   # not measured: not said
+
+
+def test_openloop_sets_the_wake_ups_beside_the_extra() -> None:
+    floors = [{"round": 0, "p99_ms": 0.1, "cpu_us_per_wait": 20.0}]
+    points = [p for p in _points(130.0, 0.8) if p["round"] == 0]
+    for p in points:
+        p.update(sleeps_per_req=1.4 if p["setting"] == "held-open" else 0.6,
+                 timer_irqs_per_req=1.1 if p["setting"] == "held-open" else 0.4,
+                 ipi_irqs_per_req=0.5)
+    points.append({"version": "after", "round": 0, "setting": "held-ticks",
+                   "cpu_us_per_req": 118.0, "lag_p99_ms": None, "rate_rps": 2_500.0})
+    [row] = openloop.extra_over_wait(points, floors)
+    assert row["extra_us"] == 30.0 and row["ticks_us"] == 18.0
+    assert row["sleeps"] == pytest.approx(0.8) and row["timer_irqs"] == pytest.approx(0.7)
+    assert row["ipi_irqs"] == 0.0
 
 
 def _clients(native_rps: float, aiohttp_us: float) -> list[dict[str, Any]]:
