@@ -62,7 +62,7 @@ class MockServer:
             cmd += ["--option", f"{k}={v}"]
         if cpu is not None:
             cmd = ["taskset", "-c", cpu, *cmd]
-        for old in self._logs():
+        for old in self.logs():
             old.unlink()
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      env={**os.environ, **(env or {})})
@@ -79,7 +79,7 @@ class MockServer:
                 time.sleep(0.1)
         self.cpu = TreeCpu(self.proc.pid, period_s=0.1)
 
-    def _logs(self) -> list[Path]:
+    def logs(self) -> list[Path]:
         """The log and, with ``--workers``, each other worker's (``PATH.workerK``)."""
         return [p for p in (self.log, *self.log.parent.glob(self.log.name + ".worker*"))
                 if p.exists()]
@@ -95,7 +95,7 @@ class MockServer:
             self.proc.wait()
         if self.proc.stderr is not None:
             self.proc.stderr.close()
-        return [json.loads(x) for p in self._logs() for x in p.read_text().splitlines()
+        return [json.loads(x) for p in self.logs() for x in p.read_text().splitlines()
                 if x.strip()]
 
 

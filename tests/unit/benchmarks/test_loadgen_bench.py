@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
+import loadgen
 from measure import join, summarize
 from peers import PEERS, ClientReq, Job, build_tokenizer
 
@@ -114,3 +117,32 @@ def test_vllm_bench_closed_loop_queue_time_is_not_a_schedule_lag(tmp_path: Path)
     assert all(r.lag_ms is None for r in VllmBench(tmp_path).parse(job, 0).reqs)
     cmd = VllmBench(tmp_path).command(job)
     assert cmd[cmd.index("--max-concurrency") + 1] == "4" and "--save-detailed" in cmd
+
+
+def test_the_server_log_goes_to_memory_by_default_and_where_asked_otherwise(
+        tmp_path: Path) -> None:
+    auto = loadgen.server_log_dir("auto")
+    if os.path.isdir("/dev/shm"):
+        assert auto is None or auto == Path("/dev/shm")
+    assert loadgen.server_log_dir("") is None            # the output folder itself
+    assert loadgen.server_log_dir(str(tmp_path)) == tmp_path
+
+
+def test_the_worker_keeps_five_numbers_a_record_across_blocks() -> None:
+    kept = loadgen._Kept()
+    kept.BLOCK = 4   # three blocks for ten records
+    for i in range(10):
+        failed = i in (3, 7)   # 7 never left
+        kept.add(SimpleNamespace(
+            sent_ns=None if i == 7 else 1_000 * i, request_id=100 + i,
+            first_token_ns=None if failed else 1_000 * i + 2_500_000,
+            scheduled_ns=None if i % 2 else 1_000 * i - 500_000,
+            error_kind="connect" if failed else None))
+    rows = kept.rows(t0=10**9)
+    assert [r["request_id"] for r in rows] == [str(100 + i) for i in range(10)]
+    assert rows[0] == {"send_ns": 10**9, "ttft_ms": 2.5, "lag_ms": 0.5, "request_id": "100",
+                       "ok": True}
+    assert rows[1]["lag_ms"] is None                      # sent without a schedule
+    assert rows[3]["ok"] is False and rows[3]["ttft_ms"] is None
+    assert rows[7]["send_ns"] is None and rows[7]["lag_ms"] is None and not rows[7]["ok"]
+    assert loadgen._Kept().rows(0) == []
