@@ -93,12 +93,18 @@ def _figures(run: Any, cpu_s: float, wall_s: float) -> dict[str, Any]:
 
 
 def _writer() -> Any:
-    """What a run does with each record: the run's single writer (Parquet parts)."""
+    """What a run does with each record: the run's single writer (Parquet parts), into a
+    scratch folder removed when the process exits (the points run in processes of their own;
+    left behind, a sitting's parts came to gigabytes)."""
+    import atexit
+    import shutil
     import tempfile
 
     from acceval.results.store import RecordWriter
 
-    return RecordWriter(Path(tempfile.mkdtemp(prefix="acceval-bench-")))
+    folder = Path(tempfile.mkdtemp(prefix="acceval-bench-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return RecordWriter(folder)
 
 
 def local_point(base_url: str, kind: str, level: float, n_out: int,

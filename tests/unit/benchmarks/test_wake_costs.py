@@ -62,3 +62,17 @@ def test_one_allowed_cpu_measures_no_wake_from_another() -> None:
         assert os.sched_getaffinity(0) == {min(cpus)}
     finally:
         os.sched_setaffinity(0, cpus)
+
+
+def test_a_benchmark_points_record_folder_is_removed_when_its_process_exits(
+        tmp_path: Path) -> None:
+    import subprocess
+
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import scaleout; "
+            "import os; w = scaleout._writer(); print(w.run_dir, os.path.isdir(w.run_dir))")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code, str(Path(openloop.__file__).parent)],
+                         capture_output=True, text=True, env=env, check=True, timeout=60)
+    folder, existed = out.stdout.split()
+    assert folder.startswith(str(tmp_path)) and existed == "True"
+    assert list(tmp_path.iterdir()) == []
