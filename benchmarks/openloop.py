@@ -92,39 +92,51 @@ def _interrupts() -> dict[str, int] | None:
     return out
 
 
-def _ticks(rate: float) -> Any:
-    """No-op wake-ups at Poisson times, ``rate`` a second, on the running loop through the
-    runner's own waker: an open loop's timer wake-ups without its sends. Returns a stop
-    function giving how many fired."""
-    import asyncio
+class _Ticks:
+    """No-op wake-ups at Poisson times, ``rate`` a second for up to ``seconds``, on the running
+    loop through the runner's own waker: an open loop's timer wake-ups without its sends. The
+    schedule is drawn here, before the measured window; :meth:`start` and :meth:`stop` bound
+    it, and ``fired`` counts the wake-ups."""
 
-    import numpy as np
+    def __init__(self, rate: float, seconds: float) -> None:
+        import numpy as np
 
-    from acceval.loadgen._timer import make_waker
+        n = int(rate * seconds * 1.5) + 1000
+        self._gaps = iter(np.random.default_rng(11).exponential(1e9 / rate, n)
+                          .astype(np.int64).tolist())
+        self._due = 0
+        self._waker: Any = None
+        self.fired = 0
 
-    waker = make_waker(asyncio.get_running_loop())
-    gaps = iter(np.random.default_rng(11).exponential(1e9 / rate, 1 << 20).astype(int).tolist())
-    state = {"due": time.perf_counter_ns(), "fired": 0}
+    def start(self) -> None:
+        import asyncio
 
-    def tick() -> None:
-        state["fired"] += 1
-        state["due"] += next(gaps)
-        waker.call_at(state["due"], tick)
+        from acceval.loadgen._timer import make_waker
 
-    tick()
-    state["fired"] = 0
+        self._waker = make_waker(asyncio.get_running_loop())
+        self._due = time.perf_counter_ns()
+        self._arm()
 
-    def stop() -> int:
-        waker.close()
-        return state["fired"]
+    def _arm(self) -> None:
+        gap = next(self._gaps, None)
+        if gap is not None:   # past the drawn schedule: no more wake-ups
+            self._due += gap
+            self._waker.call_at(self._due, self._tick)
 
-    return stop
+    def _tick(self) -> None:
+        self.fired += 1
+        self._arm()
+
+    def stop(self) -> int:
+        if self._waker is not None:
+            self._waker.close()
+        return self.fired
 
 
 def point(base_url: str, kind: str, level: float, seconds: float, ticks_rate: float = 0.0
           ) -> dict[str, Any]:
     """One point in this process, with every figure the comparison needs; with
-    ``ticks_rate``, no-op wake-ups at that Poisson rate beside it (:func:`_ticks`)."""
+    ``ticks_rate``, no-op wake-ups at that Poisson rate beside it (:class:`_Ticks`)."""
     import resource
 
     import numpy as np
@@ -140,16 +152,18 @@ def point(base_url: str, kind: str, level: float, seconds: float, ticks_rate: fl
         await target.start()
         writer = _writer()
         lags: list[int] = []
+        ticks = _Ticks(ticks_rate, seconds + 2.0) if ticks_rate else None
         try:
             t0 = time.perf_counter_ns()
             cpu0, w0 = time.process_time(), time.perf_counter()
             sleeps0 = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
             irqs0 = _interrupts()
-            stop_ticks = _ticks(ticks_rate) if ticks_rate else None
+            if ticks is not None:
+                ticks.start()
             r = await run_point(target, _prompts(n_out), _spec(kind, level, seconds),
                                 writer.add, t0_ns=t0, lags_out=lags)
             wall = time.perf_counter() - w0
-            ticks = stop_ticks() if stop_ticks is not None else 0
+            fired = ticks.stop() if ticks is not None else 0
             irqs1 = _interrupts()
             writer.flush()
             writer.wait()
@@ -165,7 +179,7 @@ def point(base_url: str, kind: str, level: float, seconds: float, ticks_rate: fl
                # The process's sleeps (voluntary context switches, the writer thread's
                # included) per request: each is a wake-up it paid for.
                "sleeps_per_req": sleeps / max(r.completed, 1),
-               "ticks_per_req": ticks / max(r.completed, 1)}
+               "ticks_per_req": fired / max(r.completed, 1)}
         # The host's interrupts in the load window per request, the server's CPU included
         # (each wake-up of a sleeping process on another CPU is one, and in a virtual
         # machine each costs an exit): how the open loop's extra wake-ups arrive.

@@ -76,3 +76,23 @@ def test_a_benchmark_points_record_folder_is_removed_when_its_process_exits(
     folder, existed = out.stdout.split()
     assert folder.startswith(str(tmp_path)) and existed == "True"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_no_op_wake_ups_fire_their_drawn_schedule_and_then_stop() -> None:
+    import asyncio
+
+    from acceval.loadgen.runner import run
+
+    ticks = openloop._Ticks(rate=100_000.0, seconds=0.001)   # 1,150 gaps, ~12 ms of them
+
+    async def go() -> tuple[int, int]:
+        ticks.start()
+        for _ in range(1000):            # until the schedule runs out (or 10 s)
+            await asyncio.sleep(0.01)
+            if ticks.fired >= 1150:
+                break
+        await asyncio.sleep(0.02)        # nothing more fires past the schedule
+        return ticks.fired, ticks.stop()
+
+    fired, stopped = run(go())
+    assert fired == stopped == 1150
