@@ -160,14 +160,15 @@ async def _worker_main(args: argparse.Namespace) -> dict[str, Any]:
     await target.close()
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     return {"rows": kept.rows(t0), "self_cpu_s": cpu, "completed": run.completed,
-            "lags_ns": lags, "page_faults": ru1.ru_minflt - ru0.ru_minflt}
+            "lags_ns": lags}
 
 
 class _Kept:
-    """What the benchmark needs of each record, kept as it lands: five numbers in blocks of
+    """What the benchmark needs of each record, kept as it lands: four numbers in blocks of
     preallocated arrays, where keeping the records themselves (a few hundred bytes and a list
     of token stamps each, 250,000 of them in a fast half-max run) grew the heap through the
-    run, which a real run does not (its writer converts and drops them)."""
+    run, which a real run does not (its writer converts and drops them). A request counts as
+    answered when it has a first-token stamp, kept only for one without an error."""
 
     BLOCK = 1 << 16
     NONE = -(1 << 62)
@@ -179,27 +180,28 @@ class _Kept:
     def add(self, r: Any) -> None:
         i = self._n % self.BLOCK
         if i == 0:
-            self._blocks.append(np.empty((self.BLOCK, 5), dtype=np.int64))
+            self._blocks.append(np.empty((self.BLOCK, 4), dtype=np.int64))
         none = self.NONE
-        ok = r.error_kind is None and r.first_token_ns is not None
+        first = r.first_token_ns
         self._blocks[-1][i] = (none if r.sent_ns is None else r.sent_ns,
-                               r.first_token_ns if ok else none,
+                               none if first is None or r.error_kind is not None else first,
                                none if r.scheduled_ns is None else r.scheduled_ns,
-                               r.request_id, ok)
+                               r.request_id)
         self._n += 1
 
     def rows(self, t0: int) -> list[dict[str, Any]]:
         none = self.NONE
         out = []
         kept = (np.concatenate(self._blocks)[: self._n] if self._blocks
-                else np.empty((0, 5), dtype=np.int64))
-        for sent, first, scheduled, request_id, ok in kept.tolist():
+                else np.empty((0, 4), dtype=np.int64))
+        for sent, first, scheduled, request_id in kept.tolist():
+            ok = first != none
             out.append({
                 "send_ns": None if sent == none else t0 + sent,
                 "ttft_ms": (first - sent) / 1e6 if ok else None,
                 "lag_ms": (sent - scheduled) / 1e6
                 if scheduled != none and sent != none else None,
-                "request_id": str(request_id), "ok": bool(ok)})
+                "request_id": str(request_id), "ok": ok})
         return out
 
 

@@ -132,21 +132,23 @@ def spin(seconds: float) -> dict[str, float]:
             "time_away_fraction": float(g.sum() / 1e3 / seconds)}
 
 
+def _per_call(fn: Any, n: int) -> tuple[float, float]:
+    """This process's CPU (us) and voluntary context switches per call of ``fn``, n calls."""
+    import resource
+
+    v0 = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+    c0 = time.process_time()
+    for _ in range(n):
+        fn()
+    cpu = time.process_time() - c0
+    return cpu / n * 1e6, (resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - v0) / n
+
+
 def block(n: int) -> dict[str, float]:
     """CPU per zero-length sleep and per non-blocking system call, and the sleep's context
     switches per call."""
-    import resource
-
-    def per_call(fn: Any) -> tuple[float, float]:
-        v0 = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
-        c0 = time.process_time()
-        for _ in range(n):
-            fn()
-        cpu = time.process_time() - c0
-        return cpu / n * 1e6, (resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - v0) / n
-
-    block_us, switches = per_call(lambda: time.sleep(0))
-    syscall_us, _ = per_call(os.getppid)
+    block_us, switches = _per_call(lambda: time.sleep(0), n)
+    syscall_us, _ = _per_call(os.getppid, n)
     return {"block_cpu_us": block_us, "switches_per_block": switches,
             "syscall_cpu_us": syscall_us}
 
@@ -187,10 +189,7 @@ def _timer_waits(n: int, wait_s: float = 0.0005) -> float:
     """CPU per timer wait of ``wait_s`` with nothing else to wake the process."""
     import select
 
-    c0 = time.process_time()
-    for _ in range(n):
-        select.select([], [], [], wait_s)
-    return (time.process_time() - c0) / n * 1e6
+    return _per_call(lambda: select.select([], [], [], wait_s), n)[0]
 
 
 def _idle_spinner(cpu: int) -> int:
