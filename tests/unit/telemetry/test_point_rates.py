@@ -1,0 +1,76 @@
+"""A counter's rate at a load point comes from the readings inside that point only. Points run
+back to back, so the last reading before a point's start falls in the point before it: in the
+demo, a 50 req/s point right after an 834 req/s one read 1.91x the client's tokens."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from acceval.metrics import Distribution
+from acceval.metrics.point import PointSummary
+from acceval.results.runlog import TelemetryLog
+from acceval.results.section import PointResult
+from acceval.telemetry.summary import PROBE, telemetry_section
+
+_S = 1_000_000_000
+_SCRAPE_NS = 250_000_000
+
+
+def _point(index: int, label: str, start_s: float, end_s: float, client_tps: float
+           ) -> PointResult:
+    return PointResult.model_construct(
+        index=index, label=label, started_ns=int(start_s * _S), ended_ns=int(end_s * _S),
+        summary=PointSummary.model_construct(
+            output_token_throughput_tps=client_tps, ttft_ms=Distribution(count=1, mean=20.0),
+            e2e_ms=Distribution(count=1, mean=40.0), tpot_ms=Distribution(count=1, mean=2.0),
+            itl_ms=Distribution(count=1, mean=2.0)))
+
+
+def _samples(rates: list[tuple[float, float, float]], until_s: float,
+             offset_s: float = 0.12) -> pa.Table:
+    """The server's generation-token counter, scraped every 250 ms from ``offset_s``; it grows
+    at ``rate`` tokens/s over each [start, end) in ``rates``."""
+    t, v = [], []
+    at = offset_s
+    while at <= until_s:
+        total = sum(r * max(0.0, min(at, e) - s) for s, e, r in rates)
+        t.append(int(at * _S))
+        v.append(total)
+        at += _SCRAPE_NS / _S
+    n = len(t)
+    return pa.table({"t_ns": t, "probe": [PROBE] * n,
+                     "metric": ["telemetry.generation_tokens"] * n, "value": v,
+                     "unit": ["tokens"] * n, "device": [""] * n, "estimated": [False] * n})
+
+
+def test_a_slow_point_after_a_fast_one_reads_only_its_own_tokens() -> None:
+    # 4,000 tok/s for 1.1 s, then 250 tok/s for 4 s, back to back (as the demo's points).
+    rates = [(0.0, 1.1, 4000.0), (1.1, 5.1, 250.0)]
+    points = [_point(0, "concurrency 16", 0.0, 1.1, 4000.0),
+              _point(1, "poisson 50 rps", 1.1, 5.1, 250.0)]
+    log = TelemetryLog(url="http://127.0.0.1:1/metrics", source="acceval", scrapes=21,
+                       first_ns=0, last_ns=int(5.2 * _S))
+    out = telemetry_section(log, points, _samples(rates, 5.2))
+    assert out is not None
+    fast, slow = out.points
+    assert fast.server_over_client_tokens == pytest.approx(1.0, rel=1e-9)
+    # The reading at 0.87 s (inside the fast point) is not this point's start.
+    assert slow.metrics["generation_tokens"].rate_per_s == pytest.approx(250.0, rel=1e-9)
+    assert slow.server_over_client_tokens == pytest.approx(1.0, rel=1e-9)
+
+
+def test_a_point_with_one_reading_inside_has_no_counter_rate() -> None:
+    # 0.24 s long: one scrape falls inside it, so no increase can be read within it.
+    rates = [(0.0, 1.0, 300.0), (1.0, 1.24, 4000.0), (1.24, 5.0, 250.0)]
+    points = [_point(0, "a", 0.0, 1.0, 300.0), _point(1, "b", 1.0, 1.24, 4000.0),
+              _point(2, "c", 1.24, 5.0, 250.0)]
+    log = TelemetryLog(url="u", source="acceval", scrapes=20, first_ns=0,
+                       last_ns=int(5.0 * _S))
+    out = telemetry_section(log, points, _samples(rates, 5.0))
+    assert out is not None
+    short = out.points[1]
+    assert short.metrics["generation_tokens"].scrapes == 1
+    assert short.metrics["generation_tokens"].rate_per_s is None
+    assert short.server_over_client_tokens is None
+    assert out.points[2].server_over_client_tokens == pytest.approx(1.0, rel=1e-9)
