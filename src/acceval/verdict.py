@@ -405,7 +405,7 @@ def decide(targets: Sequence[RankedTarget], rules: Rules,
             status = "tie"
             tied = [best.target] + [s.target for s in rest if not _separates(best, s)]
             headline = (f"Tie on the cheapest correct task: {', '.join(tied)} (cost intervals "
-                        f"overlap; {best.target} is lowest at "
+                        f"overlap; {best.target} is lowest with "
                         f"{_cost_said(best)}, "
                         f"{_ratio_said(ratio, best, rest[0], 'below')} {rest[0].target}).")
         if rest and sensitivity is not None and sensitivity.flips:

@@ -37,6 +37,8 @@ def test_overlapping_intervals_are_a_tie_in_every_format(tmp_path: Path) -> None
     v = r.verdict
     assert v.status == "tie" and v.winner is None and set(v.tied) == {"a", "b"}
     assert "Cheapest correct task:" not in v.headline
+    # The lowest is named with its cost, an upper bound ("at most $X") reading as well.
+    assert "a is lowest with " in v.headline and " at at " not in v.headline
     for name, text in _formats(r, tmp_path / "run").items():
         assert "Tie on the cheapest correct task" in text, name
         assert "Cheapest correct task:" not in text, name
