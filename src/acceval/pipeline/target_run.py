@@ -303,7 +303,7 @@ REMOTE_SCRAPE_S = 1.0
 def _scrape_log(scraper: TelemetryProbe, notes: dict[str, str]) -> TelemetryLog:
     st = scraper.stats
     note = notes.pop(scraper.name, None) or (
-        f"{st.failures} scrape(s) failed, the last: {st.last_error}" if st.failures else None)
+        f"the last: {st.last_error}" if st.failures else None)
     return TelemetryLog(url=st.url, source=st.source, scrapes=st.scrapes,
                         failures=st.failures, note=note, unmapped=st.unmapped,
                         first_ns=st.first_ns, last_ns=st.last_ns, interval_s=st.interval_s)

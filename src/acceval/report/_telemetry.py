@@ -75,10 +75,15 @@ def notes(result: RunResult) -> list[str]:
             continue
         line = (f"{t.name}: {tel.url} ({tel.source or 'unknown server'}), "
                 f"{tel.scrapes} scrape(s)")
+        note = tel.note
         if tel.failures:
             line += f", {tel.failures} failed"
-        if tel.note:
-            line += f": {tel.note}"
+            if note:   # runs before 2026-12-06 counted the failures in the note too
+                line += f" ({note.removeprefix(f'{tel.failures} scrape(s) failed, ')})"
+            if t.interruption is not None:
+                line += "; the injected interruption stopped its server for a while"
+        elif note:
+            line += f": {note}"
         if tel.unmapped:
             line += (f"; {len(tel.unmapped)} metric famil{'y' if len(tel.unmapped) == 1 else 'ies'}"
                      " it publishes are not mapped (e.g. " + ", ".join(tel.unmapped[:3]) + ")")
