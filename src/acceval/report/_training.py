@@ -332,9 +332,17 @@ def metric_rows(tr: TrainingResult) -> tuple[list[str], list[list[str]]]:
     def ckpt(p: PlatformTrainingResult) -> str:
         saves = sum(r.restarts.checkpoint_saves for r in p.runs)
         secs = sum(r.restarts.checkpoint_save_s for r in p.runs)
+        if not saves:
+            return "0 saves"
         usd = p.cost.checkpoint_usd_per_run if p.cost is not None else None
-        money = "" if usd is None else f", {money_per(usd, 'run')}"
-        return f"{saves} saves, {sig(secs / saves, 3) if saves else '—'} s each{money}"
+        money = ""
+        if usd is not None and p.cost is not None and p.cost.cost_per_run_usd > 0:
+            # Per training run, as the cost above it; in dollars from a cent up (a toy run's
+            # fractions of a cent read as its share alone).
+            share = f"{pct(usd / p.cost.cost_per_run_usd)} of the cost per run"
+            money = (f", {money_per(usd, 'training run', scale=ONE)} ({share})"
+                     if usd >= 0.01 else f", {share}")
+        return f"{saves} saves, {sig(secs / saves, 3)} s each{money}"
 
     def goodput(p: PlatformTrainingResult) -> str:
         g = _mean([r.goodput.goodput for r in p.runs

@@ -89,6 +89,8 @@ def test_every_format_renders_the_section(tmp_path: Path) -> None:
     assert "## Training on equal terms" in md
     assert "| cost per run to target |" in md and "| restarts |" in md
     assert "9 of 75 records not understood (jsonl)" in md  # 3 per run, counted
+    # Checkpoints cost per training run, as the run itself: a share of a cent-sized run.
+    assert "| checkpoints | 3 saves, 0.05 s each, 1.92% of the cost per run | 0 saves |" in md
     again = RunResult.load(tmp_path / "run")
     assert again.training == result.training
 
@@ -183,3 +185,13 @@ def test_gradient_norm_spikes_are_marked_on_the_loss_curve(tmp_path: Path) -> No
     assert marks[0]["x"] == [pytest.approx(2.5)]
     assert marks[0]["y"] == [pytest.approx(3.0 - 0.05 * 25)]  # the loss at step 25
     assert "50" in marks[0]["text"][0]
+
+
+def test_checkpoints_are_priced_per_training_run_in_dollars_from_a_cent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(PRICE, "usd_per_hour", 30_000.0)
+    md = render(_result(tmp_path), "md")
+    # 3 saves of 0.05 s over 3 runs on 8 chips at $30,000 an hour: $3.33 a run.
+    assert ("| checkpoints | 3 saves, 0.05 s each, $3.33 per training run (1.92% of the cost "
+            "per run) |") in md
+    assert "per 1B runs" not in md and "per 1B training runs" not in md
