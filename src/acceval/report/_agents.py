@@ -22,7 +22,7 @@ from acceval.agents.result import (
     Transcript,
 )
 from acceval.run_result import RunResult
-from acceval.units import NOT_MEASURED, money_per, usd_interval
+from acceval.units import NOT_MEASURED, money_per, number, usd_interval
 
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
@@ -37,6 +37,12 @@ def pct(r: RateResult | None) -> str:
     ci = (f" [{r.ci_low:.0%}–{r.ci_high:.0%}]" if r.ci_low is not None
           and r.ci_high is not None else "")
     return f"{r.value:.0%}{ci} ({r.k}/{r.n})"
+
+
+def _share(v: float | None) -> str:
+    """A fitted share to three significant digits, as the report's other percentages:
+    ``95.9%``, ``100%`` (not ``100.0%``)."""
+    return NOT_MEASURED if v is None else f"{number(100 * v)}%"
 
 
 def _num(v: float | None, fmt: str = "{:.2f}") -> str:
@@ -74,7 +80,7 @@ def summary_rows(a: AgentsResult) -> list[list[str]]:
     for t in a.targets:
         p = t.per_step_success
         step = (NOT_MEASURED if p.value is None else
-                f"{p.value:.1%} [{_num(p.ci_low, '{:.1%}')}–{_num(p.ci_high, '{:.1%}')}]")
+                f"{_share(p.value)} [{_share(p.ci_low)}–{_share(p.ci_high)}]")
         rows.append([_who(t), pct(t.completion), step, pct(t.silent_errors),
                      pct(t.unconfirmed_irreversible), pct(t.forbidden_episodes),
                      pct(t.intervention_episodes), _cost(t)])
@@ -91,7 +97,7 @@ def detail_rows(a: AgentsResult) -> list[list[str]]:
         stops = ", ".join(f"{k} {v}" for k, v in sorted(t.stopped_by.items()))
         rows.append([_who(t), _declared(t) or "—", passk, pct(t.premature_done_per_step),
                      pct(t.action_errors), pct(t.stray_actions), _st(t.steps_per_task, "{:.0f}"),
-                     _st(t.tokens_per_task, "{:.0f}"), _st(t.latency_s_per_task), stops])
+                     _st(t.tokens_per_task, "{:,.0f}"), _st(t.latency_s_per_task), stops])
     return rows
 
 
@@ -148,7 +154,7 @@ def imported_rows(a: AgentsResult) -> list[list[str]]:
         rows.append([t.name, t.provenance, f"{t.tasks} x {t.trials_per_task}",
                      pct(t.completion), _num(t.mean_reward, "{:.3f}"), _passk(t),
                      pct(t.errors), _st(t.steps_per_task, "{:.0f}"),
-                     _st(t.tokens_per_task, "{:.0f}"), _st(t.latency_s_per_task),
+                     _st(t.tokens_per_task, "{:,.0f}"), _st(t.latency_s_per_task),
                      _imported_cost(t.cost), _imported_cost(t.peer_cost)])
     return rows
 

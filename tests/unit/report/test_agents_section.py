@@ -61,3 +61,19 @@ def test_a_workflow_cost_and_its_interval_share_one_scale() -> None:
         assert m, line
         value, low, high = (float(m.group(i).replace(",", "")) for i in (1, 3, 4))
         assert low <= value <= high, line
+
+
+def test_shares_and_token_counts_read_as_the_rest_of_the_report() -> None:
+    from acceval.agents.result import StatsResult, StepSuccessResult
+    from acceval.report._agents import detail_rows, summary_rows
+
+    result = _result()
+    a = result.agents
+    assert a is not None
+    t = a.targets[0]
+    t.per_step_success = StepSuccessResult(value=1.0, ci_low=0.938, ci_high=1.0)
+    t.tokens_per_task = StatsResult(n=3, mean=9000.0, p50=3428.0, p90=14494.0, max=23564.0)
+    summary = summary_rows(a)[1]
+    assert summary[2] == "100% [93.8%–100%]"      # three significant digits, not "100.0%"
+    detail = detail_rows(a)[1]
+    assert detail[7] == "3,428 / 14,494 / 23,564"  # thousands grouped, as elsewhere
