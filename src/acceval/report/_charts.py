@@ -287,6 +287,8 @@ def tornado(run: RunEcon) -> Chart:
     unit = f"per {scale.label} correct tasks" if scale.label else "per correct task"
     layout = _layout(title, barmode="overlay", height=max(300, 60 + 28 * len(bars)),
                      margin={"l": 220, "r": 20, "t": 50, "b": 60},
+                     # a long "target · input" label widens the margin rather than being cut
+                     yaxis={"automargin": True},
                      xaxis={"title": {"text": f"USD {unit}"}})
     return Chart("chart-tornado", title, {"data": data, "layout": layout},
                  "bars start at each target's base cost; widest input on top")
