@@ -379,6 +379,11 @@ __all__ = ["METHOD_WORDS", "CapacityView", "TargetCap", "bracket", "cost_table",
 
 BATCHING_HEAD = ["target", "in flight", "req/s", "gain over the level below", "TTFT p50 ms",
                  "wait added ms", "E2E p50 ms", "meets SLO", ""]
+BATCHING_INTRO = ("Each step up in requests in flight: the throughput gained over the level "
+                  "below it, and the wait added, the median TTFT over the target's lowest median "
+                  "TTFT at any level (time a request spent queued or sharing the chip before its "
+                  "first token): what the server's dynamic batching turned into throughput, and "
+                  "what into queueing.")
 
 
 def batching_rows(result: RunResult) -> list[list[str]]:

@@ -367,8 +367,7 @@ def _batching_html(result: RunResult) -> str:
     if not rows:
         return ""
     return ('<section id="batching"><h2>Batching: throughput gained against waiting added</h2>'
-            "<p>Each step up in requests in flight, against the level below it: what the "
-            "server's dynamic batching turned into throughput, and what into queueing.</p>"
+            f"<p>{esc(cap.BATCHING_INTRO)}</p>"
             f'<div class="scroll">{_table(cap.BATCHING_HEAD, rows, "capacity")}</div>'
             "</section>")
 

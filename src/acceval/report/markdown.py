@@ -389,13 +389,13 @@ def _demand_and_faults(result: RunResult) -> list[str]:
 
 
 def _batching(result: RunResult) -> list[str]:
-    from acceval.report._capacity import BATCHING_HEAD, batching_rows
+    from acceval.report._capacity import BATCHING_HEAD, BATCHING_INTRO, batching_rows
 
     rows = batching_rows(result)
     if not rows:
         return []
     return ["## Batching: throughput gained against waiting added", "",
-            "Each step up in requests in flight, against the level below it.", "",
+            BATCHING_INTRO, "",
             *_table(BATCHING_HEAD, rows), ""]
 
 
