@@ -9,10 +9,11 @@ parsed the request, and a token when the engine's output reaches that process, b
 detokenized and written) and the client. The server's queue, prefill and decode
 means split a slow time to first token into waiting, computing the prompt and the rest.
 
-The window is the counters' (:func:`acceval.telemetry.summary.telemetry_section`): from the
-first scrape at or after the point's start to the last at or before its end, so the means
-are those of the requests that finished inside the point, less up to a scrape interval at
-each edge; exact per-point counts need a scrape at each boundary (tools/vllm.py takes them).
+The window is the counters' (:func:`acceval.telemetry.summary.telemetry_section`): from a
+scrape before the point's start where nothing ran since, else the first inside it, to the
+last at or before its end, so the means are those of requests that finished inside the
+point, less up to a scrape interval at each edge; exact per-point counts need a scrape at
+each boundary (tools/vllm.py takes them).
 """
 
 from __future__ import annotations

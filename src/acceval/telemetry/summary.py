@@ -86,26 +86,32 @@ MIN_SCRAPES = 2
 MIN_SPAN = 0.5
 
 
-def _stat(name: str, t: np.ndarray, v: np.ndarray, start: int, end: int) -> TelemetryStat:
+def _stat(name: str, t: np.ndarray, v: np.ndarray, start: int, end: int,
+          quiet_from: int | None = None) -> TelemetryStat:
+    """``quiet_from``: since when nothing of this run loaded the server before ``start`` (the
+    end of the point before; None before the first point)."""
     inside = (t >= start) & (t <= end)
     n = int(inside.sum())
     if CANONICAL[name].kind == "gauge":
         if n < MIN_SCRAPES:
             return TelemetryStat(scrapes=n)
         return TelemetryStat(mean=float(v[inside].mean()), max=float(v[inside].max()), scrapes=n)
-    # A counter: the increase between the first reading at or after the start and the last
-    # one at or before the end, over the time between those readings. A reading before the
-    # start would carry the tail of the point before it (points run back to back) or the
-    # warm-up into this one: in the demo, a 50 req/s point read 1.91x the client's tokens,
-    # half of them the 834 req/s point's last quarter-second.
-    a = int(np.searchsorted(t, start, side="left"))
-    b = np.searchsorted(t, end, side="right") - 1
+    # A counter: its increase from the last reading at or before the start, where nothing
+    # loaded the server between that reading and the start (so all of the increase came
+    # after the start: over the time from the start), else from the first reading inside
+    # the point (over the time from that reading); to the last reading at or before the end.
+    # Points run back to back, so the reading before a point usually falls in the point
+    # before it, whose tail it would carry in: in the demo, a 50 req/s point read 1.91x the
+    # client's tokens, half of them the 834 req/s point's last quarter-second.
+    a = int(np.searchsorted(t, start, side="right")) - 1
+    if a < 0 or (quiet_from is not None and t[a] < quiet_from):
+        a = int(np.searchsorted(t, start, side="left"))
+    b = int(np.searchsorted(t, end, side="right")) - 1
     if a >= t.size or b <= a:
         return TelemetryStat(scrapes=n)
-    dt = (t[b] - t[a]) / 1e9
+    dt = (t[b] - max(int(t[a]), start)) / 1e9
     increase = float(v[b] - v[a])
-    if dt <= 0 or increase < 0 or dt < MIN_SPAN * (end - start) / 1e9 or (
-            t[b] - t[a]) > 2 * (end - start) + 2e9:
+    if dt <= 0 or increase < 0 or dt < MIN_SPAN * (end - start) / 1e9:
         return TelemetryStat(scrapes=n)
     return TelemetryStat(rate_per_s=increase / dt, scrapes=n)
 
@@ -142,8 +148,15 @@ def telemetry_section(log: TelemetryLog | None, points: Sequence[PointResult],
     # Only this target's scrapes: the previous target's server published the same names.
     series = _series(samples, log.first_ns, log.last_ns or log.first_ns)
     whole = {k: v for k, v in series.items() if k[1] == ""}  # per-device series: not summed here
+    # Since when the server was quiet before each point: the end of the points before it
+    # (the first point's readings before it are the target's own, before any load).
+    quiet: dict[int, int | None] = {}
+    busy_until: int | None = None
+    for p in sorted(points, key=lambda q: q.started_ns):
+        quiet[id(p)] = busy_until
+        busy_until = p.ended_ns if busy_until is None else max(busy_until, p.ended_ns)
     for p in points:
-        stats = {name: _stat(name, t, v, p.started_ns, p.ended_ns)
+        stats = {name: _stat(name, t, v, p.started_ns, p.ended_ns, quiet[id(p)])
                  for (name, _), (t, v) in whole.items()}
         stats = {k: s for k, s in stats.items() if s.scrapes or s.rate_per_s is not None}
         if log.source == "llamacpp":

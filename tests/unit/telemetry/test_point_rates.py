@@ -74,3 +74,26 @@ def test_a_point_with_one_reading_inside_has_no_counter_rate() -> None:
     assert short.metrics["generation_tokens"].rate_per_s is None
     assert short.server_over_client_tokens is None
     assert out.points[2].server_over_client_tokens == pytest.approx(1.0, rel=1e-9)
+
+
+def test_a_reading_before_a_point_counts_where_nothing_ran_since() -> None:
+    # Before the first point and in a pause between points the server is quiet: the reading
+    # there starts the window, its time from the point's start. The scraper stalls late in
+    # each point (no reading from 1.0 s to its end), so the readings inside alone span less
+    # than half of it.
+    rates = [(0.2, 2.0, 1000.0), (2.45, 4.25, 400.0)]
+    points = [_point(0, "first", 0.2, 2.0, 1000.0),
+              _point(1, "after a pause", 2.45, 4.25, 400.0)]
+    table = _samples(rates, 4.6)
+    t = table["t_ns"].to_numpy()
+    # Readings at 0.12 s (before the first point) and 2.37 s (in the pause) start the windows;
+    # the last ones inside are at 1.12 and 3.37 s: 0.92 s of each 1.8-s point from its start,
+    # 0.75 s from its first reading inside.
+    keep = ~(((t > 1.2 * _S) & (t < 2.0 * _S)) | ((t > 3.4 * _S) & (t < 4.25 * _S)))
+    log = TelemetryLog(url="u", source="acceval", scrapes=int(keep.sum()), first_ns=0,
+                       last_ns=int(4.6 * _S))
+    out = telemetry_section(log, points, table.filter(keep))
+    assert out is not None
+    for p, rate in zip(out.points, (1000.0, 400.0), strict=True):
+        assert p.metrics["generation_tokens"].rate_per_s == pytest.approx(rate, rel=1e-9)
+        assert p.server_over_client_tokens == pytest.approx(1.0, rel=1e-9)
