@@ -112,15 +112,19 @@ def validate(study_file: Path, out_dir: Path | None, preflight: bool) -> None:
 def _contents(study: Any) -> str:
     """What a study measures, for ``validate``: its inference targets and load families, its
     agent targets and its training platforms (any may be absent)."""
+    def n(count: int, one: str, many: str) -> str:
+        return f"{count} {one if count == 1 else many}"
+
     parts = []
     if study.targets:
-        parts.append(f"{len(study.targets)} targets, {len(study.load)} load families")
+        parts.append(f"{n(len(study.targets), 'target', 'targets')}, "
+                     f"{n(len(study.load), 'load family', 'load families')}")
     else:
         parts.append("no inference targets")
     if study.agents is not None:
-        parts.append(f"agents: {len(study.agents.targets)} targets")
+        parts.append(f"agents: {n(len(study.agents.targets), 'target', 'targets')}")
     if study.training is not None:
-        parts.append(f"training: {len(study.training.platforms)} platforms")
+        parts.append(f"training: {n(len(study.training.platforms), 'platform', 'platforms')}")
     return "; ".join(parts)
 
 
