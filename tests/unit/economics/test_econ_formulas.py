@@ -1,4 +1,5 @@
-"""Published worked examples (shared/reference/cost-energy-hardware.md §1.1, §2.1)."""
+"""Published worked examples: Cost-of-Pass (Erol et al., arXiv 2504.13359) and SemiAnalysis
+InferenceX's cost per million tokens and tokens per megawatt."""
 
 import math
 
