@@ -1,7 +1,7 @@
 """Fleet sizing for a demand profile: replicas hour by hour, utilization, idle chip-hours, and
 the cost per correct task under that demand beside the cost at saturation.
 
-Formulas (docs/capacity.md, reference §7.4), with ``mu`` the rate one replica serves within
+Formulas (docs/capacity.md), with ``mu`` the rate one replica serves within
 the SLO (:func:`acceval.capacity.curve.max_rate_under_slo`):
 
 - replicas in hour h: ``N_h = max(min_replicas, ceil(peak_h (1 + headroom) / mu)) + spares``;

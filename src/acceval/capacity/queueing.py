@@ -10,7 +10,7 @@ load ``a = lam * S`` (Erlangs), ``c`` servers, utilization ``rho = a / c``.
 - Allen–Cunneen: ``E[Wq](G/G/c) ~ E[Wq](M/M/c) (Ca^2 + Cs^2) / 2``.
 
 An LLM replica with continuous batching is not c independent servers; the usual mapping
-(reference §7.2) is c = slots per replica (the largest concurrency that still meets the TPOT
+is c = slots per replica (the largest concurrency that still meets the TPOT
 bound) x replicas, S = the end-to-end latency at that concurrency.
 """
 

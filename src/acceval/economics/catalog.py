@@ -1,9 +1,9 @@
 """The hardware and price catalog: dated, sourced facts that studies can point at.
 
 The shipped catalog (``acceval/data/catalog/*.yaml``) holds published figures, each with
-its source and date; a figure no source gives is absent (``None``), never guessed. A user catalog file
-(same shape, one YAML with ``hardware``, ``instances`` and ``prices`` lists) overrides
-entries by id or adds new ones.
+its source and date; a figure no source gives is absent (``None``), never guessed. A user
+catalog file (same shape, one YAML with ``hardware``, ``instances`` and ``prices`` lists)
+overrides entries by id or adds new ones.
 """
 
 from __future__ import annotations

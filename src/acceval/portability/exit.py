@@ -2,7 +2,7 @@
 and what it would cost. And, for a managed service, customization depth and freedom to leave
 as two separate axes.
 
-Exit cost (reference §9), each input a :class:`~acceval.economics.provenance.SourcedValue`::
+Exit cost, each input a :class:`~acceval.economics.provenance.SourcedValue`::
 
     exit_cost = engineering_hours × engineer $/h + re-validation + re-compile/tune compute
               + (stranded commitment − resale value) + egress GB × $/GB

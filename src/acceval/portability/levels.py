@@ -222,9 +222,14 @@ def performance_level(t: PortableTarget, contract: Contract,
         return PerformanceLevel(verdict="not assessed", summary="no load point was measured")
     s = p.summary
     checks: list[ContractCheck] = []
+    # Every answer one token long: no decode phase, so a TPOT bound has nothing to judge
+    # (as the SLO treats it), rather than leaving the level "not assessed".
+    one_token = s.output_tokens.count > 0 and (s.output_tokens.max or 0.0) <= 1
     for name, dist, bound in (("ttft_ms", s.ttft_ms, contract.ttft_ms),
                               ("tpot_ms", s.tpot_ms, contract.tpot_ms),
                               ("e2e_ms", s.e2e_ms, contract.e2e_ms)):
+        if name == "tpot_ms" and one_token and not dist.count:
+            continue
         if bound is not None:
             try:
                 value = dist.percentile(contract.percentile)

@@ -82,6 +82,25 @@ def test_levels_on_fixture_run(tmp_path: Path) -> None:
     assert performance_level(fast, Contract()).verdict == "not assessed"
 
 
+def test_a_tpot_bound_has_nothing_to_judge_when_every_answer_is_one_token(
+        tmp_path: Path) -> None:
+    from acceval.metrics import Distribution
+
+    fast = run_fixture.build(tmp_path / "run").target("fast")
+    one = [p.model_copy(update={"summary": p.summary.model_copy(update={
+        "output_tokens": Distribution(count=40, mean=1.0, min=1.0, max=1.0),
+        "tpot_ms": Distribution(count=0)})}) for p in fast.points]
+    single = fast.model_copy(update={"points": one})
+    lv = performance_level(single, Contract(ttft_ms=1e6, tpot_ms=50.0))
+    assert lv.verdict == "pass"
+    assert [c.name for c in lv.details.checks] == ["p95 ttft_ms"]
+    # With longer answers an unmeasured TPOT still leaves the level unassessed.
+    longer = [p.model_copy(update={"summary": p.summary.model_copy(update={
+        "tpot_ms": Distribution(count=0)})}) for p in fast.points]
+    assert performance_level(fast.model_copy(update={"points": longer}),
+                             Contract(ttft_ms=1e6, tpot_ms=50.0)).verdict == "not assessed"
+
+
 def test_artifact_level_from_check_or_declaration() -> None:
     ok = ArtifactCheck(path="/m", runtime_a="ortgenai", runtime_b="transformers",
                        manifest_status="verified", prompts=8, agreement_rate=1.0, verdict="pass")
