@@ -43,6 +43,7 @@ def _no_inference(result: RunResult, run_dir: Path, md: str) -> str:
     page = (run_dir / "report.html").read_text(encoding="utf-8")
     for section in ('id="decision"', 'id="charts"', 'id="capacity"', 'id="samples"'):
         assert section not in page, section
+    assert '<p class="headline">No inference targets in this study' in page  # not in red
     return page
 
 

@@ -159,7 +159,10 @@ def _target_line(result: RunResult, t: TargetResult, c: TargetEcon) -> str:
 
 def _winner_html(result: RunResult) -> str:
     v = result.verdict
-    cls = {"winner": "headline", "tie": "headline warn"}.get(v.status, "headline bad")
+    # A study of agents or training alone has no inference ranking: a plain statement, not
+    # a failure to show in red.
+    cls = {"winner": "headline", "tie": "headline warn",
+           "no-targets": "headline"}.get(v.status, "headline bad")
     return f'<p class="{cls}">{esc(v.headline)}</p>'
 
 
