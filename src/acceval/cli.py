@@ -119,6 +119,16 @@ def _contents(study: Any) -> str:
     if study.targets:
         parts.append(f"{n(len(study.targets), 'target', 'targets')}, "
                      f"{n(len(study.load), 'load family', 'load families')}")
+        # How long the load may hold the endpoints: every point stops at its max_duration_s
+        # at the latest (then drains), so this bounds the load points' time from above.
+        points = len(study.targets) * sum(len(f.levels) * f.repeats for f in study.load)
+        upper_s = len(study.targets) * sum(len(f.levels) * f.repeats * f.max_duration_s
+                                           for f in study.load)
+        if points:
+            upper = (f"{upper_s / 3600:.1f} h" if upper_s >= 5400 else
+                     f"{upper_s / 60:.0f} min" if upper_s >= 90 else f"{upper_s:.0f} s")
+            parts.append(f"{n(points, 'load point', 'load points')}, at most {upper} of load "
+                         "at their max_duration_s")
     else:
         parts.append("no inference targets")
     if study.agents is not None:

@@ -46,7 +46,9 @@ def test_validate_names_fields_and_exits_2(cli_dir: Path) -> None:
 def test_validate_ok(cli_dir: Path) -> None:
     res = run_cli("validate", str(write_study(cli_dir / "s.yaml", _study())), cwd=cli_dir)
     assert res.returncode == 0, res.stderr
-    assert "ok (2 targets, 1 load family)" in res.stdout   # one family, not "1 load families"
+    # one family, not "1 load families"; and how long the load may hold the endpoints
+    assert ("ok (2 targets, 1 load family; 2 load points, at most 40 s of load at their "
+            "max_duration_s)") in res.stdout
 
 
 def test_unknown_command_line_option_is_usage_error(cli_dir: Path) -> None:
