@@ -189,7 +189,9 @@ def _estimated_html(result: RunResult, econ: dict[str, TargetEcon]) -> str:
         if c.energy_origin not in (None, "measured"):
             notes.append(f"energy ({c.energy_origin})")
         if c.energy_complete is False:
-            notes.append(f"energy stops at the {c.energy_level} boundary")
+            # No level: the probe read nothing at all (a Neuron probe without the driver).
+            notes.append(f"energy stops at the {c.energy_level} boundary" if c.energy_level
+                         else "energy not measured")
         if notes:
             rows.append(f"<li><b>{esc(t.name)}</b>: {esc(', '.join(notes))}</li>")
     if not rows:
