@@ -133,8 +133,14 @@ def _compare_point(base: RunResult, other: RunResult, target: str, pa_: PointRes
         ci = (bootstrap_p95_diff(va, vb, n_boot=n_boot, seed=seed)
               if va is not None and vb is not None else None)
         beyond = None if ci is None else not (ci[0] <= 0 <= ci[1])
-        rule = ("bootstrap 95% CI of the p95 difference: "
-                f"[{number(ci[0])}, {number(ci[1])}] ms" if ci else "no records: unknown")
+        if ci:
+            rule = ("bootstrap 95% CI of the p95 difference: "
+                    f"[{number(ci[0])}, {number(ci[1])}] ms")
+        elif a is None or b is None:   # one-token answers have no TPOT, for instance
+            rule = (f"not measured in {'either run' if a is None and b is None else 'one run'}"
+                    ": not compared")
+        else:
+            rule = "no records: unknown"
         add(f"{metric[:4]}_p95_ms", a, b, beyond, rule)
     ra = base.target(target).repeats_of(pa_.label)
     rb = other.target(target).repeats_of(pb.label)

@@ -58,3 +58,23 @@ def test_compare_without_records_says_unknown(two_runs: list) -> None:
     assert ttft and all(r.beyond_noise is None and "unknown" in r.rule for r in ttft)
     text = render_compare(rows)
     assert "ttft_p95_ms" in text and "—" in text
+
+
+def test_a_metric_one_run_did_not_measure_says_so(two_runs: list) -> None:
+    # One-token answers have no TPOT: the records are there, the metric is not.
+    import pyarrow as pa
+
+    from acceval.metrics import Distribution
+
+    (a, ra), (b, rb) = two_runs
+    b2 = b.model_copy(deep=True)
+    for t in b2.targets:
+        for p in t.points:
+            p.summary = p.summary.model_copy(update={"tpot_ms": Distribution(count=0)})
+    i = rb.schema.get_field_index("output_tokens")
+    rb2 = rb.set_column(i, rb.schema.field(i), pa.array([1] * rb.num_rows,
+                                                         rb.schema.field(i).type))
+    rows = compare_runs([a, b2], [ra, rb2], n_boot=200)
+    tpot = [r for r in rows if r.metric == "tpot_p95_ms"]
+    assert tpot and all(r.rule == "not measured in one run: not compared"
+                        and r.beyond_noise is None for r in tpot)
