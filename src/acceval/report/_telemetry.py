@@ -96,7 +96,7 @@ def intro() -> str:
             "it was measured (docs/telemetry.md): requests running and waiting, the batch, "
             "KV-cache and prefix-cache use, and its own token counter against the tokens the "
             "client counted (1.00: they agree). A point with fewer than two scrapes, or whose "
-            "counter readings span less than half of it, says \"not measured\": so few "
+            "counter readings span less than a quarter of it, says \"not measured\": so few "
             "readings tell more about when they fell than about the server.")
 
 

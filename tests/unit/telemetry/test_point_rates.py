@@ -78,18 +78,16 @@ def test_a_point_with_one_reading_inside_has_no_counter_rate() -> None:
 
 def test_a_reading_before_a_point_counts_where_nothing_ran_since() -> None:
     # Before the first point and in a pause between points the server is quiet: the reading
-    # there starts the window, its time from the point's start. The scraper stalls late in
-    # each point (no reading from 1.0 s to its end), so the readings inside alone span less
-    # than half of it.
-    rates = [(0.2, 2.0, 1000.0), (2.45, 4.25, 400.0)]
-    points = [_point(0, "first", 0.2, 2.0, 1000.0),
-              _point(1, "after a pause", 2.45, 4.25, 400.0)]
+    # there starts the window, its time from the point's start. Each point starts just
+    # after a reading (0.12 s, 2.37 s) and the scraper then stalls, so from the point's start
+    # the readings span 0.49 s of its 1.8 s, but only 0.25 s from its first reading inside:
+    # less than the quarter a window needs.
+    rates = [(0.13, 1.93, 1000.0), (2.38, 4.18, 400.0)]
+    points = [_point(0, "first", 0.13, 1.93, 1000.0),
+              _point(1, "after a pause", 2.38, 4.18, 400.0)]
     table = _samples(rates, 4.6)
     t = table["t_ns"].to_numpy()
-    # Readings at 0.12 s (before the first point) and 2.37 s (in the pause) start the windows;
-    # the last ones inside are at 1.12 and 3.37 s: 0.92 s of each 1.8-s point from its start,
-    # 0.75 s from its first reading inside.
-    keep = ~(((t > 1.2 * _S) & (t < 2.0 * _S)) | ((t > 3.4 * _S) & (t < 4.25 * _S)))
+    keep = ~(((t > 0.7 * _S) & (t < 1.93 * _S)) | ((t > 2.9 * _S) & (t < 4.18 * _S)))
     log = TelemetryLog(url="u", source="acceval", scrapes=int(keep.sum()), first_ns=0,
                        last_ns=int(4.6 * _S))
     out = telemetry_section(log, points, table.filter(keep))
@@ -97,3 +95,17 @@ def test_a_reading_before_a_point_counts_where_nothing_ran_since() -> None:
     for p, rate in zip(out.points, (1000.0, 400.0), strict=True):
         assert p.metrics["generation_tokens"].rate_per_s == pytest.approx(rate, rel=1e-9)
         assert p.server_over_client_tokens == pytest.approx(1.0, rel=1e-9)
+
+
+def test_a_short_point_after_another_reads_from_two_readings_inside() -> None:
+    # make test-llamacpp's shape: a 0.72-s point right after a slower one, scraped every
+    # 0.25 s: the reading before it falls in the point before; the two inside it span
+    # 0.25 s, a third of the point, and give its own rate.
+    rates = [(0.03, 1.29, 2500.0), (1.29, 2.01, 4400.0), (2.01, 3.0, 100.0)]
+    points = [_point(0, "concurrency 1", 0.03, 1.29, 2500.0),
+              _point(1, "concurrency 4", 1.29, 2.01, 4400.0)]
+    log = TelemetryLog(url="u", source="acceval", scrapes=12, first_ns=0, last_ns=3 * _S)
+    out = telemetry_section(log, points, _samples(rates, 3.0, offset_s=0.03))
+    assert out is not None
+    short = out.points[1]
+    assert short.metrics["generation_tokens"].rate_per_s == pytest.approx(4400.0, rel=1e-9)
