@@ -459,12 +459,19 @@ def catalog(hardware_id: str | None, catalog_file: Path | None) -> None:
             fact = getattr(hw, name)
             return "—" if fact is None else f"{fact.value:g} {fact.unit}"
 
-        rows = [(hw.id, hw.name, f(hw, "memory"), f(hw, "memory_bandwidth"),
+        def memory(hw: Any) -> str:
+            # One basis for the column (sources publish GB, GiB or MiB); as published in
+            # `acceval catalog ID`.
+            gb = hw.memory_gb
+            return "—" if gb is None else f"{gb:.3g} GB"
+
+        rows = [(hw.id, hw.name, memory(hw), f(hw, "memory_bandwidth"),
                  f(hw, "peak_fp8"), f(hw, "peak_bf16"), f(hw, "scale_up_bandwidth"),
                  f(hw, "chips_per_node"), f(hw, "chips_per_domain"))
                 for hw in cat.hardware.values()]
         click.echo(format_rows(cols, rows))
-        click.echo(f"\n{len(cat.prices)} prices; `acceval catalog ID` shows an entry")
+        click.echo(f"\nmemory in GB (10^9 bytes), converted from each source's unit; "
+                   f"{len(cat.prices)} prices; `acceval catalog ID` shows an entry as published")
         return
     why = cat.hardware_problem(hardware_id)
     if why is not None:

@@ -53,8 +53,13 @@ def test_catalog_lists_and_shows_one_entry(tmp_path: Path) -> None:
     res = run_cli("catalog", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert "trn3" in res.stdout and "144 chips" in res.stdout and "mi355x" in res.stdout
+    # Memory on one basis: H200's 143771 MiB and Trainium3's 144 GiB as GB, beside H100's GB.
+    rows = {line.split()[0]: line for line in res.stdout.splitlines() if line.strip()}
+    assert " 151 GB " in rows["h200"] and " 155 GB " in rows["trn3"]
+    assert " 80 GB " in rows["h100"] and "MiB" not in res.stdout and "GiB" not in res.stdout
     one = run_cli("catalog", "h200", cwd=tmp_path)
     assert one.returncode == 0
+    assert "memory: 143771 MiB" in one.stdout   # the entry itself: as published
     assert "scale_up_bandwidth: 450 GB/s" in one.stdout and "chips_per_node: 8" in one.stdout
     assert "price aws-p5e-48xlarge-cb" in one.stdout
     bad = run_cli("catalog", "h201", cwd=tmp_path)
