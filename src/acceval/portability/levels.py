@@ -228,7 +228,7 @@ def performance_level(t: PortableTarget, contract: Contract,
     for name, dist, bound in (("ttft_ms", s.ttft_ms, contract.ttft_ms),
                               ("tpot_ms", s.tpot_ms, contract.tpot_ms),
                               ("e2e_ms", s.e2e_ms, contract.e2e_ms)):
-        if name == "tpot_ms" and one_token and not dist.count:
+        if name == "tpot_ms" and one_token:
             continue
         if bound is not None:
             try:

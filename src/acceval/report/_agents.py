@@ -21,8 +21,9 @@ from acceval.agents.result import (
     StatsResult,
     Transcript,
 )
+from acceval.report._fmt import pct as _share
 from acceval.run_result import RunResult
-from acceval.units import NOT_MEASURED, money_per, number, usd_interval
+from acceval.units import NOT_MEASURED, money_per, usd_interval
 
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
@@ -37,12 +38,6 @@ def pct(r: RateResult | None) -> str:
     ci = (f" [{r.ci_low:.0%}–{r.ci_high:.0%}]" if r.ci_low is not None
           and r.ci_high is not None else "")
     return f"{r.value:.0%}{ci} ({r.k}/{r.n})"
-
-
-def _share(v: float | None) -> str:
-    """A fitted share to three significant digits, as the report's other percentages:
-    ``95.9%``, ``100%`` (not ``100.0%``)."""
-    return NOT_MEASURED if v is None else f"{number(100 * v)}%"
 
 
 def _num(v: float | None, fmt: str = "{:.2f}") -> str:

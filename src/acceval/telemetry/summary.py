@@ -149,15 +149,12 @@ def telemetry_section(log: TelemetryLog | None, points: Sequence[PointResult],
     # Only this target's scrapes: the previous target's server published the same names.
     series = _series(samples, log.first_ns, log.last_ns or log.first_ns)
     whole = {k: v for k, v in series.items() if k[1] == ""}  # per-device series: not summed here
-    # Since when the server was quiet before each point: the end of the points before it
-    # (the first point's readings before it are the target's own, before any load).
-    quiet: dict[int, int | None] = {}
-    busy_until: int | None = None
-    for p in sorted(points, key=lambda q: q.started_ns):
-        quiet[id(p)] = busy_until
-        busy_until = p.ended_ns if busy_until is None else max(busy_until, p.ended_ns)
     for p in points:
-        stats = {name: _stat(name, t, v, p.started_ns, p.ended_ns, quiet[id(p)])
+        # Since when the server was quiet before the point: the end of the points before it
+        # (before the first point, the target's readings are its own, before any load).
+        quiet_from = max((q.ended_ns for q in points if q.started_ns < p.started_ns),
+                         default=None)
+        stats = {name: _stat(name, t, v, p.started_ns, p.ended_ns, quiet_from)
                  for (name, _), (t, v) in whole.items()}
         stats = {k: s for k, s in stats.items() if s.scrapes or s.rate_per_s is not None}
         if log.source == "llamacpp":
